@@ -1,0 +1,74 @@
+# Betaport. `make run` serves the demo; `make test` runs every check.
+SHELL := /bin/bash
+GO    ?= go
+GOROOT_DIR := $(shell $(GO) env GOROOT)
+PKG   := github.com/betaport/betaport
+# Go sources of the browser app (everything app.wasm is built from).
+APP_SOURCES    := $(shell find app -name '*.go' -not -name '*_test.go') go.mod go.sum
+SERVER_SOURCES := $(shell find server web -name '*.go' -not -name '*_test.go') $(wildcard web/*.css web/*.svg web/*.png web/*.txt) server/sqlite/migrations
+# The build id names one build of the browser app: a hash of app.wasm, so
+# every replica of one build agrees and a new build updates browsers.
+BUILD_ID = $(shell sha256sum web/app.wasm | cut -c1-12)
+
+.PHONY: all build wasm run test vet test-go test-wasm chromium bench clean help
+
+all: build
+
+help:
+	@echo "make run    build, load demo data on first run, serve at http://127.0.0.1:8080"
+	@echo "make test   vet, race tests, the wasm build and tests, browser tests"
+	@echo "make build  bin/betaport, self-contained"
+	@echo "make bench  benchmarks, as ratios measured side by side"
+	@echo "make clean  remove build outputs (keeps ./data)"
+
+## The browser app: app.wasm, its precompressed copies and the matching wasm_exec.js.
+wasm: web/app.wasm web/app.wasm.br web/app.wasm.gz web/wasm_exec.js
+
+web/app.wasm: $(APP_SOURCES)
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -o $@ ./app/wasm
+
+web/app.wasm.br web/app.wasm.gz &: web/app.wasm
+	$(GO) run ./server/cmd/precompress web/app.wasm
+
+web/wasm_exec.js: $(GOROOT_DIR)/lib/wasm/wasm_exec.js
+	cp $< $@
+
+## The server, with web assets and the wasm embedded.
+build: bin/betaport
+
+bin/betaport: wasm $(SERVER_SOURCES)
+	$(GO) build -trimpath -ldflags='-s -w -X $(PKG)/server/http.Version=$(BUILD_ID)' -o $@ ./server/cmd/betaport
+
+run: build
+	./bin/betaport seed --data ./data --if-empty >/dev/null
+	./bin/betaport serve --data ./data
+
+## Checks.
+test: vet test-go test-wasm
+
+vet: wasm
+	$(GO) vet ./...
+	GOOS=js GOARCH=wasm $(GO) vet ./app/...
+
+# Browser tests need Chromium; they share one browser and the built wasm.
+test-go: wasm chromium
+	$(GO) test -race -timeout 20m ./...
+
+# app/fetch runs in the browser too: its tests once more under GOOS=js (Node).
+test-wasm:
+	GOOS=js GOARCH=wasm $(GO) test -exec="$(GOROOT_DIR)/lib/wasm/go_js_wasm_exec" ./app/fetch
+
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "Installing Chromium for the browser tests (apt-get)…"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "Chromium is missing. Install it with: sudo apt-get update && sudo apt-get install -y chromium" >&2; exit 1; \
+	  fi; }
+
+bench: wasm
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -rf bin web/app.wasm web/app.wasm.br web/app.wasm.gz web/wasm_exec.js

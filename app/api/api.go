@@ -1,0 +1,74 @@
+// Package api is Betaport's wire contract: the JSON types, the paths and the
+// problem types shared by the server, the browser app and the command line.
+//
+// It imports nothing heavy on purpose: the browser app links it into the wasm
+// binary, where every dependency costs download time.
+package api
+
+import "time"
+
+// Plans a team can be on. Only Professional teams may submit bundles.
+const (
+	PlanProfessional = "professional"
+	PlanStarter      = "starter"
+)
+
+// Team is a customer account; its admins manage all of its extensions.
+type Team struct {
+	ID        int64     `json:"id"`
+	Name      string    `json:"name"`
+	Plan      string    `json:"plan"`
+	Seats     int       `json:"seats"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Extension is one browser extension whose bundles Betaport builds and serves.
+type Extension struct {
+	ID        int64     `json:"id"`
+	TeamID    int64     `json:"teamId"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"createdAt"`
+	// CurrentBundle is the number of the bundle testers get; 0 before the
+	// first publish.
+	CurrentBundle int64 `json:"currentBundle,omitempty"`
+}
+
+// Bundle is one published, immutable build of an extension.
+type Bundle struct {
+	ID              int64     `json:"id"`
+	ExtensionID     int64     `json:"extensionId"`
+	Number          int64     `json:"number"`
+	Name            string    `json:"name"`
+	Version         string    `json:"version"`
+	ManifestVersion int       `json:"manifestVersion"`
+	Size            int64     `json:"size"`
+	SHA256          string    `json:"sha256"`
+	FileCount       int       `json:"fileCount"`
+	Source          string    `json:"source"`
+	CreatedAt       time.Time `json:"createdAt"`
+	Current         bool      `json:"current,omitempty"`
+}
+
+// Tester statuses.
+const (
+	TesterInvited = "invited"
+	TesterActive  = "active"
+	TesterRevoked = "revoked"
+)
+
+// Tester is a person invited to test one extension.
+type Tester struct {
+	ID          int64      `json:"id"`
+	ExtensionID int64      `json:"extensionId"`
+	Email       string     `json:"email"`
+	Name        string     `json:"name"`
+	Status      string     `json:"status"`
+	CreatedAt   time.Time  `json:"createdAt"`
+	LastSeenAt  *time.Time `json:"lastSeenAt,omitempty"`
+}
+
+// Health is the body of /healthz and /readyz.
+type Health struct {
+	Status string            `json:"status"`
+	Checks map[string]string `json:"checks,omitempty"`
+}

@@ -1,0 +1,53 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ProblemContentType is the media type of every error response (RFC 9457).
+const ProblemContentType = "application/problem+json"
+
+// Problem types. Programs switch on these; they are relative URI references
+// as RFC 9457 allows, resolved against the service's base URL.
+const (
+	ProblemBadRequest       = "/problems/bad-request"
+	ProblemNotFound         = "/problems/not-found"
+	ProblemMethodNotAllowed = "/problems/method-not-allowed"
+	ProblemUnauthorized     = "/problems/unauthorized"
+	ProblemForbidden        = "/problems/forbidden"
+	ProblemConflict         = "/problems/conflict"
+	ProblemTooLarge         = "/problems/too-large"
+	ProblemUnsupportedMedia = "/problems/unsupported-media-type"
+	ProblemTooManyRequests  = "/problems/too-many-requests"
+	ProblemUnavailable      = "/problems/unavailable"
+	ProblemInternal         = "/problems/internal"
+)
+
+// Problem is an RFC 9457 problem details object.
+type Problem struct {
+	Type     string `json:"type"`
+	Title    string `json:"title"`
+	Status   int    `json:"status"`
+	Detail   string `json:"detail,omitempty"`
+	Instance string `json:"instance,omitempty"`
+
+	// Param names the request parameter or field at fault, when there is one.
+	Param string `json:"param,omitempty"`
+	// RetryAfter is the number of seconds to wait before trying again.
+	RetryAfter int `json:"retryAfter,omitempty"`
+}
+
+func (p *Problem) Error() string {
+	if p.Detail != "" {
+		return p.Detail
+	}
+	return fmt.Sprintf("%d %s", p.Status, p.Title)
+}
+
+// AsProblem returns the problem inside err, if there is one.
+func AsProblem(err error) (*Problem, bool) {
+	var p *Problem
+	ok := errors.As(err, &p)
+	return p, ok
+}

@@ -1,0 +1,84 @@
+// Package ui is Betaport's browser app: go-app components and routes. The
+// server registers the same routes to prerender pages; the wasm binary
+// registers them to take the pages over. Nothing here may import server code.
+package ui
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/maxence-charriere/go-app/v9/pkg/app"
+
+	"github.com/betaport/betaport/app/client"
+)
+
+var registerOnce sync.Once
+
+// Register registers the app's routes with go-app. It is safe to call more
+// than once.
+func Register() {
+	registerOnce.Do(func() {
+		app.Route("/", &Home{})
+		app.RouteWithRegexp(`^/extensions/\d+$`, &ExtensionPage{})
+	})
+}
+
+// apiClient returns a client of the service that served the page. The
+// browser's origin is the API's origin: there is no other host to configure.
+func apiClient() *client.Client {
+	if app.IsServer {
+		return nil
+	}
+	u := app.Window().URL()
+	return client.New(u.Scheme + "://" + u.Host)
+}
+
+// shell is the layout around every page: the top bar with navigation, then
+// the page's content.
+func shell(active string, content ...app.UI) app.UI {
+	runsOn := "server"
+	if app.IsClient {
+		runsOn = "client"
+	}
+	return app.Div().Class("shell").DataSet("app", runsOn).Body(
+		app.Header().Class("topbar").Body(
+			app.A().Href("/").Class("brand").Body(
+				app.Img().Src("/web/icon.svg").Alt("").Width(28).Height(28),
+				app.Span().Text("Betaport"),
+			),
+			app.Nav().Aria("label", "Main").Body(
+				navLink("/", "Extensions", active == "extensions"),
+			),
+		),
+		app.Main().ID("main").Body(content...),
+	)
+}
+
+func navLink(href, text string, current bool) app.UI {
+	a := app.A().Href(href).Text(text)
+	if current {
+		a = a.Aria("current", "page").Class("current")
+	}
+	return a
+}
+
+// statusView is the loading, empty and error states every page shares.
+func statusView(kind, text string) app.UI {
+	role := "status"
+	if kind == "error" {
+		role = "alert"
+	}
+	return app.P().Class("state state-"+kind).Attr("role", role).Text(text)
+}
+
+// problemText is what a person reads when a request failed.
+func problemText(err error) string {
+	if err == nil {
+		return ""
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "Failed to fetch") || strings.Contains(msg, "net/http") {
+		return "The service cannot be reached. Check your connection and try again."
+	}
+	return msg
+}

@@ -1,0 +1,77 @@
+// Package betaport holds Betaport's domain: its types, its errors and the
+// Store interface every storage backend implements.
+//
+// Implementations live in packages named after what they wrap (sqlite,
+// blobstore, http); this package imports none of them.
+package betaport
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/betaport/betaport/app/api"
+)
+
+// The domain types are the wire types where nothing about them is private.
+type (
+	Team      = api.Team
+	Extension = api.Extension
+	Tester    = api.Tester
+)
+
+// Bundle is a published bundle and where its zip is kept.
+type Bundle struct {
+	api.Bundle
+	// BlobKey is the key of the immutable zip in blob storage.
+	BlobKey string `json:"-"`
+}
+
+// Plan reports whether p names a known plan.
+func ValidPlan(p string) bool {
+	return p == api.PlanProfessional || p == api.PlanStarter
+}
+
+// ExtensionFilter narrows FindExtensions. Zero fields match everything.
+type ExtensionFilter struct {
+	TeamID int64
+}
+
+// Store keeps Betaport's metadata. SQLite implements it on one machine; the
+// interface says nothing of SQL so a PostgreSQL implementation can follow
+// without changing callers.
+type Store interface {
+	// Ping checks that the store can answer queries (readiness).
+	Ping(ctx context.Context) error
+	Close() error
+
+	// Empty reports whether the store holds no teams yet (seeding guard).
+	Empty(ctx context.Context) (bool, error)
+
+	CreateTeam(ctx context.Context, t *Team) error
+	FindTeam(ctx context.Context, id int64) (*Team, error)
+
+	CreateExtension(ctx context.Context, e *Extension) error
+	FindExtension(ctx context.Context, id int64) (*Extension, error)
+	FindExtensions(ctx context.Context, f ExtensionFilter) ([]*Extension, error)
+
+	// PublishBundle numbers b as the extension's next bundle (numbers are
+	// never reused) and makes it the current one, atomically.
+	PublishBundle(ctx context.Context, b *Bundle) error
+	FindBundle(ctx context.Context, extensionID, number int64) (*Bundle, error)
+	CountBundles(ctx context.Context, extensionID int64) (int64, error)
+
+	// CreateTesters inserts testers in one transaction (invites, seeding).
+	CreateTesters(ctx context.Context, ts []*Tester) error
+	CountTesters(ctx context.Context, extensionID int64) (int64, error)
+}
+
+// Now is the clock the domain uses; stores truncate to milliseconds so a
+// value read back equals the value written.
+func Now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
+
+// BundleKey is where a published zip is kept: addressed by its content, so
+// a stored bundle is never overwritten with other bytes.
+func BundleKey(extensionID int64, sha256hex string) string {
+	return fmt.Sprintf("bundles/%d/%s.zip", extensionID, sha256hex)
+}

@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os/signal"
+	"syscall"
+
+	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/server/demo"
+)
+
+type command func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+
+var commands map[string]command
+
+func init() {
+	commands = map[string]command{
+		"serve":            serve,
+		"team create":      teamCreate,
+		"extension create": extensionCreate,
+		"seed":             seed,
+	}
+}
+
+// parse parses a command's flags; -h prints them and is not an error.
+func parse(fs *flag.FlagSet, args []string, stderr io.Writer) error {
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return usageError{}
+		}
+		return usageError{} // flag already printed what is wrong
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	return nil
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// withStorage opens the storage the flags name, runs fn and closes it.
+func withStorage(ctx context.Context, c Config, fn func(*Storage) error) error {
+	st, err := OpenStorage(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return fn(st)
+}
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	m := NewMain()
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	m.Config.storageFlags(fs)
+	m.Config.serveFlags(fs)
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := m.Run(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "Betaport is running at %s (Ctrl-C stops it)\n", m.URL())
+	m.Logger.Info("serving", "addr", m.ln.Addr().String(), "url", m.URL())
+	select {
+	case <-ctx.Done():
+	case err := <-m.done:
+		m.done <- err // Close waits on it
+	}
+	m.Logger.Info("shutting down: finishing in-flight requests")
+	return m.Close()
+}
+
+func teamCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := DefaultConfig()
+	fs := flag.NewFlagSet("team create", flag.ContinueOnError)
+	c.storageFlags(fs)
+	var t betaport.Team
+	fs.StringVar(&t.Name, "name", "", "the team's `name` (required)")
+	fs.StringVar(&t.Plan, "plan", "", "`plan`: professional or starter (required)")
+	fs.IntVar(&t.Seats, "seats", 1, "seat licenses (`N`)")
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	return withStorage(ctx, c, func(st *Storage) error {
+		if err := st.Store.CreateTeam(ctx, &t); err != nil {
+			return err
+		}
+		return printJSON(stdout, t)
+	})
+}
+
+func extensionCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := DefaultConfig()
+	fs := flag.NewFlagSet("extension create", flag.ContinueOnError)
+	c.storageFlags(fs)
+	var e betaport.Extension
+	fs.Int64Var(&e.TeamID, "team", 0, "the owning team's `ID` (required)")
+	fs.StringVar(&e.Name, "name", "", "the extension's `name` (required)")
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	if e.TeamID == 0 {
+		return usageError{"--team is required: the id printed by `betaport team create`"}
+	}
+	return withStorage(ctx, c, func(st *Storage) error {
+		if err := st.Store.CreateExtension(ctx, &e); err != nil {
+			return err
+		}
+		return printJSON(stdout, e)
+	})
+}
+
+func seed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := DefaultConfig()
+	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
+	c.storageFlags(fs)
+	ifEmpty := fs.Bool("if-empty", false, "do nothing (and succeed) when the data dir already has data")
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	return withStorage(ctx, c, func(st *Storage) error {
+		empty, err := st.Store.Empty(ctx)
+		if err != nil {
+			return err
+		}
+		if !empty {
+			if *ifEmpty {
+				fmt.Fprintln(stderr, "The data dir already has data; not seeding it again.")
+				return nil
+			}
+			return betaport.Errorf(betaport.ECONFLICT, "The data dir %s already has data; seed only fills an empty one.", c.Data)
+		}
+		fmt.Fprintln(stderr, "Loading demo data…")
+		d, err := demo.Load(ctx, st.Store, st.Blobs, demo.Full)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "Demo data loaded: %d teams, %d extensions, %d bundles, %d testers.\n",
+			len(d.Teams), len(d.Extensions), d.Bundles, d.Testers)
+		return printJSON(stdout, d)
+	})
+}

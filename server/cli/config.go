@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Config is what every storage-touching command needs. Each field has a flag
+// and a BETAPORT_* environment variable; the flag wins.
+type Config struct {
+	Addr    string // listen address (serve only)
+	Data    string // data directory
+	DB      string // metadata store URL; default: SQLite file in Data
+	Blob    string // zip storage URL; default: file:// folder in Data
+	BaseURL string // public URL; default: derived from Addr
+	Secret  string // server secret; default: generated once into Data
+}
+
+// DefaultConfig returns the embedded defaults: one machine, SQLite and local
+// files under ./data.
+func DefaultConfig() Config {
+	return Config{Addr: "127.0.0.1:8080", Data: "./data"}
+}
+
+// storageFlags registers the flags that choose storage.
+func (c *Config) storageFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Data, "data", env("BETAPORT_DATA", c.Data), "data `directory` (env BETAPORT_DATA)")
+	fs.StringVar(&c.DB, "db", env("BETAPORT_DB", c.DB), "metadata store `URL`: sqlite:///path/file.db (env BETAPORT_DB; default: SQLite in the data dir)")
+	fs.StringVar(&c.Blob, "blob", env("BETAPORT_BLOB", c.Blob), "zip storage `URL`: file:///path (env BETAPORT_BLOB; default: a folder in the data dir)")
+	fs.StringVar(&c.Secret, "secret", env("BETAPORT_SECRET", c.Secret), "server `secret` for signing (env BETAPORT_SECRET; default: generated once into the data dir)")
+}
+
+// serveFlags registers the flags only serve takes.
+func (c *Config) serveFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Addr, "addr", env("BETAPORT_ADDR", c.Addr), "listen `address` (env BETAPORT_ADDR)")
+	fs.StringVar(&c.BaseURL, "base-url", env("BETAPORT_BASE_URL", c.BaseURL), "public base `URL` (env BETAPORT_BASE_URL; default: http://ADDR)")
+}
+
+func env(name, fallback string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return fallback
+}
+
+// sqlitePath returns the SQLite file a sqlite:// URL (or the default) names.
+func (c *Config) sqlitePath() (string, error) {
+	if c.DB == "" {
+		return filepath.Join(c.Data, "betaport.db"), nil
+	}
+	path, ok := strings.CutPrefix(c.DB, "sqlite://")
+	if !ok || path == "" {
+		return "", fmt.Errorf("--db %q: use sqlite:///path/to/file.db", c.DB)
+	}
+	return path, nil
+}
+
+// baseURL is the public URL links and upload URLs are built on.
+func (c *Config) baseURL(ln net.Addr) string {
+	if c.BaseURL != "" {
+		return strings.TrimRight(c.BaseURL, "/")
+	}
+	return "http://" + ln.String()
+}
+
+// secret returns the configured secret or the one kept in the data dir,
+// generating it on first use. Replicas must share one (--secret).
+func (c *Config) secret() ([]byte, error) {
+	if c.Secret != "" {
+		if len(c.Secret) < 32 {
+			return nil, errors.New("--secret must be at least 32 characters; generate one with `openssl rand -hex 32`")
+		}
+		return []byte(c.Secret), nil
+	}
+	path := filepath.Join(c.Data, "secret")
+	if b, err := os.ReadFile(path); err == nil {
+		return []byte(strings.TrimSpace(string(b))), nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if err := os.MkdirAll(c.Data, 0o700); err != nil {
+		return nil, err
+	}
+	raw := make([]byte, 32)
+	rand.Read(raw)
+	s := hex.EncodeToString(raw)
+	// O_EXCL: two processes starting at once agree on the first secret.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return c.secret()
+	} else if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s + "\n"); err != nil {
+		return nil, err
+	}
+	return []byte(s), nil
+}

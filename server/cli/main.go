@@ -1,0 +1,194 @@
+// Package cli is the betaport command: serve, and the subcommands scripts
+// and operators use. Output meant for scripts is JSON on stdout; messages for
+// people go to stderr.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"time"
+
+	"gocloud.dev/blob"
+
+	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/server/blobstore"
+	bphttp "github.com/betaport/betaport/server/http"
+	"github.com/betaport/betaport/server/sqlite"
+)
+
+// Main is a running Betaport service. Tests start it on port 0:
+//
+//	m := cli.NewMain()
+//	m.Config.Addr, m.Config.Data = "127.0.0.1:0", t.TempDir()
+//	err := m.Run(ctx)
+//	defer m.Close()
+type Main struct {
+	Config Config
+	Logger *slog.Logger
+
+	Store  betaport.Store
+	Blobs  *blob.Bucket
+	Server *bphttp.Server
+
+	ln   net.Listener
+	done chan error
+}
+
+// NewMain returns a Main with the default configuration.
+func NewMain() *Main {
+	return &Main{Config: DefaultConfig(), Logger: slog.Default()}
+}
+
+// Storage is an open store and bucket.
+type Storage struct {
+	Store betaport.Store
+	Blobs *blob.Bucket
+}
+
+// Close closes both.
+func (s *Storage) Close() error {
+	return errors.Join(s.Blobs.Close(), s.Store.Close())
+}
+
+// OpenStorage opens the store and bucket that c names.
+func OpenStorage(ctx context.Context, c Config) (*Storage, error) {
+	if _, err := c.secret(); err != nil {
+		return nil, err
+	}
+	path, err := c.sqlitePath()
+	if err != nil {
+		return nil, err
+	}
+	store, err := sqlite.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	blobURL := c.Blob
+	if blobURL == "" {
+		if blobURL, err = blobstore.FileURL(filepath.Join(c.Data, "blobs")); err != nil {
+			store.Close()
+			return nil, err
+		}
+	}
+	blobs, err := blobstore.Open(ctx, blobURL)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	return &Storage{Store: store, Blobs: blobs}, nil
+}
+
+// Run opens storage, listens and starts serving in the background.
+func (m *Main) Run(ctx context.Context) error {
+	st, err := OpenStorage(ctx, m.Config)
+	if err != nil {
+		return err
+	}
+	m.Store, m.Blobs = st.Store, st.Blobs
+	m.ln, err = net.Listen("tcp", m.Config.Addr)
+	if err != nil {
+		st.Close()
+		return fmt.Errorf("listen on %s: %w (is another server running? choose another with --addr)", m.Config.Addr, err)
+	}
+	m.Server = &bphttp.Server{
+		Store:   m.Store,
+		Blobs:   m.Blobs,
+		Logger:  m.Logger,
+		BaseURL: m.Config.baseURL(m.ln.Addr()),
+	}
+	m.Server.Handler() // build routes now, not on the first request
+	m.done = make(chan error, 1)
+	go func() { m.done <- m.Server.Serve(m.ln) }()
+	return nil
+}
+
+// URL is the address the service answers on.
+func (m *Main) URL() string { return m.Server.BaseURL }
+
+// Close finishes in-flight requests (up to 30 s), then closes storage.
+func (m *Main) Close() error {
+	var errs []error
+	if m.Server != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		errs = append(errs, m.Server.Shutdown(ctx), <-m.done)
+	}
+	if m.Blobs != nil {
+		errs = append(errs, m.Blobs.Close())
+	}
+	if m.Store != nil {
+		errs = append(errs, m.Store.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Run runs the betaport command with args (without the program name) and
+// returns its exit code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return ExitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	if len(rest) > 0 && (cmd == "team" || cmd == "extension") {
+		cmd, rest = cmd+" "+rest[0], rest[1:]
+	}
+	run, ok := commands[cmd]
+	if !ok {
+		if cmd == "help" || cmd == "-h" || cmd == "--help" {
+			fmt.Fprint(stdout, usage)
+			return 0
+		}
+		fmt.Fprintf(stderr, "betaport: unknown command %q\n\n%s", cmd, usage)
+		return ExitUsage
+	}
+	err := run(ctx, rest, stdout, stderr)
+	if err == nil {
+		return 0
+	}
+	var ue usageError
+	if errors.As(err, &ue) {
+		if ue.msg != "" {
+			fmt.Fprintf(stderr, "betaport %s: %s\n", cmd, ue.msg)
+		}
+		return ExitUsage
+	}
+	fmt.Fprintf(stderr, "betaport %s: %s\n", cmd, message(err))
+	return ExitFailure
+}
+
+// Exit codes.
+const (
+	ExitFailure = 1
+	ExitUsage   = 2
+)
+
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// message is what a person reads for err: a domain message as it is, any
+// other error with its cause.
+func message(err error) string {
+	if betaport.ErrorCode(err) == betaport.EINTERNAL {
+		return err.Error()
+	}
+	return betaport.ErrorMessage(err)
+}
+
+const usage = `betaport builds and serves browser-extension bundles to beta testers.
+
+Usage:
+  betaport serve [--addr A] [--data D] [--db URL] [--blob URL] [--base-url URL] [--secret S]
+  betaport team create --name N --plan professional|starter [--seats N]
+  betaport extension create --team ID --name N
+  betaport seed
+
+Commands that touch storage take --data, --db and --blob (env BETAPORT_DATA,
+BETAPORT_DB, BETAPORT_BLOB). Run "betaport COMMAND -h" for a command's flags.
+`

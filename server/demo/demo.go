@@ -1,0 +1,179 @@
+// Package demo fills an empty service with demo data: enough teams,
+// extensions, bundles and testers to scroll, on both plans.
+package demo
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"gocloud.dev/blob"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/server/betaport"
+)
+
+// Size says how much to load.
+type Size struct {
+	// Per extension of the Professional team, in order: bundles and testers.
+	Extensions []ExtensionSize
+}
+
+// ExtensionSize is the demo content of one extension.
+type ExtensionSize struct {
+	Name    string
+	Bundles int
+	Testers int
+}
+
+// Full is what `make run` loads: one extension long enough to show how lists
+// behave at length, a smaller one, and an empty one.
+var Full = Size{Extensions: []ExtensionSize{
+	{"Tab Tamer", 500, 100_000},
+	{"Reader Mode Plus", 24, 300},
+	{"Quiet Hours", 0, 0},
+}}
+
+// Small is for tests: the same shape, quick to load.
+var Small = Size{Extensions: []ExtensionSize{
+	{"Tab Tamer", 30, 60},
+	{"Reader Mode Plus", 3, 5},
+	{"Quiet Hours", 0, 0},
+}}
+
+// Result is what was loaded.
+type Result struct {
+	Teams      []*betaport.Team      `json:"teams"`
+	Extensions []*betaport.Extension `json:"extensions"`
+	Bundles    int                   `json:"bundles"`
+	Testers    int                   `json:"testers"`
+}
+
+// Load loads demo data of the given size.
+func Load(ctx context.Context, store betaport.Store, blobs *blob.Bucket, size Size) (*Result, error) {
+	r := &Result{}
+	pro := &betaport.Team{Name: "Acme Extensions", Plan: api.PlanProfessional, Seats: 5}
+	starter := &betaport.Team{Name: "Hobby Tools", Plan: api.PlanStarter, Seats: 1}
+	for _, t := range []*betaport.Team{pro, starter} {
+		if err := store.CreateTeam(ctx, t); err != nil {
+			return nil, err
+		}
+		r.Teams = append(r.Teams, t)
+	}
+	sizes := append(append([]ExtensionSize{}, size.Extensions...), ExtensionSize{"Color Picker", 3, 4})
+	for i, es := range sizes {
+		team := pro
+		if i == len(sizes)-1 {
+			team = starter
+		}
+		e := &betaport.Extension{TeamID: team.ID, Name: es.Name}
+		if err := store.CreateExtension(ctx, e); err != nil {
+			return nil, err
+		}
+		if err := loadBundles(ctx, store, blobs, e, es.Bundles); err != nil {
+			return nil, err
+		}
+		if err := loadTesters(ctx, store, e, es.Testers); err != nil {
+			return nil, err
+		}
+		if es.Bundles > 0 {
+			e.CurrentBundle = int64(es.Bundles)
+		}
+		r.Extensions = append(r.Extensions, e)
+		r.Bundles += es.Bundles
+		r.Testers += es.Testers
+	}
+	return r, nil
+}
+
+func loadBundles(ctx context.Context, store betaport.Store, blobs *blob.Bucket, e *betaport.Extension, n int) error {
+	start := time.Now().Add(-time.Duration(n) * 20 * time.Hour)
+	for i := 1; i <= n; i++ {
+		version := fmt.Sprintf("1.%d.%d", i/10, i%10)
+		zipBytes, files, err := Zip(e.Name, version)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(zipBytes)
+		b := &betaport.Bundle{Bundle: api.Bundle{
+			ExtensionID:     e.ID,
+			Name:            e.Name,
+			Version:         version,
+			ManifestVersion: 3,
+			Size:            int64(len(zipBytes)),
+			SHA256:          hex.EncodeToString(sum[:]),
+			FileCount:       files,
+			Source:          "demo",
+			CreatedAt:       start.Add(time.Duration(i) * 20 * time.Hour).UTC().Truncate(time.Millisecond),
+		}}
+		b.BlobKey = betaport.BundleKey(e.ID, b.SHA256)
+		if err := blobs.WriteAll(ctx, b.BlobKey, zipBytes, &blob.WriterOptions{ContentType: "application/zip"}); err != nil {
+			return err
+		}
+		if err := store.PublishBundle(ctx, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var (
+	firstNames = []string{"Ada", "Grace", "Linus", "Margaret", "Ken", "Barbara", "Dennis", "Frances", "Alan", "Radia", "Edsger", "Hedy", "Tim", "Katherine", "Donald", "Sophie"}
+	lastNames  = []string{"Lovelace", "Hopper", "Torvalds", "Hamilton", "Thompson", "Liskov", "Ritchie", "Allen", "Turing", "Perlman", "Dijkstra", "Lamarr", "Berners-Lee", "Johnson", "Knuth", "Wilson"}
+)
+
+func loadTesters(ctx context.Context, store betaport.Store, e *betaport.Extension, n int) error {
+	const batch = 10_000
+	start := time.Now().Add(-time.Duration(n) * time.Minute)
+	for from := 0; from < n; from += batch {
+		ts := make([]*betaport.Tester, 0, min(batch, n-from))
+		for i := from; i < from+cap(ts); i++ {
+			first, last := firstNames[i%len(firstNames)], lastNames[(i/len(firstNames))%len(lastNames)]
+			status := api.TesterActive
+			switch {
+			case i%17 == 5:
+				status = api.TesterInvited
+			case i%29 == 7:
+				status = api.TesterRevoked
+			}
+			ts = append(ts, &betaport.Tester{
+				ExtensionID: e.ID,
+				Email:       fmt.Sprintf("%s.%s.%d@example.com", first, last, i+1),
+				Name:        first + " " + last,
+				Status:      status,
+				CreatedAt:   start.Add(time.Duration(i) * time.Minute).UTC().Truncate(time.Millisecond),
+			})
+		}
+		if err := store.CreateTesters(ctx, ts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Zip returns a small valid extension zip and its number of files.
+func Zip(name, version string) ([]byte, int, error) {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	files := []struct{ name, body string }{
+		{"manifest.json", fmt.Sprintf(`{"manifest_version": 3, "name": %q, "version": %q, "background": {"service_worker": "background.js"}}`, name, version)},
+		{"background.js", fmt.Sprintf("// %s %s\nchrome.runtime.onInstalled.addListener(() => console.log(%q));\n", name, version, version)},
+	}
+	for _, f := range files {
+		w, err := zw.Create(f.name)
+		if err != nil {
+			return nil, 0, err
+		}
+		if _, err := w.Write([]byte(f.body)); err != nil {
+			return nil, 0, err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return nil, 0, err
+	}
+	return buf.Bytes(), len(files), nil
+}

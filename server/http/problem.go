@@ -1,0 +1,111 @@
+package http
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/server/betaport"
+)
+
+// writeProblem is the one way an error response is written: RFC 9457
+// problem details whose detail tells a person what to do next.
+func writeProblem(w http.ResponseWriter, p *api.Problem) {
+	if p.Title == "" {
+		p.Title = http.StatusText(p.Status)
+	}
+	if p.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(p.RetryAfter))
+	}
+	h := w.Header()
+	h.Del("Content-Length")
+	h.Del("Content-Encoding")
+	h.Del("ETag")
+	h.Set("Content-Type", api.ProblemContentType)
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(p.Status)
+	json.NewEncoder(w).Encode(p)
+}
+
+// problem builds a problem of the given type and status.
+func problem(status int, typ, detail string) *api.Problem {
+	return &api.Problem{Type: typ, Status: status, Detail: detail}
+}
+
+var codeStatus = map[string]struct {
+	status int
+	typ    string
+}{
+	betaport.EINVALID:      {http.StatusBadRequest, api.ProblemBadRequest},
+	betaport.ENOTFOUND:     {http.StatusNotFound, api.ProblemNotFound},
+	betaport.ECONFLICT:     {http.StatusConflict, api.ProblemConflict},
+	betaport.EUNAUTHORIZED: {http.StatusUnauthorized, api.ProblemUnauthorized},
+	betaport.EFORBIDDEN:    {http.StatusForbidden, api.ProblemForbidden},
+	betaport.EINTERNAL:     {http.StatusInternalServerError, api.ProblemInternal},
+}
+
+// Error writes err as a problem. Domain errors show their message; any other
+// error is logged with the request and shown only as an internal error, so
+// no SQL, path or secret leaks into a response.
+func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
+	code := betaport.ErrorCode(err)
+	m := codeStatus[code]
+	if code == betaport.EINTERNAL {
+		s.Logger.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	p := problem(m.status, m.typ, betaport.ErrorMessage(err))
+	if e, ok := err.(*betaport.Error); ok {
+		p.Param = e.Param
+	}
+	writeProblem(w, p)
+}
+
+// problemWriter turns an error answer written by code that is not ours (the
+// mux's 404 and 405, go-app's not-found page) into a problem.
+type problemWriter struct {
+	http.ResponseWriter
+	problem bool
+}
+
+func (pw *problemWriter) WriteHeader(status int) {
+	if status < 400 {
+		pw.ResponseWriter.WriteHeader(status)
+		return
+	}
+	pw.problem = true
+	p := problem(status, api.ProblemInternal, "")
+	switch status {
+	case http.StatusNotFound:
+		p.Type, p.Detail = api.ProblemNotFound, "Nothing lives at this address. Check the URL, or start again from the home page."
+	case http.StatusMethodNotAllowed:
+		p.Type = api.ProblemMethodNotAllowed
+		p.Detail = "This address does not take that method; use one of: " + pw.Header().Get("Allow") + "."
+	}
+	writeProblem(pw.ResponseWriter, p)
+}
+
+func (pw *problemWriter) Write(b []byte) (int, error) {
+	if pw.problem {
+		return len(b), nil // the problem body replaces the original text
+	}
+	return pw.ResponseWriter.Write(b)
+}
+
+func (pw *problemWriter) Unwrap() http.ResponseWriter { return pw.ResponseWriter }
+
+// writeJSON writes v as a JSON response.
+func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		slog.ErrorContext(r.Context(), "encoding response", "err", err)
+		writeProblem(w, problem(http.StatusInternalServerError, api.ProblemInternal, betaport.ErrorMessage(err)))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}

@@ -1,0 +1,160 @@
+// Package http is Betaport's HTTP server: the JSON API, the browser app
+// (go-app, prerendered on the server) and its static assets.
+package http
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"gocloud.dev/blob"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/server/blobstore"
+)
+
+// Version is the build id, set by the linker (-X). When empty the server
+// derives one from the embedded wasm, so every replica of one build agrees.
+var Version string
+
+// Server serves Betaport over HTTP. Set its fields, then call Serve.
+type Server struct {
+	Store   betaport.Store
+	Blobs   *blob.Bucket
+	Logger  *slog.Logger
+	BaseURL string // the public URL, e.g. https://beta.example.com
+
+	once    sync.Once
+	handler http.Handler
+	srv     *http.Server
+}
+
+// Handler returns the server's root handler.
+func (s *Server) Handler() http.Handler {
+	s.once.Do(func() {
+		if s.Logger == nil {
+			s.Logger = slog.Default()
+		}
+		s.handler = s.logRequests(s.routes())
+	})
+	return s.handler
+}
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+api.PathHealth, s.handleHealth)
+	mux.HandleFunc("GET "+api.PathReady, s.handleReady)
+
+	mux.HandleFunc("GET /api/extensions", s.handleListExtensions)
+	mux.HandleFunc("GET /api/extensions/{id}", s.handleGetExtension)
+
+	assets := newAssets(s.Logger)
+	mux.Handle("GET /web/", assets)
+	mux.Handle("GET /wasm_exec.js", assets)
+	mux.Handle("GET /robots.txt", assets)
+
+	// Everything else is a page of the browser app, prerendered by go-app.
+	mux.Handle("GET /", newAppHandler(assets.version))
+
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, pattern := mux.Handler(r)
+		if pattern == "" || pattern == "GET /" {
+			// Not found, wrong method, or a page: the error answers come
+			// from code that is not ours and are turned into problems.
+			w = &problemWriter{ResponseWriter: w}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// Serve accepts connections on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	s.srv = &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
+	}
+	err := s.srv.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops accepting connections and waits for in-flight requests to
+// finish, or for ctx to end.
+func (s *Server) Shutdown(ctx context.Context) error {
+	if s.srv == nil {
+		return nil
+	}
+	return s.srv.Shutdown(ctx)
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, r, http.StatusOK, api.Health{Status: "ok"})
+}
+
+// handleReady answers 200 only when the database and the blob store answer.
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	checks := map[string]string{"database": "ok", "blobs": "ok"}
+	ready := true
+	if err := s.Store.Ping(ctx); err != nil {
+		s.Logger.WarnContext(ctx, "readiness: database", "err", err)
+		checks["database"], ready = "unreachable", false
+	}
+	if err := blobstore.Ping(ctx, s.Blobs); err != nil {
+		s.Logger.WarnContext(ctx, "readiness: blobs", "err", err)
+		checks["blobs"], ready = "unreachable", false
+	}
+	if !ready {
+		p := problem(http.StatusServiceUnavailable, api.ProblemUnavailable,
+			"The service cannot reach its storage: database "+checks["database"]+", blobs "+checks["blobs"]+". Check the --db and --blob settings and that the storage is up.")
+		p.RetryAfter = 5
+		writeProblem(w, p)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, api.Health{Status: "ok", Checks: checks})
+}
+
+func (s *Server) handleListExtensions(w http.ResponseWriter, r *http.Request) {
+	list, err := s.Store.FindExtensions(r.Context(), betaport.ExtensionFilter{})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, list)
+}
+
+func (s *Server) handleGetExtension(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r, "id")
+	if !ok {
+		return
+	}
+	e, err := s.Store.FindExtension(r.Context(), id)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, e)
+}
+
+// pathID parses a numeric path parameter. Ids that are not numbers name
+// nothing, so they get the same 404 as ids that do not exist.
+func pathID(w http.ResponseWriter, r *http.Request, name string) (int64, bool) {
+	id, err := strconv.ParseInt(r.PathValue(name), 10, 64)
+	if err != nil || id <= 0 {
+		writeProblem(w, problem(http.StatusNotFound, api.ProblemNotFound,
+			"There is no "+name+" "+strconv.Quote(r.PathValue(name))+"; ids are positive whole numbers."))
+		return 0, false
+	}
+	return id, true
+}

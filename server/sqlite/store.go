@@ -1,0 +1,215 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/server/betaport"
+)
+
+// CreateTeam validates and inserts t, filling its ID and creation time.
+func (s *DB) CreateTeam(ctx context.Context, t *betaport.Team) error {
+	t.Name = strings.TrimSpace(t.Name)
+	if t.Seats == 0 {
+		t.Seats = 1
+	}
+	switch {
+	case t.Name == "":
+		return &betaport.Error{Code: betaport.EINVALID, Message: "A team needs a name.", Param: "name"}
+	case !betaport.ValidPlan(t.Plan):
+		return &betaport.Error{Code: betaport.EINVALID, Message: "The plan must be professional or starter.", Param: "plan"}
+	case t.Seats < 1:
+		return &betaport.Error{Code: betaport.EINVALID, Message: "A team has at least one seat.", Param: "seats"}
+	}
+	t.CreatedAt = betaport.Now()
+	return s.db.QueryRowContext(ctx,
+		`INSERT INTO teams (name, plan, seats, created_at) VALUES (?, ?, ?, ?) RETURNING id`,
+		t.Name, t.Plan, t.Seats, millis(t.CreatedAt)).Scan(&t.ID)
+}
+
+// FindTeam returns the team with the given ID.
+func (s *DB) FindTeam(ctx context.Context, id int64) (*betaport.Team, error) {
+	var t betaport.Team
+	var created int64
+	err := s.db.QueryRowContext(ctx,
+		`SELECT id, name, plan, seats, created_at FROM teams WHERE id = ?`, id).
+		Scan(&t.ID, &t.Name, &t.Plan, &t.Seats, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, betaport.Errorf(betaport.ENOTFOUND, "Team %d does not exist.", id)
+	}
+	t.CreatedAt = fromMillis(created)
+	return &t, err
+}
+
+// CreateExtension validates and inserts e, filling its ID and creation time.
+func (s *DB) CreateExtension(ctx context.Context, e *betaport.Extension) error {
+	e.Name = strings.TrimSpace(e.Name)
+	if e.Name == "" {
+		return &betaport.Error{Code: betaport.EINVALID, Message: "An extension needs a name.", Param: "name"}
+	}
+	if _, err := s.FindTeam(ctx, e.TeamID); err != nil {
+		return err
+	}
+	e.CreatedAt = betaport.Now()
+	e.CurrentBundle = 0
+	return s.db.QueryRowContext(ctx,
+		`INSERT INTO extensions (team_id, name, created_at) VALUES (?, ?, ?) RETURNING id`,
+		e.TeamID, e.Name, millis(e.CreatedAt)).Scan(&e.ID)
+}
+
+const extensionColumns = `id, team_id, name, current_bundle, created_at`
+
+func scanExtension(row interface{ Scan(...any) error }) (*betaport.Extension, error) {
+	var e betaport.Extension
+	var created int64
+	if err := row.Scan(&e.ID, &e.TeamID, &e.Name, &e.CurrentBundle, &created); err != nil {
+		return nil, err
+	}
+	e.CreatedAt = fromMillis(created)
+	return &e, nil
+}
+
+// FindExtension returns the extension with the given ID.
+func (s *DB) FindExtension(ctx context.Context, id int64) (*betaport.Extension, error) {
+	e, err := scanExtension(s.db.QueryRowContext(ctx,
+		`SELECT `+extensionColumns+` FROM extensions WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, betaport.Errorf(betaport.ENOTFOUND, "Extension %d does not exist.", id)
+	}
+	return e, err
+}
+
+// FindExtensions lists extensions by ID.
+func (s *DB) FindExtensions(ctx context.Context, f betaport.ExtensionFilter) ([]*betaport.Extension, error) {
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT `+extensionColumns+` FROM extensions WHERE (? = 0 OR team_id = ?) ORDER BY id`,
+		f.TeamID, f.TeamID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	list := []*betaport.Extension{}
+	for rows.Next() {
+		e, err := scanExtension(rows)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, e)
+	}
+	return list, rows.Err()
+}
+
+// PublishBundle takes the extension's next bundle number, inserts b under it
+// and makes it current, all in one transaction.
+func (s *DB) PublishBundle(ctx context.Context, b *betaport.Bundle) error {
+	if b.BlobKey == "" || b.SHA256 == "" {
+		return betaport.Errorf(betaport.EINVALID, "A bundle needs its stored zip.")
+	}
+	if b.CreatedAt.IsZero() {
+		b.CreatedAt = betaport.Now()
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx,
+			`UPDATE extensions SET last_bundle_number = last_bundle_number + 1
+			 WHERE id = ? RETURNING last_bundle_number`, b.ExtensionID).Scan(&b.Number)
+		if errors.Is(err, sql.ErrNoRows) {
+			return betaport.Errorf(betaport.ENOTFOUND, "Extension %d does not exist.", b.ExtensionID)
+		} else if err != nil {
+			return err
+		}
+		err = tx.QueryRowContext(ctx,
+			`INSERT INTO bundles (extension_id, number, name, version, manifest_version, size, sha256,
+			   file_count, source, blob_key, created_at)
+			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			b.ExtensionID, b.Number, b.Name, b.Version, b.ManifestVersion, b.Size, b.SHA256,
+			b.FileCount, b.Source, b.BlobKey, millis(b.CreatedAt)).Scan(&b.ID)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx,
+			`UPDATE extensions SET current_bundle = ? WHERE id = ?`, b.Number, b.ExtensionID); err != nil {
+			return err
+		}
+		b.Current = true
+		return nil
+	})
+}
+
+// FindBundle returns one bundle of an extension by its number.
+func (s *DB) FindBundle(ctx context.Context, extensionID, number int64) (*betaport.Bundle, error) {
+	var b betaport.Bundle
+	var created int64
+	err := s.db.QueryRowContext(ctx,
+		`SELECT b.id, b.extension_id, b.number, b.name, b.version, b.manifest_version, b.size, b.sha256,
+		        b.file_count, b.source, b.blob_key, b.created_at, e.current_bundle = b.number
+		 FROM bundles b JOIN extensions e ON e.id = b.extension_id
+		 WHERE b.extension_id = ? AND b.number = ?`, extensionID, number).
+		Scan(&b.ID, &b.ExtensionID, &b.Number, &b.Name, &b.Version, &b.ManifestVersion, &b.Size,
+			&b.SHA256, &b.FileCount, &b.Source, &b.BlobKey, &created, &b.Current)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, betaport.Errorf(betaport.ENOTFOUND, "Bundle %d of extension %d does not exist.", number, extensionID)
+	}
+	b.CreatedAt = fromMillis(created)
+	return &b, err
+}
+
+// CountBundles counts an extension's bundles.
+func (s *DB) CountBundles(ctx context.Context, extensionID int64) (int64, error) {
+	var n int64
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM bundles WHERE extension_id = ?`, extensionID).Scan(&n)
+	return n, err
+}
+
+// CreateTesters validates and inserts testers in one transaction: either all
+// of them are saved or none.
+func (s *DB) CreateTesters(ctx context.Context, ts []*betaport.Tester) error {
+	now := betaport.Now()
+	for _, t := range ts {
+		t.Email = strings.ToLower(strings.TrimSpace(t.Email))
+		t.Name = strings.TrimSpace(t.Name)
+		if t.Status == "" {
+			t.Status = api.TesterInvited
+		}
+		if !strings.Contains(t.Email, "@") {
+			return &betaport.Error{Code: betaport.EINVALID, Message: "A tester needs an e-mail address.", Param: "email"}
+		}
+		if t.CreatedAt.IsZero() {
+			t.CreatedAt = now
+		}
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx,
+			`INSERT INTO testers (extension_id, email, name, status, created_at, last_seen_at)
+			 VALUES (?, ?, ?, ?, ?, ?) RETURNING id`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for _, t := range ts {
+			err := stmt.QueryRowContext(ctx, t.ExtensionID, t.Email, t.Name, t.Status,
+				millis(t.CreatedAt), nullMillis(t.LastSeenAt)).Scan(&t.ID)
+			if err != nil {
+				if isUniqueViolation(err) {
+					return &betaport.Error{Code: betaport.ECONFLICT, Param: "email",
+						Message: t.Email + " is already a tester of this extension."}
+				}
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// CountTesters counts an extension's testers.
+func (s *DB) CountTesters(ctx context.Context, extensionID int64) (int64, error) {
+	var n int64
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM testers WHERE extension_id = ?`, extensionID).Scan(&n)
+	return n, err
+}
+
+func isUniqueViolation(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
