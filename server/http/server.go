@@ -63,13 +63,12 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /", newAppHandler(assets.version))
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h, pattern := mux.Handler(r)
-		if pattern == "" || pattern == "GET /" {
+		if _, pattern := mux.Handler(r); pattern == "" || pattern == "GET /" {
 			// Not found, wrong method, or a page: the error answers come
 			// from code that is not ours and are turned into problems.
 			w = &problemWriter{ResponseWriter: w}
 		}
-		h.ServeHTTP(w, r)
+		mux.ServeHTTP(w, r)
 	})
 }
 

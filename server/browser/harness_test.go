@@ -1,0 +1,163 @@
+package browser_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/betaport/betaport/server/cli"
+	"github.com/betaport/betaport/server/demo"
+)
+
+// browser is the one Chromium every test opens its tabs in.
+var browser context.Context
+
+func TestMain(m *testing.M) {
+	os.Exit(runWithBrowser(m))
+}
+
+func runWithBrowser(m *testing.M) int {
+	path := findChromium()
+	if path == "" {
+		fmt.Fprintln(os.Stderr, "browser tests need Chromium: run `make chromium` (or `sudo apt-get install -y chromium`)")
+		return 1
+	}
+	if _, err := os.Stat(filepath.Join("..", "..", "web", "app.wasm")); err != nil {
+		fmt.Fprintln(os.Stderr, "browser tests need the built app: run `make wasm` first (make test does)")
+		return 1
+	}
+	profile, err := os.MkdirTemp("", "betaport-chromium-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(profile)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1280, 900),
+	)
+	defer cancelAlloc()
+	var cancelBrowser context.CancelFunc
+	browser, cancelBrowser = chromedp.NewContext(alloc)
+	defer cancelBrowser()
+	if err := chromedp.Do(browser); err != nil { // starts the browser
+		fmt.Fprintln(os.Stderr, "starting Chromium:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+func findChromium() string {
+	if p := os.Getenv("BETAPORT_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// startService runs the real service on port 0 with a fresh data dir and
+// the small demo data.
+func startService(t *testing.T) (*cli.Main, *demo.Result) {
+	t.Helper()
+	ctx := context.Background()
+	m := cli.NewMain()
+	m.Config.Addr = "127.0.0.1:0"
+	m.Config.Data = t.TempDir()
+	m.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		m.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	if err := m.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := m.Close(); err != nil {
+			t.Errorf("closing the service: %v", err)
+		}
+	})
+	d, err := demo.Load(ctx, m.Store, m.Blobs, demo.Small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, d
+}
+
+// newTab opens a tab in the shared browser. When the test fails, a
+// screenshot of the tab is kept and its path printed.
+func newTab(t *testing.T) context.Context {
+	t.Helper()
+	tab, cancelTab := chromedp.NewContext(browser)
+	ctx, cancel := context.WithTimeout(tab, 90*time.Second)
+	t.Cleanup(func() {
+		if t.Failed() {
+			if path, err := screenshot(tab, t.Name()); err == nil {
+				t.Logf("screenshot of the failed test: %s", path)
+			} else {
+				t.Logf("no screenshot: %v", err)
+			}
+		}
+		cancel()
+		cancelTab()
+	})
+	return ctx
+}
+
+// artifactsDir is where screenshots are kept after the test's own temp dir
+// is gone.
+func artifactsDir() string {
+	if d := os.Getenv("BETAPORT_ARTIFACTS"); d != "" {
+		return d
+	}
+	return filepath.Join(os.TempDir(), "betaport-test-artifacts")
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+func screenshot(tab context.Context, name string) (string, error) {
+	ctx, cancel := context.WithTimeout(tab, 10*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(artifactsDir(), 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(artifactsDir(), unsafeName.ReplaceAllString(name, "_")+".png")
+	return path, os.WriteFile(path, png, 0o644)
+}
+
+// openApp opens path and waits until the wasm app has taken the page over
+// from the server's prerendered HTML.
+func openApp(t *testing.T, ctx context.Context, url string) {
+	t.Helper()
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(url),
+		chromedp.WaitVisible(chromedp.CSS(`.shell[data-app="client"]`)),
+	); err != nil {
+		t.Fatalf("opening %s in the app: %v", url, err)
+	}
+}
