@@ -1,0 +1,570 @@
+package fetch
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// CacheOptions configure a Cache. The zero value is an unbounded cache on
+// the system clock.
+type CacheOptions struct {
+	// MaxEntries bounds the number of cached keys (pages, single values and
+	// list sizes); 0 means no bound. The least recently used go first.
+	MaxEntries int
+	// MaxBytes bounds the summed size of the cached values; 0 means no bound.
+	// A value's size is what its fetcher reported (Result.Size, the body
+	// length for the HTTP fetchers), else SizeOf, else a flat
+	// DefaultEntrySize.
+	MaxBytes int64
+	// SizeOf estimates a value's size when the fetcher did not report one,
+	// and for values written with Set or Mutate.
+	SizeOf func(key string, value any) int64
+	// Clock is the time source of the cache and of every Query and Infinite
+	// built on it; nil means SystemClock.
+	Clock Clock
+}
+
+// DefaultEntrySize is the size charged against CacheOptions.MaxBytes for a
+// value whose size nobody reported.
+const DefaultEntrySize = 64
+
+// Cache is the shared cache behind every Query and Infinite list: SWR's
+// cache provider. It holds one value per key (with its ETag and last error),
+// shares in-flight requests between everyone asking for the same key, and
+// evicts the least recently used entries past its bounds.
+//
+// Open Query and Infinite objects keep their own copy of what they display,
+// so eviction never blanks a list on screen; it only costs a full download
+// (instead of a "not modified") the next time that key is revalidated.
+//
+// A Cache is safe for concurrent use. Values are shared, not copied: treat
+// everything read from it as immutable.
+type Cache struct {
+	opts  CacheOptions
+	clock Clock
+
+	mu       sync.Mutex
+	lru      *list.List // of *entry, most recently used at the front
+	entries  map[string]*list.Element
+	bytes    int64
+	seq      uint64 // orders requests and local writes; newer wins
+	inflight map[string]*request
+	watchers map[watcher]struct{}
+
+	active int // goroutines started by the package (requests and runners)
+	// cond is broadcast whenever active or a request's waiters change; tests
+	// wait on it instead of sleeping.
+	cond *sync.Cond
+}
+
+type entry struct {
+	key   string
+	value any
+	has   bool
+	err   error
+	etag  string
+	size  int64
+	// seq is the sequence number of the write that produced value/err: a
+	// request's start or a local mutation. An answer to a request older than
+	// seq is stale and dropped.
+	seq uint64
+	// fetchedAt is when the request that produced value started; the
+	// deduping interval is measured from it. Zero after a local write.
+	fetchedAt time.Time
+}
+
+// watcher is an open Query or Infinite.
+type watcher interface {
+	// keyChanged is called, without locks held, after key's entry changed.
+	keyChanged(key string)
+	// event delivers Focus, Reconnect and Revalidate.
+	event(ev event)
+}
+
+type eventKind int
+
+const (
+	eventFocus eventKind = iota
+	eventReconnect
+	eventRevalidate
+)
+
+type event struct {
+	kind  eventKind
+	match func(key string) bool // eventRevalidate only
+}
+
+// NewCache returns an empty cache.
+func NewCache(opts CacheOptions) *Cache {
+	c := &Cache{
+		opts:     opts,
+		clock:    opts.Clock,
+		lru:      list.New(),
+		entries:  make(map[string]*list.Element),
+		inflight: make(map[string]*request),
+		watchers: make(map[watcher]struct{}),
+	}
+	if c.clock == nil {
+		c.clock = SystemClock
+	}
+	c.cond = sync.NewCond(&c.mu)
+	return c
+}
+
+// Clock returns the cache's clock.
+func (c *Cache) Clock() Clock { return c.clock }
+
+// Len returns the number of cached keys.
+func (c *Cache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lru.Len()
+}
+
+// Bytes returns the summed size of the cached values.
+func (c *Cache) Bytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
+}
+
+// Get returns the value cached under key, if there is one of type T.
+func Get[T any](c *Cache, key string) (T, bool) {
+	v, ok := c.peek(key)
+	t, isT := v.(T)
+	return t, ok && isT
+}
+
+// Set stores value under key, as SWR's global mutate(key, data, false), and
+// updates every open Query and Infinite showing that key. It clears the
+// key's error and ETag: a value written locally is not the server's copy, so
+// it must not be confirmed by a "not modified". Use Cache.Revalidate to
+// follow it with a fetch.
+func Set[T any](c *Cache, key string, value T) {
+	c.write(key, value)()
+}
+
+// Delete drops key from the cache. Open objects keep what they display.
+func (c *Cache) Delete(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.entries[key]; ok {
+		c.removeLocked(el)
+	}
+}
+
+// Focus tells every open Query and Infinite on this cache that the window
+// gained focus (SWR's revalidateOnFocus). An adapter calls it from the
+// window's focus or visibilitychange event.
+func (c *Cache) Focus() { c.broadcast(event{kind: eventFocus}) }
+
+// Reconnect tells every open object that the network came back (SWR's
+// revalidateOnReconnect). An adapter calls it from the window's online event.
+func (c *Cache) Reconnect() { c.broadcast(event{kind: eventReconnect}) }
+
+// Revalidate refetches, bypassing the deduping interval, every open Query
+// whose key matches and every open Infinite whose first key or any shown
+// page key matches (every page of such a list is revalidated). It is SWR's
+// global mutate(key) / mutate(filter); call it after a write that changes
+// what those lists show.
+func (c *Cache) Revalidate(match func(key string) bool) {
+	c.broadcast(event{kind: eventRevalidate, match: match})
+}
+
+func (c *Cache) broadcast(ev event) {
+	for _, w := range c.watcherList() {
+		w.event(ev)
+	}
+}
+
+func (c *Cache) watch(w watcher) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.watchers[w] = struct{}{}
+}
+
+func (c *Cache) unwatch(w watcher) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.watchers, w)
+}
+
+func (c *Cache) watcherList() []watcher {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.watcherListLocked()
+}
+
+func (c *Cache) watcherListLocked() []watcher {
+	ws := make([]watcher, 0, len(c.watchers))
+	for w := range c.watchers {
+		ws = append(ws, w)
+	}
+	return ws
+}
+
+// notifier returns a function that tells the watchers about key. Callers
+// holding their own lock run it after unlocking, because a watcher's
+// keyChanged takes that watcher's lock, and the caller may be a watcher.
+func (c *Cache) notifierLocked(key string) func() {
+	ws := c.watcherListLocked()
+	return func() {
+		for _, w := range ws {
+			w.keyChanged(key)
+		}
+	}
+}
+
+// peek returns the value under key and marks it recently used.
+func (c *Cache) peek(key string) (any, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.entries[key]
+	if !ok {
+		return nil, false
+	}
+	e := el.Value.(*entry)
+	if !e.has {
+		return nil, false
+	}
+	c.lru.MoveToFront(el)
+	return e.value, true
+}
+
+// peekEntry returns value and error under key.
+func (c *Cache) peekEntry(key string) (value any, has bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.entries[key]
+	if !ok {
+		return nil, false, nil
+	}
+	e := el.Value.(*entry)
+	c.lru.MoveToFront(el)
+	return e.value, e.has, e.err
+}
+
+// write stores a locally produced value (a mutation or a list size). It
+// returns the notification to run once the caller holds no lock.
+func (c *Cache) write(key string, value any) (notify func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	e := c.entryLocked(key)
+	e.value, e.has, e.err, e.etag = value, true, nil, ""
+	e.seq = c.seq
+	e.fetchedAt = time.Time{}
+	c.resizeLocked(e, c.sizeOf(key, value, 0))
+	c.evictLocked()
+	return c.notifierLocked(key)
+}
+
+// entryLocked returns key's entry, creating it at the front.
+func (c *Cache) entryLocked(key string) *entry {
+	if el, ok := c.entries[key]; ok {
+		c.lru.MoveToFront(el)
+		return el.Value.(*entry)
+	}
+	e := &entry{key: key}
+	c.entries[key] = c.lru.PushFront(e)
+	return e
+}
+
+func (c *Cache) sizeOf(key string, value any, reported int64) int64 {
+	switch {
+	case reported > 0:
+		return reported
+	case c.opts.SizeOf != nil:
+		return c.opts.SizeOf(key, value)
+	default:
+		return DefaultEntrySize
+	}
+}
+
+func (c *Cache) resizeLocked(e *entry, size int64) {
+	c.bytes += size - e.size
+	e.size = size
+}
+
+func (c *Cache) removeLocked(el *list.Element) {
+	e := el.Value.(*entry)
+	c.lru.Remove(el)
+	delete(c.entries, e.key)
+	c.bytes -= e.size
+}
+
+func (c *Cache) evictLocked() {
+	for c.lru.Len() > 0 &&
+		((c.opts.MaxEntries > 0 && c.lru.Len() > c.opts.MaxEntries) ||
+			(c.opts.MaxBytes > 0 && c.bytes > c.opts.MaxBytes)) {
+		c.removeLocked(c.lru.Back())
+	}
+}
+
+// spawn runs f on a new goroutine that the cache counts, so tests can wait
+// for every goroutine of the package to end (see quiesce).
+func (c *Cache) spawn(f func()) {
+	c.mu.Lock()
+	c.active++
+	c.mu.Unlock()
+	go func() {
+		defer func() {
+			c.mu.Lock()
+			c.active--
+			c.cond.Broadcast()
+			c.mu.Unlock()
+		}()
+		f()
+	}()
+}
+
+// quiesce blocks until no goroutine started by the package is running.
+func (c *Cache) quiesce() {
+	c.waitFor(func() bool { return c.active == 0 })
+}
+
+// waiters returns how many callers wait for key's request in flight.
+func (c *Cache) waitersLocked(key string) int {
+	if r := c.inflight[key]; r != nil {
+		return r.waiters
+	}
+	return 0
+}
+
+// waitFor blocks until cond, evaluated under the lock, holds.
+func (c *Cache) waitFor(cond func() bool) {
+	c.mu.Lock()
+	for !cond() {
+		c.cond.Wait()
+	}
+	c.mu.Unlock()
+}
+
+// fetchFunc is a Fetcher with its type erased for the cache.
+type fetchFunc func(ctx context.Context, key, etag string) (value any, newETag string, size int64, err error)
+
+// request is one call of a fetcher, shared by everyone waiting for its key.
+type request struct {
+	key       string
+	ctx       context.Context
+	cancel    context.CancelFunc
+	done      chan struct{}
+	seq       uint64
+	startedAt time.Time
+	etag      string
+	// prev is the value the ETag belongs to, kept in case the entry is
+	// evicted while the request runs and the answer is "not modified".
+	prev     any
+	hasPrev  bool
+	prevSize int64
+
+	waiters   int  // guarded by Cache.mu
+	finished  bool // guarded by Cache.mu
+	abandoned bool // everyone stopped waiting; the answer is not stored
+	res       fetchResult
+}
+
+type fetchResult struct {
+	value   any
+	has     bool
+	err     error
+	started bool // this caller's call started the request
+}
+
+var errNothingCached = errors.New("fetch: fetcher answered not modified, but nothing is cached")
+
+// anyAge, as fetch's maxAge, reuses any cached value: "fetch if missing".
+// Deciding that a page is missing and fetching it are then one atomic step,
+// so a page another list fetched meanwhile is not fetched again.
+const anyAge = time.Duration(1<<63 - 1)
+
+// fetch returns key's value, asking fn only when needed:
+//   - a request for key already in flight is joined, whatever maxAge says;
+//   - a value fetched less than maxAge ago is returned as is (SWR's
+//     dedupingInterval); errors are never reused, so a retry always asks;
+//     with anyAge, any cached value is returned;
+//   - otherwise a new request starts.
+//
+// The request runs on its own context: when ctx ends, this caller stops
+// waiting, and the request is cancelled once nobody waits for it. equal
+// (optional) decides whether a new answer equals the cached value, in which
+// case the cached value is kept.
+func (c *Cache) fetch(ctx context.Context, key string, fn fetchFunc, maxAge time.Duration, equal func(a, b any) bool) fetchResult {
+	if err := ctx.Err(); err != nil {
+		return fetchResult{err: err}
+	}
+	c.mu.Lock()
+	r := c.inflight[key]
+	started := false
+	if r == nil {
+		if el, ok := c.entries[key]; ok && maxAge > 0 {
+			e := el.Value.(*entry)
+			fresh := e.err == nil && !e.fetchedAt.IsZero() && c.clock.Now().Sub(e.fetchedAt) < maxAge
+			if e.has && (fresh || maxAge == anyAge) {
+				c.lru.MoveToFront(el)
+				v := e.value
+				c.mu.Unlock()
+				return fetchResult{value: v, has: true}
+			}
+		}
+		r = c.startLocked(key, fn, equal)
+		started = true
+	}
+	r.waiters++
+	c.cond.Broadcast()
+	c.mu.Unlock()
+
+	select {
+	case <-r.done:
+		res := r.res
+		res.started = started
+		return res
+	case <-ctx.Done():
+		c.mu.Lock()
+		if !r.finished {
+			r.waiters--
+			c.cond.Broadcast()
+			if r.waiters == 0 {
+				r.abandoned = true
+				r.cancel()
+				if c.inflight[key] == r {
+					delete(c.inflight, key)
+				}
+			}
+		}
+		c.mu.Unlock()
+		return fetchResult{err: ctx.Err()}
+	}
+}
+
+func (c *Cache) startLocked(key string, fn fetchFunc, equal func(a, b any) bool) *request {
+	c.seq++
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &request{
+		key:       key,
+		ctx:       ctx,
+		cancel:    cancel,
+		done:      make(chan struct{}),
+		seq:       c.seq,
+		startedAt: c.clock.Now(),
+	}
+	if el, ok := c.entries[key]; ok {
+		e := el.Value.(*entry)
+		if e.has {
+			r.etag, r.prev, r.hasPrev, r.prevSize = e.etag, e.value, true, e.size
+		}
+	}
+	c.inflight[key] = r
+	c.active++ // counted here, not in spawn, so it is under the same lock
+	go func() {
+		defer func() {
+			c.mu.Lock()
+			c.active--
+			c.cond.Broadcast()
+			c.mu.Unlock()
+		}()
+		c.run(r, fn, equal)
+	}()
+	return r
+}
+
+func (c *Cache) run(r *request, fn fetchFunc, equal func(a, b any) bool) {
+	defer r.cancel()
+	v, etag, size, err := callFetcher(r.ctx, fn, r.key, r.etag)
+
+	c.mu.Lock()
+	r.finished = true
+	if c.inflight[r.key] == r {
+		delete(c.inflight, r.key)
+	}
+	var notify func()
+	r.res, notify = c.storeLocked(r, v, etag, size, err, equal)
+	c.evictLocked()
+	c.mu.Unlock()
+
+	// Watchers hear about the new value before the waiters resume, so a
+	// waiter never publishes something older than what a watcher shows.
+	if notify != nil {
+		notify()
+	}
+	close(r.done)
+}
+
+// callFetcher turns a panicking fetcher into an error: in the browser a
+// panic on a background goroutine would take the whole app down.
+func callFetcher(ctx context.Context, fn fetchFunc, key, etag string) (v any, newETag string, size int64, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("fetch: fetcher for %q panicked: %v", key, p)
+		}
+	}()
+	return fn(ctx, key, etag)
+}
+
+// storeLocked applies a request's answer to the cache.
+func (c *Cache) storeLocked(r *request, v any, etag string, size int64, err error, equal func(a, b any) bool) (fetchResult, func()) {
+	if r.abandoned {
+		// Nobody wants it any more (closed list, changed key): never let a
+		// late answer land.
+		return fetchResult{err: context.Canceled}, nil
+	}
+	var e *entry
+	if el, ok := c.entries[r.key]; ok {
+		e = el.Value.(*entry)
+	}
+	if e != nil && e.seq > r.seq {
+		// A local mutation landed while the request ran: it wins, as in SWR.
+		return fetchResult{value: e.value, has: e.has, err: e.err}, nil
+	}
+	if errors.Is(err, ErrNotModified) {
+		switch {
+		case e != nil && e.has:
+			c.lru.MoveToFront(c.entries[r.key])
+			e.seq, e.fetchedAt = r.seq, r.startedAt
+			if etag != "" {
+				e.etag = etag
+			}
+			if e.err == nil {
+				return fetchResult{value: e.value, has: true}, nil
+			}
+			e.err = nil
+			return fetchResult{value: e.value, has: true}, c.notifierLocked(r.key)
+		case r.hasPrev:
+			// Evicted while in flight: the server confirmed the copy we sent
+			// the ETag of, so put it back.
+			e = c.entryLocked(r.key)
+			e.value, e.has, e.err = r.prev, true, nil
+			e.etag = r.etag
+			if etag != "" {
+				e.etag = etag
+			}
+			e.seq, e.fetchedAt = r.seq, r.startedAt
+			c.resizeLocked(e, r.prevSize)
+			return fetchResult{value: e.value, has: true}, c.notifierLocked(r.key)
+		default:
+			err = errNothingCached
+		}
+	}
+	if err != nil {
+		e = c.entryLocked(r.key)
+		e.err, e.seq = err, r.seq
+		return fetchResult{value: e.value, has: e.has, err: err}, c.notifierLocked(r.key)
+	}
+	e = c.entryLocked(r.key)
+	changed := e.err != nil
+	if !e.has || equal == nil || !equal(e.value, v) {
+		e.value, e.has = v, true
+		c.resizeLocked(e, c.sizeOf(r.key, v, size))
+		changed = true
+	}
+	e.err, e.etag, e.seq, e.fetchedAt = nil, etag, r.seq, r.startedAt
+	res := fetchResult{value: e.value, has: true}
+	if !changed {
+		return res, nil
+	}
+	return res, c.notifierLocked(r.key)
+}

@@ -1,0 +1,169 @@
+package fetch_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+
+	"github.com/betaport/betaport/app/fetch"
+)
+
+type Bundle struct {
+	Number int64 `json:"number"`
+}
+
+type Tester struct {
+	Email string `json:"email"`
+}
+
+// settle waits until l has finished revalidating. A UI never blocks like
+// this: it re-renders on every notification instead (see the package
+// documentation).
+func settle[P any](l *fetch.Infinite[P]) fetch.InfiniteState[P] {
+	changed := make(chan struct{}, 1)
+	unsubscribe := l.Subscribe(func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	defer unsubscribe()
+	for {
+		if s := l.Snapshot(); !s.IsValidating {
+			return s
+		}
+		<-changed
+	}
+}
+
+// The index convention: GET …/bundles?page=N&limit=L answers a JSON array;
+// the list ends after an empty page.
+func ExampleIndexKeys() {
+	// 5 bundles, served newest first.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+		limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+		fmt.Fprint(w, "[")
+		for i, n := 0, 5-page*limit; i < limit && n > 0; i, n = i+1, n-1 {
+			if i > 0 {
+				fmt.Fprint(w, ",")
+			}
+			fmt.Fprintf(w, `{"number":%d}`, n)
+		}
+		fmt.Fprint(w, "]")
+	}))
+	defer srv.Close()
+
+	cache := fetch.NewCache(fetch.CacheOptions{MaxEntries: 100})
+	list := fetch.NewInfinite(cache,
+		fetch.IndexKeys[Bundle]("/api/extensions/7/bundles", 2),
+		fetch.JSONFetcher[[]Bundle](fetch.HTTPOptions{BaseURL: srv.URL}),
+		fetch.InfiniteOptions[[]Bundle]{})
+	defer list.Close()
+
+	for s := settle(list); ; s = settle(list) {
+		fmt.Printf("size %d: %d bundles, has more: %v\n", s.Size, fetch.Total(s.Data), s.HasMore)
+		if !s.HasMore {
+			break
+		}
+		list.SetSizeFunc(func(n int) int { return n + 1 }) // "load more"
+	}
+	for _, b := range fetch.Flatten(list.Snapshot().Data) {
+		fmt.Print(b.Number, " ")
+	}
+	fmt.Println()
+	// Output:
+	// size 1: 2 bundles, has more: true
+	// size 2: 4 bundles, has more: true
+	// size 3: 5 bundles, has more: true
+	// size 4: 5 bundles, has more: false
+	// 5 4 3 2 1
+}
+
+// The cursor convention: GET …/testers?cursor=C&limit=L&q=… answers
+// {"data": [...], "nextCursor": "…"}; the list ends on a page without
+// nextCursor. Changing the search is SetGetKey.
+func ExampleCursorKeys() {
+	testers := []string{"ann@example.com", "anna@example.com", "bob@example.com"}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		var match []string
+		for _, t := range testers {
+			if len(t) >= len(q.Get("q")) && t[:len(q.Get("q"))] == q.Get("q") {
+				match = append(match, t)
+			}
+		}
+		from, _ := strconv.Atoi(q.Get("cursor"))
+		limit, _ := strconv.Atoi(q.Get("limit"))
+		to := min(from+limit, len(match))
+		fmt.Fprint(w, `{"data":[`)
+		for i, t := range match[from:to] {
+			if i > 0 {
+				fmt.Fprint(w, ",")
+			}
+			fmt.Fprintf(w, `{"email":%q}`, t)
+		}
+		fmt.Fprint(w, "]")
+		if to < len(match) {
+			fmt.Fprintf(w, `,"nextCursor":"%d"`, to)
+		}
+		fmt.Fprint(w, "}")
+	}))
+	defer srv.Close()
+
+	search := func(q string) fetch.GetKey[fetch.CursorPage[Tester]] {
+		return fetch.CursorKeys[Tester]("/api/extensions/7/testers", url.Values{"q": {q}}, 1)
+	}
+	cache := fetch.NewCache(fetch.CacheOptions{})
+	list := fetch.NewInfinite(cache, search("ann"),
+		fetch.JSONFetcher[fetch.CursorPage[Tester]](fetch.HTTPOptions{BaseURL: srv.URL}),
+		fetch.InfiniteOptions[fetch.CursorPage[Tester]]{InitialSize: 5})
+	defer list.Close()
+
+	s := settle(list)
+	fmt.Println(s.Key, len(s.Data), "pages", fetch.CursorItems(s.Data))
+
+	list.SetGetKey(search("b")) // size goes back to InitialSize
+	s = settle(list)
+	fmt.Println(s.Key, len(s.Data), "page", fetch.CursorItems(s.Data))
+	// Output:
+	// /api/extensions/7/testers?limit=1&q=ann 2 pages [{ann@example.com} {anna@example.com}]
+	// /api/extensions/7/testers?limit=1&q=b 1 page [{bob@example.com}]
+}
+
+// The base model: one keyed value. Classic previous/next pagination is a
+// Query whose key holds the page index.
+func ExampleNew() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `[{"number":%s}]`, r.URL.Query().Get("page"))
+	}))
+	defer srv.Close()
+
+	cache := fetch.NewCache(fetch.CacheOptions{})
+	key := func(page int) string { return "/api/extensions/7/bundles?limit=1&page=" + strconv.Itoa(page) }
+	q := fetch.New(cache, key(0), fetch.JSONFetcher[[]Bundle](fetch.HTTPOptions{BaseURL: srv.URL}),
+		fetch.Options[[]Bundle]{Config: fetch.Config{KeepPreviousData: true}})
+	defer q.Close()
+
+	wait := func() fetch.State[[]Bundle] {
+		changed := make(chan struct{}, 1)
+		defer q.Subscribe(func() {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		})()
+		for q.Snapshot().IsValidating {
+			<-changed
+		}
+		return q.Snapshot()
+	}
+	fmt.Println(wait().Data)
+	q.SetKey(key(1)) // "next"
+	fmt.Println(wait().Data)
+	// Output:
+	// [{0}]
+	// [{1}]
+}

@@ -1,0 +1,672 @@
+package fetch
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync/atomic"
+)
+
+// InfiniteOptions configure an Infinite list. The zero value gives SWR's
+// defaults.
+type InfiniteOptions[P any] struct {
+	// Config holds every option of the base model (deduping, focus,
+	// reconnect, refresh, retry, keepPreviousData).
+	Config
+
+	// InitialSize (SWR initialSize, default 1) is the number of pages a new
+	// list loads when the cache holds no size for its first key. It is read
+	// once: changing it later has no effect.
+	InitialSize int
+
+	// RevalidateAll (SWR revalidateAll, default false): every revalidation
+	// refetches every page, not only the first and the missing ones.
+	RevalidateAll bool
+
+	// NoRevalidateFirstPage turns off SWR's revalidateFirstPage (on by
+	// default): otherwise every revalidation, including each SetSize,
+	// refetches the first page, so new items at the top are seen when
+	// loading more. With ETags that costs a 304, not a body.
+	NoRevalidateFirstPage bool
+
+	// PersistSize (SWR persistSize, default false): when the first page's
+	// key changes, keep the current size. When false, the size becomes the
+	// one the cache holds for the new first key — back to InitialSize unless
+	// a list with that first key was open (or still is) in this cache.
+	PersistSize bool
+
+	// AllAtOnce shows a revalidation's new pages only once all of them have
+	// arrived, as SWR does. By default each page appears as it arrives.
+	AllAtOnce bool
+
+	// HasMore, when set, decides InfiniteState.HasMore from the loaded
+	// pages (e.g. IndexHasMore). By default there is more while getKey
+	// gives a key for the page after the last loaded one.
+	HasMore func(pages []P) bool
+
+	// FallbackData (SWR fallbackData) is shown while nothing of the first
+	// key is cached; nil means none. It does not count as loaded.
+	FallbackData []P
+
+	// OnSuccess is called after a revalidation of every page succeeded,
+	// with the first page's key and the pages; OnError when one page failed,
+	// with that page's key. Both run without locks held.
+	OnSuccess func(firstKey string, pages []P)
+	OnError   func(key string, err error)
+
+	// Compare (SWR compare) reports whether two versions of a page are
+	// equal; an equal answer keeps the page already shown. Default:
+	// reflect.DeepEqual. It must be pure (it runs under locks).
+	Compare func(a, b P) bool
+}
+
+// InfiniteState is an Infinite list's snapshot: what SWR's
+// useSWRInfinite returns, minus the functions, plus HasMore and
+// IsLoadingMore.
+type InfiniteState[P any] struct {
+	// Key is the first page's key ("" when getKey(0, nil) is null).
+	Key string
+	// Data (SWR data) holds one value per loaded page, in page order. It is
+	// nil until the first page has loaded — callers show "loading" then —
+	// and may hold previous or fallback pages, see Config.KeepPreviousData.
+	// It is a fresh slice each time; the pages themselves are shared.
+	Data []P
+	// Err (SWR error) is the error of the last revalidation; the pages
+	// loaded before the failing one stay in Data.
+	Err error
+	// IsValidating (SWR isValidating) and IsLoading (SWR isLoading:
+	// validating with no page of this first key loaded yet).
+	IsValidating bool
+	IsLoading    bool
+	// Size (SWR size) is the number of pages that will be fetched and
+	// returned (fewer when getKey returns null first).
+	Size int
+	// HasMore reports whether there is a page after the last loaded one;
+	// a "load more" button shows when it is true.
+	HasMore bool
+	// IsLoadingMore reports whether pages up to Size are being fetched.
+	IsLoadingMore bool
+	// Version grows with every change; equal versions mean equal states.
+	Version uint64
+}
+
+// Infinite is SWR's useSWRInfinite as an object: a list of pages, each
+// fetched under its own key in the shared cache, page i's key computed by
+// getKey from page i-1's data.
+//
+// A revalidation walks the pages in order (each key needs the previous
+// page) and fetches a page when it is missing from the cache, when it is
+// the first page (unless NoRevalidateFirstPage), or always with
+// RevalidateAll and Revalidate. Requests for the same key are shared
+// across lists and queries on the cache, so a key is never fetched twice at
+// once however fast SetSize is called. All methods are safe for concurrent
+// use.
+type Infinite[P any] struct {
+	core
+	fetcher     Fetcher[P]
+	opts        InfiniteOptions[P]
+	equal       func(a, b P) bool
+	initialSize int
+
+	getKey   GetKey[P]
+	firstKey string
+	hasFirst bool
+	size     int
+	// pages is what is shown. When current (see currentLocked) it is a
+	// consistent chain: pages[i].key == getKey(i, &pages[i-1].data).
+	pages   []page[P]
+	loaded  bool // a revalidation of this first key finished (Data [] vs nil)
+	err     error
+	version uint64
+	snap    atomic.Pointer[InfiniteState[P]]
+}
+
+type page[P any] struct {
+	key  string
+	data P
+	real bool // false for FallbackData placeholders
+}
+
+// NewInfinite returns a list over getKey (SWR: useSWRInfinite(getKey,
+// fetcher, options)) and starts loading it: Size pages, where Size is the
+// one cached for the first page's key, else InitialSize. Pages already
+// cached show at once.
+func NewInfinite[P any](c *Cache, getKey GetKey[P], fetcher Fetcher[P], opts InfiniteOptions[P]) *Infinite[P] {
+	l := &Infinite[P]{fetcher: fetcher, opts: opts, equal: opts.Compare, initialSize: opts.InitialSize}
+	if l.equal == nil {
+		l.equal = func(a, b P) bool { return reflect.DeepEqual(a, b) }
+	}
+	if l.initialSize <= 0 {
+		l.initialSize = 1
+	}
+	l.init(c, opts.Config, l.batch, l.publishLocked)
+
+	l.mu.Lock()
+	l.getKey = getKey
+	l.firstKey, l.hasFirst = l.keyLocked(0, nil)
+	l.size = l.cachedSizeLocked()
+	l.fillFromCacheLocked()
+	l.placeholdersLocked(nil)
+	l.publishLocked()
+	l.mu.Unlock()
+
+	c.watch(l)
+
+	l.mu.Lock()
+	if l.hasFirst {
+		l.triggerLocked(flagSoft)
+	}
+	l.unlockAndNotify()
+	return l
+}
+
+// Snapshot returns the current state without taking a lock.
+func (l *Infinite[P]) Snapshot() InfiniteState[P] { return *l.snap.Load() }
+
+// Subscribe registers fn to be called after every change of the state; see
+// Query.Subscribe.
+func (l *Infinite[P]) Subscribe(fn func()) (unsubscribe func()) { return l.subscribe(fn) }
+
+// SetSize sets the number of pages (SWR: setSize(n)); "load more" is
+// SetSize(size + 1), better written SetSizeFunc(func(n int) int { return
+// n + 1 }). Growing shows the cached pages at once and fetches the rest;
+// shrinking keeps the dropped pages in the cache, so growing again is
+// instant. The size is stored in the cache under SizeKey(first key), so
+// other lists with the same first key follow. A negative n counts as 0.
+func (l *Infinite[P]) SetSize(n int) { l.setSize(func(int) int { return n }) }
+
+// SetSizeFunc sets the size to f(current size) (SWR: setSize(size =>
+// ...)), atomically with respect to other SetSize calls.
+func (l *Infinite[P]) SetSizeFunc(f func(size int) int) { l.setSize(f) }
+
+func (l *Infinite[P]) setSize(f func(int) int) {
+	l.mu.Lock()
+	if l.closed || !l.hasFirst {
+		l.mu.Unlock()
+		return
+	}
+	n := max(f(l.size), 0)
+	l.resizeLocked(n)
+	notify := l.cache.write(SizeKey(l.firstKey), n)
+	if l.running {
+		// The running revalidation reads the size as it goes and will also
+		// load the new pages; one more pass afterwards (deduped) picks up
+		// anything it had already passed. Nothing is fetched twice.
+		l.pending |= flagSoft
+	} else {
+		// SWR revalidates on every setSize: the first page (unless
+		// NoRevalidateFirstPage) is asked for even inside the deduping
+		// interval, and the missing pages are loaded.
+		l.triggerLocked(flagForce)
+	}
+	l.unlockAndNotify()
+	notify()
+}
+
+// Revalidate refetches every page, ignoring the deduping interval (SWR:
+// mutate()).
+func (l *Infinite[P]) Revalidate() {
+	l.mu.Lock()
+	if l.hasFirst {
+		l.triggerLocked(flagForce | flagAll)
+	}
+	l.unlockAndNotify()
+}
+
+// Mutate replaces the pages and shows them at once (SWR: mutate(pages) when
+// revalidate is true, mutate(pages, false) otherwise). Each page is
+// written to the cache under its key, as getKey computes it along the new
+// pages (pages after a null key are dropped); pages beyond Size are cached
+// but not shown. Local writes win over answers already in flight. With
+// revalidate, every page is then refetched.
+func (l *Infinite[P]) Mutate(pages []P, revalidate bool) {
+	l.mu.Lock()
+	if l.closed || !l.hasFirst {
+		l.mu.Unlock()
+		return
+	}
+	var notifies []func()
+	chain := make([]page[P], 0, len(pages))
+	for i, d := range pages {
+		var prev *P
+		if i > 0 {
+			prev = ptr(pages[i-1])
+		}
+		key, ok := l.keyLocked(i, prev)
+		if !ok {
+			break
+		}
+		notifies = append(notifies, l.cache.write(key, d))
+		chain = append(chain, page[P]{key: key, data: d, real: true})
+	}
+	l.pages = chain[:min(len(chain), l.size)]
+	l.loaded, l.err = true, nil
+	l.changedLocked()
+	if revalidate {
+		l.triggerLocked(flagForce | flagAll)
+	}
+	l.unlockAndNotify()
+	for _, n := range notifies {
+		n()
+	}
+}
+
+// SetGetKey changes the list's data source, e.g. for a new search string
+// (SWR: re-rendering with a new getKey). When the first page's key changes,
+// the old revalidation is cancelled and its late answers are never shown;
+// the size follows PersistSize; the new first key's cached pages show at
+// once, else the previous pages (KeepPreviousData), else FallbackData,
+// else nothing. When only later keys change, the pages whose keys changed
+// are reloaded.
+func (l *Infinite[P]) SetGetKey(getKey GetKey[P]) {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return
+	}
+	// Whether the shown chain ended at a null key, by the old getKey.
+	ended := false
+	if l.currentLocked() {
+		_, more := l.keyLocked(len(l.pages), ptr(l.pages[len(l.pages)-1].data))
+		ended = !more
+	}
+	l.getKey = getKey
+	first, ok := l.keyLocked(0, nil)
+	if ok == l.hasFirst && first == l.firstKey {
+		l.sameFirstKeyLocked(ended)
+		l.unlockAndNotify()
+		return
+	}
+
+	oldSize, previous := l.size, l.pages
+	l.resetLocked()
+	l.firstKey, l.hasFirst = first, ok
+	l.err, l.loaded, l.pages = nil, false, nil
+	notify := func() {}
+	if ok && l.opts.PersistSize {
+		l.size = oldSize
+		notify = l.cache.write(SizeKey(first), oldSize)
+	} else {
+		l.size = l.cachedSizeLocked()
+	}
+	l.fillFromCacheLocked()
+	l.placeholdersLocked(previous)
+	l.changedLocked()
+	if ok {
+		l.triggerLocked(flagSoft)
+	}
+	l.unlockAndNotify()
+	notify()
+}
+
+// sameFirstKeyLocked handles a new getKey with the same first page: only
+// what changed is redone, so that calling SetGetKey on every render with an
+// equivalent getKey costs nothing and, above all, does not notify (which
+// would render again, and call SetGetKey again).
+func (l *Infinite[P]) sameFirstKeyLocked(ended bool) {
+	if !l.currentLocked() {
+		return // still loading the first page, or retrying it
+	}
+	n := len(l.pages)
+	cut := l.breaksLocked(1, n)
+	l.fillFromCacheLocked()
+	_, more := l.keyLocked(len(l.pages), ptr(l.pages[len(l.pages)-1].data))
+	if cut || len(l.pages) != n || (ended && more && len(l.pages) < l.size) {
+		l.changedLocked()
+		l.triggerLocked(flagSoft)
+	}
+}
+
+// Focus revalidates as on a window focus event (see Config).
+func (l *Infinite[P]) Focus() {
+	l.mu.Lock()
+	l.onFocusLocked()
+	l.unlockAndNotify()
+}
+
+// Reconnect revalidates as on a network reconnect event (see Config).
+func (l *Infinite[P]) Reconnect() {
+	l.mu.Lock()
+	l.onReconnectLocked()
+	l.unlockAndNotify()
+}
+
+// Close stops the list (SWR: unmount): its work is cancelled — requests
+// nobody else waits for included — timers stopped, subscribers dropped. The
+// pages and the size stay in the cache for the next list.
+func (l *Infinite[P]) Close() {
+	l.mu.Lock()
+	ok := l.closeLocked()
+	l.mu.Unlock()
+	if ok {
+		l.cache.unwatch(l)
+	}
+}
+
+// keyLocked calls getKey; an empty key counts as null.
+func (l *Infinite[P]) keyLocked(i int, prev *P) (string, bool) {
+	key, ok := l.getKey(i, prev)
+	return key, ok && key != ""
+}
+
+// ptr returns a pointer to a copy, so getKey cannot alias our slices.
+func ptr[P any](v P) *P { return &v }
+
+func (l *Infinite[P]) cachedSizeLocked() int {
+	if l.hasFirst {
+		if n, ok := Get[int](l.cache, SizeKey(l.firstKey)); ok {
+			return n
+		}
+	}
+	return l.initialSize
+}
+
+// currentLocked reports whether pages belong to the current first key (as
+// opposed to fallback or previous data, or nothing).
+func (l *Infinite[P]) currentLocked() bool {
+	return l.hasFirst && len(l.pages) > 0 && l.pages[0].real && l.pages[0].key == l.firstKey
+}
+
+// fillFromCacheLocked makes pages the longest chain of current pages, shown
+// or cached, up to size.
+func (l *Infinite[P]) fillFromCacheLocked() {
+	if !l.hasFirst {
+		return
+	}
+	if !l.currentLocked() {
+		v, ok := Get[P](l.cache, l.firstKey)
+		if !ok || l.size == 0 {
+			return
+		}
+		l.pages = []page[P]{{key: l.firstKey, data: v, real: true}}
+	}
+	if len(l.pages) > l.size {
+		l.pages = l.pages[:l.size]
+	}
+	for i := len(l.pages); i < l.size; i++ {
+		key, ok := l.keyLocked(i, ptr(l.pages[i-1].data))
+		if !ok {
+			return
+		}
+		v, ok := Get[P](l.cache, key)
+		if !ok {
+			return
+		}
+		l.pages = append(l.pages, page[P]{key: key, data: v, real: true})
+	}
+}
+
+// placeholdersLocked shows previous (with KeepPreviousData) or fallback
+// pages when there is nothing current to show.
+func (l *Infinite[P]) placeholdersLocked(previous []page[P]) {
+	if l.currentLocked() {
+		return
+	}
+	switch {
+	case l.cfg.KeepPreviousData && len(previous) > 0:
+		l.pages = previous
+	case l.opts.FallbackData != nil:
+		l.pages = make([]page[P], len(l.opts.FallbackData))
+		for i, d := range l.opts.FallbackData {
+			l.pages[i] = page[P]{data: d}
+		}
+	}
+}
+
+// breaksLocked checks the links from..to-1 of the chain and truncates it at
+// the first page whose key getKey no longer gives. It reports a truncation.
+func (l *Infinite[P]) breaksLocked(from, to int) bool {
+	for i := max(from, 1); i < min(to, len(l.pages)); i++ {
+		key, ok := l.keyLocked(i, ptr(l.pages[i-1].data))
+		if !ok || key != l.pages[i].key {
+			l.pages = l.pages[:i]
+			return true
+		}
+	}
+	return false
+}
+
+func (l *Infinite[P]) resizeLocked(n int) {
+	l.size = n
+	l.fillFromCacheLocked()
+	l.changedLocked()
+}
+
+// showPageLocked shows page i of a revalidation as soon as it is known
+// (progressive mode): it replaces the shown page i, or appends it, and
+// keeps the shown pages after it only while they still chain on.
+func (l *Infinite[P]) showPageLocked(i int, p page[P]) {
+	if i == 0 && !l.currentLocked() {
+		l.pages = nil // fallback or previous data: replaced, not merged
+	}
+	switch {
+	case i < len(l.pages) && l.pages[i].key == p.key:
+		l.pages[i] = p
+		l.breaksLocked(i+1, i+2)
+	case i <= len(l.pages):
+		l.pages = append(l.pages[:i], p)
+	default:
+		// The shown pages were cut short meanwhile (a page before i
+		// changed); the pass that keyChanged scheduled will redo them.
+		return
+	}
+	l.pages = l.pages[:min(len(l.pages), l.size)]
+	l.changedLocked()
+}
+
+// showAllLocked shows the result of a complete revalidation.
+func (l *Infinite[P]) showAllLocked(fresh []page[P]) {
+	if l.opts.AllAtOnce {
+		l.pages = fresh
+		// A page may have changed in the cache since it was walked past.
+		for i := range l.pages {
+			if v, ok := Get[P](l.cache, l.pages[i].key); ok {
+				l.pages[i].data = v
+			}
+		}
+		if l.breaksLocked(1, len(l.pages)) {
+			l.pending |= flagSoft
+		}
+	} else if !l.currentLocked() {
+		l.pages = nil
+	}
+	// Shown pages past the end of this pass belong to a longer chain or a
+	// larger size than there is now.
+	l.pages = l.pages[:min(len(l.pages), len(fresh), l.size)]
+	l.loaded, l.err = true, nil
+	l.changedLocked()
+}
+
+func (l *Infinite[P]) publishLocked() {
+	l.version++
+	cur := l.currentLocked()
+	var data []P
+	if len(l.pages) > 0 || (l.loaded && l.hasFirst) {
+		data = make([]P, len(l.pages))
+		for i, p := range l.pages {
+			data[i] = p.data
+		}
+	}
+	shown := 0 // pages of the current first key
+	hasMore := l.hasFirst
+	if cur {
+		shown = len(l.pages)
+		if l.opts.HasMore != nil {
+			hasMore = l.opts.HasMore(data)
+		} else {
+			_, hasMore = l.keyLocked(shown, ptr(l.pages[shown-1].data))
+		}
+	}
+	l.snap.Store(&InfiniteState[P]{
+		Key:           l.firstKey,
+		Data:          data,
+		Err:           l.err,
+		IsValidating:  l.validating,
+		IsLoading:     l.validating && l.hasFirst && l.size > 0 && !cur,
+		Size:          l.size,
+		HasMore:       hasMore,
+		IsLoadingMore: l.validating && hasMore && shown < l.size,
+		Version:       l.version,
+	})
+}
+
+// batch is one revalidation: walk pages 0..size-1 in order, fetching those
+// that need it, until size or a null key.
+func (l *Infinite[P]) batch(ctx context.Context, gen uint64, f flags) error {
+	dedupe := l.dedupe(f)
+	all := f&flagAll != 0 || l.opts.RevalidateAll
+	var fresh []page[P]
+	for i := 0; ; i++ {
+		l.mu.Lock()
+		if l.gen != gen {
+			l.mu.Unlock()
+			return context.Canceled
+		}
+		key, ok := "", false
+		// The size is read live, so a SetSize during this pass extends it.
+		if l.hasFirst && i < l.size {
+			var prev *P
+			if i > 0 {
+				prev = ptr(fresh[i-1].data)
+			}
+			key, ok = l.keyLocked(i, prev)
+		}
+		if !ok {
+			l.showAllLocked(fresh)
+			first, data := l.firstKey, l.snap.Load().Data
+			l.unlockAndNotify()
+			if l.opts.OnSuccess != nil {
+				l.opts.OnSuccess(first, data)
+			}
+			return nil
+		}
+		v, has := Get[P](l.cache, key)
+		if !has && i < len(l.pages) && l.pages[i].real && l.pages[i].key == key {
+			v, has = l.pages[i].data, true // evicted, but still shown
+		}
+		fetch := all || !has || (i == 0 && !l.opts.NoRevalidateFirstPage)
+		l.mu.Unlock()
+
+		if fetch {
+			maxAge := dedupe
+			if !has {
+				maxAge = anyAge
+			}
+			res := l.cache.fetch(ctx, key, l.fetchAny, maxAge, l.equalAny)
+			if ctx.Err() != nil {
+				return context.Canceled
+			}
+			err := res.err
+			if err == nil {
+				var ok bool
+				if v, ok = res.value.(P); !ok {
+					err = fmt.Errorf("fetch: the cache holds a %T under %q, not a page", res.value, key)
+				}
+			}
+			if err != nil {
+				l.mu.Lock()
+				if l.gen != gen {
+					l.mu.Unlock()
+					return context.Canceled
+				}
+				// Pages already shown stay; the error is shown beside them.
+				l.err = err
+				l.changedLocked()
+				l.unlockAndNotify()
+				if l.opts.OnError != nil {
+					l.opts.OnError(key, err)
+				}
+				return err
+			}
+		}
+		l.mu.Lock()
+		if l.gen != gen {
+			l.mu.Unlock()
+			return context.Canceled
+		}
+		// The cache is the truth: a Mutate that landed after the answer
+		// wins, and the next key is computed from what is shown.
+		if cv, ok := Get[P](l.cache, key); ok {
+			v = cv
+		}
+		p := page[P]{key: key, data: v, real: true}
+		fresh = append(fresh, p)
+		if !l.opts.AllAtOnce {
+			l.showPageLocked(i, p)
+		}
+		l.unlockAndNotify()
+	}
+}
+
+func (l *Infinite[P]) keyChanged(key string) {
+	l.mu.Lock()
+	switch {
+	case l.closed || !l.hasFirst:
+	case key == SizeKey(l.firstKey):
+		// Another list with the same first key changed the size.
+		if n, ok := Get[int](l.cache, key); ok && n != l.size {
+			grew := n > l.size
+			l.resizeLocked(n)
+			if grew {
+				l.triggerLocked(flagSoft)
+			}
+		}
+	case l.currentLocked():
+		// A shown page changed (Mutate, Cache.Set, another list or query).
+		for i := range l.pages {
+			if l.pages[i].key != key {
+				continue
+			}
+			if v, ok := Get[P](l.cache, key); ok && !l.equal(l.pages[i].data, v) {
+				l.pages[i].data = v
+				if l.breaksLocked(i+1, i+2) {
+					l.triggerLocked(flagSoft)
+				}
+				l.changedLocked()
+			}
+			break
+		}
+	}
+	l.unlockAndNotify()
+}
+
+func (l *Infinite[P]) event(ev event) {
+	l.mu.Lock()
+	switch ev.kind {
+	case eventFocus:
+		l.onFocusLocked()
+	case eventReconnect:
+		l.onReconnectLocked()
+	case eventRevalidate:
+		if l.matchesLocked(ev.match) {
+			l.triggerLocked(flagForce | flagAll)
+		}
+	}
+	l.unlockAndNotify()
+}
+
+func (l *Infinite[P]) matchesLocked(match func(string) bool) bool {
+	if !l.hasFirst {
+		return false
+	}
+	if match(l.firstKey) {
+		return true
+	}
+	for _, p := range l.pages {
+		if p.real && match(p.key) {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *Infinite[P]) fetchAny(ctx context.Context, key, etag string) (any, string, int64, error) {
+	r, err := l.fetcher(ctx, key, etag)
+	return r.Data, r.ETag, r.Size, err
+}
+
+func (l *Infinite[P]) equalAny(a, b any) bool {
+	x, ok1 := a.(P)
+	y, ok2 := b.(P)
+	return ok1 && ok2 && l.equal(x, y)
+}
