@@ -72,3 +72,49 @@ type Health struct {
 	Status string            `json:"status"`
 	Checks map[string]string `json:"checks,omitempty"`
 }
+
+// User is an admin: a person who manages every extension of one team.
+type User struct {
+	ID        int64     `json:"id"`
+	TeamID    int64     `json:"teamId"`
+	Email     string    `json:"email"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Session kinds.
+const (
+	KindAdmin  = "admin"
+	KindTester = "tester"
+)
+
+// Session says who is signed in (GET /api/session).
+type Session struct {
+	Kind   string  `json:"kind"` // admin or tester
+	User   *User   `json:"user,omitempty"`
+	Team   *Team   `json:"team,omitempty"`
+	Tester *Tester `json:"tester,omitempty"`
+}
+
+// SignIn is the body of POST /api/session.
+type SignIn struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+}
+
+// Invite is the body of POST /api/extensions/{id}/testers.
+type Invite struct {
+	Email string `json:"email"`
+	Name  string `json:"name"`
+}
+
+// Invited answers an invite: the tester and their personal link, shown once.
+type Invited struct {
+	Tester
+	InviteURL string `json:"inviteUrl"`
+}
+
+// Page is one page of a cursor-based list; NextCursor is empty on the last.
+type Page[T any] struct {
+	Data       []T    `json:"data"`
+	NextCursor string `json:"nextCursor,omitempty"`
+}

@@ -13,3 +13,22 @@ const (
 func ExtensionPath(id int64) string {
 	return PathExtensions + "/" + strconv.FormatInt(id, 10)
 }
+
+// Paths of sessions and testers.
+const (
+	PathSession = "/api/session"
+	// InvitePrefix starts a tester's personal sign-in link: /t/{token}.
+	InvitePrefix = "/t/"
+	// SessionCookie is the name of the session cookie.
+	SessionCookie = "betaport_session"
+)
+
+// TestersPath is the API path of an extension's testers.
+func TestersPath(extensionID int64) string {
+	return ExtensionPath(extensionID) + "/testers"
+}
+
+// TesterPath is the API path of one tester.
+func TesterPath(extensionID, testerID int64) string {
+	return TestersPath(extensionID) + "/" + strconv.FormatInt(testerID, 10)
+}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/betaport/betaport/app/api"
@@ -105,4 +106,60 @@ func ReadProblem(resp *http.Response) *api.Problem {
 		p.Detail = fmt.Sprintf("The server answered %d %s.", resp.StatusCode, http.StatusText(resp.StatusCode))
 	}
 	return p
+}
+
+// SignIn signs an admin in; the browser keeps the session cookie.
+func (c *Client) SignIn(ctx context.Context, email, password string) (*api.Session, error) {
+	var s api.Session
+	if err := c.Do(ctx, http.MethodPost, api.PathSession, api.SignIn{Email: email, Password: password}, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// Session says who is signed in; a 401 problem when nobody is.
+func (c *Client) Session(ctx context.Context) (*api.Session, error) {
+	var s api.Session
+	if err := c.Do(ctx, http.MethodGet, api.PathSession, nil, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// SignOut ends the session.
+func (c *Client) SignOut(ctx context.Context) error {
+	return c.Do(ctx, http.MethodDelete, api.PathSession, nil, nil)
+}
+
+// Invite invites a tester and returns their one-time link.
+func (c *Client) Invite(ctx context.Context, extensionID int64, in api.Invite) (*api.Invited, error) {
+	var out api.Invited
+	if err := c.Do(ctx, http.MethodPost, api.TestersPath(extensionID), in, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Revoke revokes a tester.
+func (c *Client) Revoke(ctx context.Context, extensionID, testerID int64) error {
+	return c.Do(ctx, http.MethodDelete, api.TesterPath(extensionID, testerID), nil, nil)
+}
+
+// Testers returns one page of an extension's testers.
+func (c *Client) Testers(ctx context.Context, extensionID int64, query url.Values) (*api.Page[api.Tester], error) {
+	var page api.Page[api.Tester]
+	path := api.TestersPath(extensionID)
+	if len(query) > 0 {
+		path += "?" + query.Encode()
+	}
+	if err := c.Do(ctx, http.MethodGet, path, nil, &page); err != nil {
+		return nil, err
+	}
+	return &page, nil
+}
+
+// IsUnauthorized reports whether err says the caller is not signed in.
+func IsUnauthorized(err error) bool {
+	p, ok := api.AsProblem(err)
+	return ok && p.Status == http.StatusUnauthorized
 }

@@ -25,7 +25,12 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 	c := apiClient()
 	ctx.Async(func() {
 		e, err := c.Extension(ctx, id)
-		ctx.Dispatch(func(ctx app.Context) { p.extension, p.err = e, err })
+		ctx.Dispatch(func(ctx app.Context) {
+			if signedOut(ctx, err) {
+				return
+			}
+			p.extension, p.err = e, err
+		})
 	})
 }
 
@@ -45,6 +50,7 @@ func (p *ExtensionPage) Render() app.UI {
 				app.Dt().Text("Extension id"), app.Dd().Text(strconv.FormatInt(e.ID, 10)),
 				app.Dt().Text("Current bundle"), app.Dd().ID("current-bundle").Text(currentText(*e)),
 			),
+			app.P().Body(app.A().ID("testers-link").Href("/extensions/"+strconv.FormatInt(e.ID, 10)+"/testers").Text("Testers")),
 		}
 	}
 	return shell("extensions", body...)

@@ -19,10 +19,19 @@ type Home struct {
 
 // OnNav loads the list each time the page is shown.
 func (h *Home) OnNav(ctx app.Context) {
+	currentSession(ctx, func(s *api.Session) {
+		// A tester's home is their builds.
+		if s != nil && s.Kind == api.KindTester {
+			ctx.Navigate("/builds")
+		}
+	})
 	c := apiClient()
 	ctx.Async(func() {
 		list, err := c.Extensions(ctx)
 		ctx.Dispatch(func(ctx app.Context) {
+			if signedOut(ctx, err) {
+				return
+			}
 			h.loaded, h.extensions, h.err = true, list, err
 		})
 	})

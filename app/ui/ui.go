@@ -19,8 +19,25 @@ var registerOnce sync.Once
 func Register() {
 	registerOnce.Do(func() {
 		app.Route("/", &Home{})
+		app.Route("/login", &LoginPage{})
+		app.Route("/builds", &BuildsPage{})
 		app.RouteWithRegexp(`^/extensions/\d+$`, &ExtensionPage{})
+		app.RouteWithRegexp(`^/extensions/\d+/testers$`, &TestersPage{})
+		if app.IsClient {
+			preventNativeSubmits()
+		}
 	})
+}
+
+// preventNativeSubmits stops every form from submitting the page. go-app
+// runs event handlers on its UI goroutine after the browser's event has
+// returned, too late for Event.PreventDefault, and every form of this app
+// is handled in Go. Pressing Enter in a field still fires OnSubmit.
+func preventNativeSubmits() {
+	app.Window().Get("document").Call("addEventListener", "submit", app.FuncOf(func(this app.Value, args []app.Value) any {
+		args[0].Call("preventDefault")
+		return nil
+	}), true)
 }
 
 // apiClient returns a client of the service that served the page. The
@@ -46,9 +63,7 @@ func shell(active string, content ...app.UI) app.UI {
 				app.Img().Src("/web/icon.svg").Alt("").Width(28).Height(28),
 				app.Span().Text("Betaport"),
 			),
-			app.Nav().Aria("label", "Main").Body(
-				navLink("/", "Extensions", active == "extensions"),
-			),
+			&Nav{Active: active},
 		),
 		app.Main().ID("main").Body(content...),
 	)

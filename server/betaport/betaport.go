@@ -18,7 +18,27 @@ type (
 	Team      = api.Team
 	Extension = api.Extension
 	Tester    = api.Tester
+	User      = api.User
 )
+
+// Session is a signed-in browser: an admin's or a tester's. Only the hash of
+// its token is kept.
+type Session struct {
+	TokenHash string
+	UserID    int64 // set for an admin
+	TesterID  int64 // set for a tester
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+// TesterFilter selects a page of an extension's testers, newest first.
+type TesterFilter struct {
+	ExtensionID int64
+	Query       string // part of the e-mail or name
+	Status      string // "" for every status
+	BeforeID    int64  // keyset: only testers with a smaller id (0: from the newest)
+	Limit       int
+}
 
 // Bundle is a published bundle and where its zip is kept.
 type Bundle struct {
@@ -64,6 +84,29 @@ type Store interface {
 	// CreateTesters inserts testers in one transaction (invites, seeding).
 	CreateTesters(ctx context.Context, ts []*Tester) error
 	CountTesters(ctx context.Context, extensionID int64) (int64, error)
+	// InviteTester adds one tester who signs in with the link whose token
+	// hashes to inviteHash.
+	InviteTester(ctx context.Context, t *Tester, inviteHash string) error
+	FindTester(ctx context.Context, id int64) (*Tester, error)
+	FindTesterByInvite(ctx context.Context, inviteHash string) (*Tester, error)
+	FindTesters(ctx context.Context, f TesterFilter) ([]*Tester, error)
+	// ActivateTester marks a tester who opened their link active and seen.
+	ActivateTester(ctx context.Context, id int64) error
+	// RevokeTester revokes a tester and ends their sessions at once.
+	RevokeTester(ctx context.Context, id int64) error
+
+	// CreateUser adds an admin with an already hashed password.
+	CreateUser(ctx context.Context, u *User, passwordHash string) error
+	FindUser(ctx context.Context, id int64) (*User, error)
+	// FindUserByEmail returns the user and their password hash.
+	FindUserByEmail(ctx context.Context, email string) (*User, string, error)
+
+	CreateSession(ctx context.Context, s *Session) error
+	// FindSession returns the unexpired session whose token hashes to hash.
+	FindSession(ctx context.Context, hash string) (*Session, error)
+	// ExtendSession moves a session's expiry (sliding expiry).
+	ExtendSession(ctx context.Context, hash string, expires time.Time) error
+	DeleteSession(ctx context.Context, hash string) error
 }
 
 // Now is the clock the domain uses; stores truncate to milliseconds so a

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"testing"
 	"time"
 
@@ -88,7 +89,7 @@ func startService(t *testing.T) (*cli.Main, *demo.Result) {
 	m.Config.Data = t.TempDir()
 	m.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
-		m.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		m.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel()}))
 	}
 	if err := m.Run(ctx); err != nil {
 		t.Fatal(err)
@@ -110,9 +111,19 @@ func startService(t *testing.T) (*cli.Main, *demo.Result) {
 func newTab(t *testing.T) context.Context {
 	t.Helper()
 	tab, cancelTab := chromedp.NewContext(browser)
+	// The first run opens the tab and ties it to the context it is given:
+	// give it the tab's own, so the deadline below ends the test's waits,
+	// not the tab (the failure screenshot still needs it).
+	if err := chromedp.Do(tab); err != nil {
+		t.Fatalf("opening a tab: %v", err)
+	}
+	console := recordConsole(tab)
 	ctx, cancel := context.WithTimeout(tab, 90*time.Second)
 	t.Cleanup(func() {
 		if t.Failed() {
+			for _, m := range console.all() {
+				t.Logf("console %s", m)
+			}
 			if path, err := screenshot(tab, t.Name()); err == nil {
 				t.Logf("screenshot of the failed test: %s", path)
 			} else {
@@ -123,6 +134,34 @@ func newTab(t *testing.T) context.Context {
 		cancelTab()
 	})
 	return ctx
+}
+
+// consoleLog keeps what a tab wrote to its console.
+type consoleLog struct {
+	mu   sync.Mutex
+	msgs []chromedp.ConsoleMessage
+}
+
+func recordConsole(tab context.Context) *consoleLog {
+	l := &consoleLog{}
+	messages := chromedp.Console(tab)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			l.mu.Lock()
+			l.msgs = append(l.msgs, m)
+			l.mu.Unlock()
+		}
+	}()
+	return l
+}
+
+func (l *consoleLog) all() []chromedp.ConsoleMessage {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]chromedp.ConsoleMessage(nil), l.msgs...)
 }
 
 // artifactsDir is where screenshots are kept after the test's own temp dir
@@ -139,7 +178,7 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 func screenshot(tab context.Context, name string) (string, error) {
 	ctx, cancel := context.WithTimeout(tab, 10*time.Second)
 	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		return "", err
 	}
@@ -160,4 +199,45 @@ func openApp(t *testing.T, ctx context.Context, url string) {
 	); err != nil {
 		t.Fatalf("opening %s in the app: %v", url, err)
 	}
+}
+
+// signIn signs an admin in through the sign-in page, typing like a person.
+func signIn(t *testing.T, ctx context.Context, baseURL, email, password string) {
+	t.Helper()
+	openApp(t, ctx, baseURL+"/login")
+	if err := chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`#email`), email),
+		chromedp.SendKeys(chromedp.CSS(`#password`), password),
+		chromedp.Click(chromedp.CSS(`#sign-in`)),
+		chromedp.WaitVisible(chromedp.CSS(`#signed-in-as`)),
+	); err != nil {
+		t.Fatalf("signing in as %s: %v", email, err)
+	}
+}
+
+// waitLocation waits until the tab's address is url. It reads the address
+// again while a page load replaces the document.
+func waitLocation(t *testing.T, ctx context.Context, url string) {
+	t.Helper()
+	var loc string
+	var err error
+	for {
+		loc, err = chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`))
+		if err == nil && loc == url {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the address is %q, want %q (%v)", loc, url, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// logLevel is Warn, or Info (every request) with BETAPORT_TEST_LOG=info.
+func logLevel() slog.Level {
+	if os.Getenv("BETAPORT_TEST_LOG") == "info" {
+		return slog.LevelInfo
+	}
+	return slog.LevelWarn
 }

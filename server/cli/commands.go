@@ -7,9 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
+	"github.com/betaport/betaport/server/auth"
 	"github.com/betaport/betaport/server/betaport"
 	"github.com/betaport/betaport/server/demo"
 )
@@ -23,6 +26,7 @@ func init() {
 		"serve":            serve,
 		"team create":      teamCreate,
 		"extension create": extensionCreate,
+		"user create":      userCreate,
 		"seed":             seed,
 	}
 }
@@ -122,6 +126,42 @@ func extensionCreate(ctx context.Context, args []string, stdout, stderr io.Write
 	})
 }
 
+func userCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := DefaultConfig()
+	fs := flag.NewFlagSet("user create", flag.ContinueOnError)
+	c.storageFlags(fs)
+	var u betaport.User
+	fs.StringVar(&u.Email, "email", "", "the admin's e-mail `address` (required)")
+	fs.Int64Var(&u.TeamID, "team", 0, "the team's `ID` (required)")
+	password := fs.String("password", "", "the `password`; default: a generated one, printed once")
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	if u.Email == "" || u.TeamID == 0 {
+		return usageError{"--email and --team are required"}
+	}
+	generated := *password == ""
+	if generated {
+		*password = auth.NewPassword()
+	} else if len(*password) < 10 {
+		return usageError{"--password must be at least 10 characters (or leave it out for a generated one)"}
+	}
+	return withStorage(ctx, c, func(st *Storage) error {
+		if err := st.Store.CreateUser(ctx, &u, auth.HashPassword(*password)); err != nil {
+			return err
+		}
+		out := struct {
+			betaport.User
+			Password string `json:"password,omitempty"`
+		}{User: u}
+		if generated {
+			out.Password = *password
+			fmt.Fprintln(stderr, "The password is printed once; keep it somewhere safe.")
+		}
+		return printJSON(stdout, out)
+	})
+}
+
 func seed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c := DefaultConfig()
 	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
@@ -149,6 +189,13 @@ func seed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stderr, "Demo data loaded: %d teams, %d extensions, %d bundles, %d testers.\n",
 			len(d.Teams), len(d.Extensions), d.Bundles, d.Testers)
+		// The demo's sign-ins are kept in the data dir so `make run` can
+		// show them every time; it is demo data, not an operator's.
+		signIns := d.SignIns(c.baseURL(nil))
+		if err := os.WriteFile(filepath.Join(c.Data, "demo-sign-in.txt"), []byte(signIns), 0o600); err != nil {
+			return err
+		}
+		fmt.Fprint(stderr, signIns)
 		return printJSON(stdout, d)
 	})
 }

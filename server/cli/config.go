@@ -64,10 +64,14 @@ func (c *Config) sqlitePath() (string, error) {
 
 // baseURL is the public URL links and upload URLs are built on.
 func (c *Config) baseURL(ln net.Addr) string {
-	if c.BaseURL != "" {
+	switch {
+	case c.BaseURL != "":
 		return strings.TrimRight(c.BaseURL, "/")
+	case ln != nil:
+		return "http://" + ln.String()
+	default:
+		return "http://" + c.Addr
 	}
-	return "http://" + ln.String()
 }
 
 // secret returns the configured secret or the one kept in the data dir,

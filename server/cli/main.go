@@ -89,6 +89,11 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	secret, err := m.Config.secret()
+	if err != nil {
+		st.Close()
+		return err
+	}
 	m.Store, m.Blobs = st.Store, st.Blobs
 	m.ln, err = net.Listen("tcp", m.Config.Addr)
 	if err != nil {
@@ -100,6 +105,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Blobs:   m.Blobs,
 		Logger:  m.Logger,
 		BaseURL: m.Config.baseURL(m.ln.Addr()),
+		Secret:  secret,
 	}
 	m.Server.Handler() // build routes now, not on the first request
 	m.done = make(chan error, 1)
@@ -135,7 +141,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	cmd, rest := args[0], args[1:]
-	if len(rest) > 0 && (cmd == "team" || cmd == "extension") {
+	if len(rest) > 0 && (cmd == "team" || cmd == "extension" || cmd == "user") {
 		cmd, rest = cmd+" "+rest[0], rest[1:]
 	}
 	run, ok := commands[cmd]
@@ -187,6 +193,7 @@ Usage:
   betaport serve [--addr A] [--data D] [--db URL] [--blob URL] [--base-url URL] [--secret S]
   betaport team create --name N --plan professional|starter [--seats N]
   betaport extension create --team ID --name N
+  betaport user create --email E --team ID [--password P]
   betaport seed
 
 Commands that touch storage take --data, --db and --blob (env BETAPORT_DATA,

@@ -9,11 +9,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"time"
 
 	"gocloud.dev/blob"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/server/auth"
 	"github.com/betaport/betaport/server/betaport"
 )
 
@@ -45,12 +47,33 @@ var Small = Size{Extensions: []ExtensionSize{
 	{"Quiet Hours", 0, 0},
 }}
 
-// Result is what was loaded.
+// Result is what was loaded, with the demo's sign-ins.
 type Result struct {
 	Teams      []*betaport.Team      `json:"teams"`
 	Extensions []*betaport.Extension `json:"extensions"`
 	Bundles    int                   `json:"bundles"`
 	Testers    int                   `json:"testers"`
+	Admins     []Admin               `json:"admins"`
+	// TesterLink is the path of one active tester's personal link.
+	TesterLink string `json:"testerLink"`
+}
+
+// Admin is a demo admin and their password.
+type Admin struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+	Team     string `json:"team"`
+}
+
+// SignIns is the text that tells a person how to try the demo.
+func (r *Result) SignIns(baseURL string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Open %s and sign in:\n", baseURL)
+	for _, a := range r.Admins {
+		fmt.Fprintf(&b, "  admin of %s: %s / %s\n", a.Team, a.Email, a.Password)
+	}
+	fmt.Fprintf(&b, "  a tester of %s: %s%s\n", r.Extensions[0].Name, baseURL, r.TesterLink)
+	return b.String()
 }
 
 // Load loads demo data of the given size.
@@ -63,6 +86,11 @@ func Load(ctx context.Context, store betaport.Store, blobs *blob.Bucket, size Si
 			return nil, err
 		}
 		r.Teams = append(r.Teams, t)
+		admin := Admin{Email: "admin@" + strings.ToLower(strings.Fields(t.Name)[0]) + ".test", Password: auth.NewPassword(), Team: t.Name}
+		if err := store.CreateUser(ctx, &betaport.User{TeamID: t.ID, Email: admin.Email}, auth.HashPassword(admin.Password)); err != nil {
+			return nil, err
+		}
+		r.Admins = append(r.Admins, admin)
 	}
 	sizes := append(append([]ExtensionSize{}, size.Extensions...), ExtensionSize{"Color Picker", 3, 4})
 	for i, es := range sizes {
@@ -82,6 +110,15 @@ func Load(ctx context.Context, store betaport.Store, blobs *blob.Bucket, size Si
 		}
 		if es.Bundles > 0 {
 			e.CurrentBundle = int64(es.Bundles)
+		}
+		if i == 0 {
+			token := auth.NewToken()
+			t := &betaport.Tester{ExtensionID: e.ID, Email: "tester@example.com", Name: "Demo Tester"}
+			if err := store.InviteTester(ctx, t, auth.HashToken(token)); err != nil {
+				return nil, err
+			}
+			r.TesterLink = api.InvitePrefix + token
+			r.Testers++
 		}
 		r.Extensions = append(r.Extensions, e)
 		r.Bundles += es.Bundles

@@ -105,6 +105,10 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
+	// Answers depend on who asks: never shared, always revalidated.
+	if w.Header().Get("Cache-Control") == "" {
+		w.Header().Set("Cache-Control", "private, no-cache")
+	}
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
 	w.WriteHeader(status)
 	w.Write(append(b, '\n'))

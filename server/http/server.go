@@ -29,10 +29,18 @@ type Server struct {
 	Blobs   *blob.Bucket
 	Logger  *slog.Logger
 	BaseURL string // the public URL, e.g. https://beta.example.com
+	// Secret signs cursors (and, later, upload URLs). Replicas share it.
+	Secret []byte
+	// SessionTTL is how long a session lasts unused; 0 means 14 days.
+	SessionTTL time.Duration
 
-	once    sync.Once
-	handler http.Handler
-	srv     *http.Server
+	once        sync.Once
+	handler     http.Handler
+	srv         *http.Server
+	routeTable  []Route
+	crossOrigin *http.CrossOriginProtection
+	signInOnce  sync.Once
+	signIn      *limiter
 }
 
 // Handler returns the server's root handler.
@@ -41,18 +49,27 @@ func (s *Server) Handler() http.Handler {
 		if s.Logger == nil {
 			s.Logger = slog.Default()
 		}
-		s.handler = s.logRequests(s.routes())
+		s.crossOrigin = http.NewCrossOriginProtection()
+		s.handler = s.logRequests(securityHeaders(s.routes()))
 	})
 	return s.handler
 }
 
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+api.PathHealth, s.handleHealth)
-	mux.HandleFunc("GET "+api.PathReady, s.handleReady)
+	s.route(mux, "GET "+api.PathHealth, Public, s.handleHealth)
+	s.route(mux, "GET "+api.PathReady, Public, s.handleReady)
 
-	mux.HandleFunc("GET /api/extensions", s.handleListExtensions)
-	mux.HandleFunc("GET /api/extensions/{id}", s.handleGetExtension)
+	s.route(mux, "POST /api/session", Public, s.handleSignIn)
+	s.route(mux, "GET /api/session", SignedIn, s.handleGetSession)
+	s.route(mux, "DELETE /api/session", Public, s.handleSignOut)
+	s.route(mux, "GET /t/{token}", Public, s.handleInviteLink)
+
+	s.route(mux, "GET /api/extensions", SignedIn, s.handleListExtensions)
+	s.routeExtension(mux, "GET /api/extensions/{id}", ExtensionMember, s.handleGetExtension)
+	s.routeExtension(mux, "GET /api/extensions/{id}/testers", ExtensionAdmin, s.handleListTesters)
+	s.routeExtension(mux, "POST /api/extensions/{id}/testers", ExtensionAdmin, s.handleInviteTester)
+	s.routeExtension(mux, "DELETE /api/extensions/{id}/testers/{testerId}", ExtensionAdmin, s.handleRevokeTester)
 
 	assets := newAssets(s.Logger)
 	mux.Handle("GET /web/", assets)
@@ -96,12 +113,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return s.srv.Shutdown(ctx)
 }
 
-func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request, _ *subject) {
 	writeJSON(w, r, http.StatusOK, api.Health{Status: "ok"})
 }
 
 // handleReady answers 200 only when the database and the blob store answer.
-func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request, _ *subject) {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
 	checks := map[string]string{"database": "ok", "blobs": "ok"}
@@ -124,8 +141,19 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, r, http.StatusOK, api.Health{Status: "ok", Checks: checks})
 }
 
-func (s *Server) handleListExtensions(w http.ResponseWriter, r *http.Request) {
-	list, err := s.Store.FindExtensions(r.Context(), betaport.ExtensionFilter{})
+// handleListExtensions lists an admin's team's extensions, or the one
+// extension a tester tests.
+func (s *Server) handleListExtensions(w http.ResponseWriter, r *http.Request, who *subject) {
+	var list []*betaport.Extension
+	var err error
+	if who.user != nil {
+		list, err = s.Store.FindExtensions(r.Context(), betaport.ExtensionFilter{TeamID: who.user.TeamID})
+	} else {
+		var e *betaport.Extension
+		if e, err = s.Store.FindExtension(r.Context(), who.tester.ExtensionID); err == nil {
+			list = []*betaport.Extension{e}
+		}
+	}
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -133,17 +161,8 @@ func (s *Server) handleListExtensions(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, r, http.StatusOK, list)
 }
 
-func (s *Server) handleGetExtension(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r, "id")
-	if !ok {
-		return
-	}
-	e, err := s.Store.FindExtension(r.Context(), id)
-	if err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	writeJSON(w, r, http.StatusOK, e)
+func (s *Server) handleGetExtension(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
+	writeJSON(w, r, http.StatusOK, ext)
 }
 
 // pathID parses a numeric path parameter. Ids that are not numbers name

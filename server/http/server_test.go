@@ -27,7 +27,8 @@ import (
 
 type env struct {
 	*httptest.Server
-	DB *sqlite.DB
+	DB  *sqlite.DB
+	App *bphttp.Server
 }
 
 // newEnv starts the real handler on a real SQLite file and file blobs.
@@ -46,16 +47,34 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { blobs.Close() })
-	s := &bphttp.Server{Store: db, Blobs: blobs, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	s := &bphttp.Server{Store: db, Blobs: blobs, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Secret: []byte("test secret, at least 32 bytes long")}
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
 	s.BaseURL = ts.URL
-	return &env{Server: ts, DB: db}
+	return &env{Server: ts, DB: db, App: s}
 }
 
 func (e *env) do(t *testing.T, method, path string, header http.Header) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, e.URL+path, nil)
+	return e.send(t, method, path, header, nil)
+}
+
+// send makes one request; a non-nil body is sent as JSON.
+func (e *env) send(t *testing.T, method, path string, header http.Header, body any) (*http.Response, []byte) {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, e.URL+path, r)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,11 +91,11 @@ func (e *env) do(t *testing.T, method, path string, header http.Header) (*http.R
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	respBody, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp, body
+	return resp, respBody
 }
 
 // wantProblem checks that a response is a problem of the given status and
@@ -124,13 +143,16 @@ func TestExtensions(t *testing.T) {
 	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
 	a := storetest.MustExtension(t, e.DB, team, "Alpha")
 	storetest.MustExtension(t, e.DB, team, "Beta")
+	other := storetest.MustTeam(t, e.DB, api.PlanStarter)
+	storetest.MustExtension(t, e.DB, other, "Not theirs")
+	admin := e.adminOf(t, team)
 
-	resp, body := e.do(t, "GET", api.PathExtensions, nil)
+	resp, body := e.do(t, "GET", api.PathExtensions, admin)
 	var list []api.Extension
 	if resp.StatusCode != 200 || json.Unmarshal(body, &list) != nil || len(list) != 2 || list[0].Name != "Alpha" {
 		t.Fatalf("GET /api/extensions = %d %s", resp.StatusCode, body)
 	}
-	resp, body = e.do(t, "GET", api.ExtensionPath(a.ID), nil)
+	resp, body = e.do(t, "GET", api.ExtensionPath(a.ID), admin)
 	var got api.Extension
 	if resp.StatusCode != 200 || json.Unmarshal(body, &got) != nil || got.ID != a.ID || got.Name != "Alpha" {
 		t.Fatalf("GET extension = %d %s", resp.StatusCode, body)
@@ -144,14 +166,18 @@ func TestProblems(t *testing.T) {
 		status       int
 		typ          string
 	}{
-		{"GET", "/api/extensions/999", 404, api.ProblemNotFound},
-		{"GET", "/api/extensions/abc", 404, api.ProblemNotFound},
-		{"GET", "/api/extensions/-1", 404, api.ProblemNotFound},
+		{"GET", "/api/extensions/999", 401, api.ProblemUnauthorized},
 		{"GET", "/api/no-such-thing", 404, api.ProblemNotFound},
 		{"DELETE", "/api/extensions", 405, api.ProblemMethodNotAllowed},
 		{"POST", "/healthz", 405, api.ProblemMethodNotAllowed},
 		{"GET", "/no/such/page", 404, api.ProblemNotFound},
 		{"GET", "/web/missing.css", 404, api.ProblemNotFound},
+	}
+	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	admin := e.adminOf(t, team)
+	for _, path := range []string{"/api/extensions/999", "/api/extensions/abc", "/api/extensions/-1"} {
+		resp, body := e.do(t, "GET", path, admin)
+		wantProblem(t, resp, body, 404, api.ProblemNotFound)
 	}
 	for _, tt := range tests {
 		t.Run(tt.method+" "+tt.path, func(t *testing.T) {

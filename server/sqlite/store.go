@@ -6,7 +6,6 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/server/betaport"
 )
 
@@ -168,16 +167,8 @@ func (s *DB) CountBundles(ctx context.Context, extensionID int64) (int64, error)
 func (s *DB) CreateTesters(ctx context.Context, ts []*betaport.Tester) error {
 	now := betaport.Now()
 	for _, t := range ts {
-		t.Email = strings.ToLower(strings.TrimSpace(t.Email))
-		t.Name = strings.TrimSpace(t.Name)
-		if t.Status == "" {
-			t.Status = api.TesterInvited
-		}
-		if !strings.Contains(t.Email, "@") {
-			return &betaport.Error{Code: betaport.EINVALID, Message: "A tester needs an e-mail address.", Param: "email"}
-		}
-		if t.CreatedAt.IsZero() {
-			t.CreatedAt = now
+		if err := normalizeTester(t, now); err != nil {
+			return err
 		}
 	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
@@ -193,8 +184,7 @@ func (s *DB) CreateTesters(ctx context.Context, ts []*betaport.Tester) error {
 				millis(t.CreatedAt), nullMillis(t.LastSeenAt)).Scan(&t.ID)
 			if err != nil {
 				if isUniqueViolation(err) {
-					return &betaport.Error{Code: betaport.ECONFLICT, Param: "email",
-						Message: t.Email + " is already a tester of this extension."}
+					return testerExists(t.Email)
 				}
 				return err
 			}

@@ -1,0 +1,83 @@
+package ui
+
+import (
+	"github.com/maxence-charriere/go-app/v9/pkg/app"
+
+	"github.com/betaport/betaport/app/api"
+)
+
+// LoginPage signs an admin in with e-mail and password.
+type LoginPage struct {
+	app.Compo
+
+	email, password string
+	busy            bool
+	err             error
+	notice          string
+}
+
+func (p *LoginPage) OnNav(ctx app.Context) {
+	p.notice = ""
+	if ctx.Page().URL().Query().Get("link") == "invalid" {
+		p.notice = "That invite link no longer works. Ask the extension's admin for a new one."
+	}
+}
+
+func (p *LoginPage) Render() app.UI {
+	var alert app.UI
+	switch {
+	case p.err != nil:
+		alert = app.P().ID("login-error").Class("state state-error").Attr("role", "alert").Text(problemText(p.err))
+	case p.notice != "":
+		alert = app.P().ID("login-notice").Class("state state-error").Attr("role", "alert").Text(p.notice)
+	}
+	return shell("login",
+		app.Div().Class("login").Body(
+			app.H1().Text("Sign in"),
+			app.P().Class("muted").Text("Admins sign in with their e-mail and password. Testers open the personal link their admin sent them."),
+			alert,
+			app.Form().ID("login-form").OnSubmit(p.submit).Body(
+				app.Label().For("email").Text("E-mail"),
+				app.Input().ID("email").Type("email").Name("email").AutoComplete(true).Required(true).
+					Value(p.email).OnInput(ctx2str(&p.email)),
+				app.Label().For("password").Text("Password"),
+				app.Input().ID("password").Type("password").Name("password").Required(true).
+					Value(p.password).OnInput(ctx2str(&p.password)),
+				app.Button().ID("sign-in").Type("submit").Class("primary").Disabled(p.busy).Text("Sign in"),
+			),
+		),
+	)
+}
+
+func (p *LoginPage) submit(ctx app.Context, e app.Event) {
+	e.PreventDefault()
+	if p.busy {
+		return
+	}
+	p.busy, p.err = true, nil
+	email, password := p.email, p.password
+	c := apiClient()
+	ctx.Async(func() {
+		s, err := c.SignIn(ctx, email, password)
+		ctx.Dispatch(func(ctx app.Context) {
+			p.busy, p.err = false, err
+			if err != nil {
+				return
+			}
+			setSession(s)
+			p.password = ""
+			if s.Kind == api.KindTester {
+				ctx.Navigate("/builds")
+				return
+			}
+			ctx.Navigate("/")
+		})
+	})
+}
+
+// ctx2str is an input handler that keeps a field in step with the input.
+func ctx2str(field *string) app.EventHandler {
+	return func(ctx app.Context, e app.Event) {
+		*field = ctx.JSSrc().Get("value").String()
+	}
+}

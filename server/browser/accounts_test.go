@@ -1,0 +1,93 @@
+package browser_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/betaport/betaport/server/auth"
+)
+
+// Signed out, the app sends a person to the sign-in page; a wrong password
+// is said plainly; signing in shows who is signed in; signing out ends it.
+func TestSignInAndOut(t *testing.T) {
+	m, d := startService(t)
+	ctx := newTab(t)
+	admin := d.Admins[0]
+
+	openApp(t, ctx, m.URL()+"/")
+	waitLocation(t, ctx, m.URL()+"/login")
+
+	if err := chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`#email`), admin.Email),
+		chromedp.SendKeys(chromedp.CSS(`#password`), "not the password"),
+		chromedp.Click(chromedp.CSS(`#sign-in`)),
+		chromedp.WaitVisible(chromedp.CSS(`#login-error`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#login-error`)))
+	if !strings.Contains(msg, "e-mail address or the password is wrong") {
+		t.Fatalf("wrong-password message = %q", msg)
+	}
+
+	signIn(t, ctx, m.URL(), admin.Email, admin.Password)
+	who, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#signed-in-as`)))
+	if err != nil || !strings.Contains(who, admin.Email) || !strings.Contains(who, "Admin of "+admin.Team) {
+		t.Fatalf("navigation shows %q (%v), want the admin's e-mail and team", who, err)
+	}
+
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#sign-out`))); err != nil {
+		t.Fatal(err)
+	}
+	waitLocation(t, ctx, m.URL()+"/login")
+	// The session is gone on the server too: a fresh load is signed out.
+	openApp(t, ctx, m.URL()+"/")
+	waitLocation(t, ctx, m.URL()+"/login")
+	if err := chromedp.Do(ctx, chromedp.WaitNotPresent(chromedp.CSS(`#signed-in-as`))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A tester opening their personal link lands on their builds, signed in.
+func TestTesterLinkOpensBuilds(t *testing.T) {
+	m, d := startService(t)
+	ctx := newTab(t)
+	openApp(t, ctx, m.URL()+d.TesterLink)
+	waitLocation(t, ctx, m.URL()+"/builds")
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#builds .build-name`))); err != nil {
+		t.Fatal(err)
+	}
+	name, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#builds .build-name`)))
+	who, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#signed-in-as`)))
+	if name != d.Extensions[0].Name || !strings.Contains(who, "Tester") {
+		t.Fatalf("builds page shows %q for %q, want %q for a tester", name, who, d.Extensions[0].Name)
+	}
+}
+
+// A revoked tester's link signs nobody in; the sign-in page says why.
+func TestRevokedLinkDoesNotSignIn(t *testing.T) {
+	m, d := startService(t)
+	tester, err := m.Store.FindTesterByInvite(context.Background(), auth.HashToken(strings.TrimPrefix(d.TesterLink, "/t/")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Store.RevokeTester(context.Background(), tester.ID); err != nil {
+		t.Fatal(err)
+	}
+	ctx := newTab(t)
+	openApp(t, ctx, m.URL()+d.TesterLink)
+	waitLocation(t, ctx, m.URL()+"/login?link=invalid")
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#login-notice`))); err != nil {
+		t.Fatal(err)
+	}
+	notice, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#login-notice`)))
+	if !strings.Contains(notice, "no longer works") {
+		t.Fatalf("notice = %q", notice)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitNotPresent(chromedp.CSS(`#signed-in-as`))); err != nil {
+		t.Fatal(err)
+	}
+}

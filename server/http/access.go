@@ -1,0 +1,149 @@
+package http
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/server/betaport"
+)
+
+// Access says who may call a route. Every API route is registered with one,
+// and the access table test walks them all: a route cannot be added without
+// saying who may call it.
+type Access string
+
+const (
+	// Public routes answer anyone.
+	Public Access = "public"
+	// SignedIn routes answer any signed-in admin or tester.
+	SignedIn Access = "signed-in"
+	// ExtensionMember routes answer the extension's admins (the owning
+	// team's) and its active testers.
+	ExtensionMember Access = "extension-member"
+	// ExtensionAdmin routes answer the extension's admins only.
+	ExtensionAdmin Access = "extension-admin"
+	// KeyAuth routes authenticate by an extension key or a signed URL, never
+	// by cookie, so they need no cross-origin check.
+	KeyAuth Access = "key"
+)
+
+// Route is a registered route and who may call it.
+type Route struct {
+	Pattern string
+	Access  Access
+}
+
+// Routes lists the registered routes (for the access table test).
+func (s *Server) Routes() []Route {
+	s.Handler()
+	return s.routeTable
+}
+
+type subjectHandler func(w http.ResponseWriter, r *http.Request, who *subject)
+
+type extensionHandler func(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension)
+
+// route registers a handler that needs no extension, after the access check.
+func (s *Server) route(mux *http.ServeMux, pattern string, a Access, h subjectHandler) {
+	s.routeTable = append(s.routeTable, Route{pattern, a})
+	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		who, ok := s.admit(w, r, a)
+		if !ok {
+			return
+		}
+		h(w, r, who)
+	})
+}
+
+// routeExtension registers a handler of one extension's resources, named by
+// the {id} path parameter, after the access check.
+func (s *Server) routeExtension(mux *http.ServeMux, pattern string, a Access, h extensionHandler) {
+	if a != ExtensionMember && a != ExtensionAdmin {
+		panic("routeExtension " + pattern + ": access must be extension-scoped")
+	}
+	s.routeTable = append(s.routeTable, Route{pattern, a})
+	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		who, ok := s.admit(w, r, SignedIn)
+		if !ok {
+			return
+		}
+		ext, ok := s.extensionFor(w, r, who, a)
+		if !ok {
+			return
+		}
+		h(w, r, who, ext)
+	})
+}
+
+// admit applies the checks every route shares: the cross-origin check for
+// cookie-authenticated changes, then who is signed in.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, a Access) (*subject, bool) {
+	if a != KeyAuth {
+		if err := s.crossOrigin.Check(r); err != nil {
+			writeProblem(w, problem(http.StatusForbidden, api.ProblemForbidden,
+				"This request came from another site. Use Betaport's own pages to make changes."))
+			return nil, false
+		}
+	}
+	if a == KeyAuth {
+		return &subject{}, true // the key or the signed URL authorises
+	}
+	who, err := s.authenticate(r)
+	if a == Public && err != nil {
+		// A public route answers even when sessions cannot be read (a
+		// health check while the database is down).
+		return &subject{}, true
+	}
+	if err != nil {
+		s.Error(w, r, err)
+		return nil, false
+	}
+	if a == Public {
+		return who, true
+	}
+	if who.anonymous() {
+		writeProblem(w, problem(http.StatusUnauthorized, api.ProblemUnauthorized,
+			"Sign in first: admins at /login, testers through their personal invite link."))
+		return nil, false
+	}
+	return who, true
+}
+
+var errNoExtension = betaport.Errorf(betaport.ENOTFOUND, "There is no such extension, or it is not yours to see.")
+
+// extensionFor is the one place that decides who may see an extension: the
+// admins of the team that owns it and, for member routes, its active
+// testers. Everyone else gets 404, the same as for an extension that does not
+// exist, so ids cannot be probed.
+func (s *Server) extensionFor(w http.ResponseWriter, r *http.Request, who *subject, a Access) (*betaport.Extension, bool) {
+	id, ok := pathID(w, r, "id")
+	if !ok {
+		return nil, false
+	}
+	ext, err := s.Store.FindExtension(r.Context(), id)
+	if betaport.ErrorCode(err) == betaport.ENOTFOUND {
+		s.Error(w, r, errNoExtension)
+		return nil, false
+	} else if err != nil {
+		s.Error(w, r, err)
+		return nil, false
+	}
+	switch {
+	case who.user != nil && who.user.TeamID == ext.TeamID:
+		return ext, true
+	case who.tester != nil && who.tester.ExtensionID == ext.ID:
+		if a == ExtensionMember {
+			return ext, true
+		}
+		writeProblem(w, problem(http.StatusForbidden, api.ProblemForbidden,
+			"Testers can see builds; this needs an admin of the extension's team."))
+		return nil, false
+	default:
+		s.Error(w, r, errNoExtension)
+		return nil, false
+	}
+}
+
+// isAPI reports whether a path belongs to the JSON API.
+func isAPI(path string) bool { return strings.HasPrefix(path, "/api/") }

@@ -1,0 +1,159 @@
+package http_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/server/auth"
+	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/server/storetest"
+)
+
+// cookie returns a header carrying a new session for a user or a tester,
+// made in the store as a sign-in would.
+func (e *env) cookie(t *testing.T, ss betaport.Session) http.Header {
+	t.Helper()
+	token := auth.NewToken()
+	ss.TokenHash = auth.HashToken(token)
+	ss.ExpiresAt = betaport.Now().Add(time.Hour)
+	if err := e.DB.CreateSession(context.Background(), &ss); err != nil {
+		t.Fatal(err)
+	}
+	return http.Header{"Cookie": {api.SessionCookie + "=" + token}}
+}
+
+var emails atomic.Int64
+
+func uniqueEmail(prefix string) string {
+	return fmt.Sprintf("%s%d@example.com", prefix, emails.Add(1))
+}
+
+// adminOf creates an admin of team and returns a signed-in header.
+func (e *env) adminOf(t *testing.T, team *betaport.Team) http.Header {
+	t.Helper()
+	u := &betaport.User{TeamID: team.ID, Email: uniqueEmail("admin")}
+	if err := e.DB.CreateUser(context.Background(), u, auth.HashPassword("a long password")); err != nil {
+		t.Fatal(err)
+	}
+	return e.cookie(t, betaport.Session{UserID: u.ID})
+}
+
+// testerOf creates a tester of ext with the given status and its invite
+// token.
+func (e *env) testerOf(t *testing.T, ext *betaport.Extension, status string) (*betaport.Tester, string) {
+	t.Helper()
+	token := auth.NewToken()
+	tt := &betaport.Tester{ExtensionID: ext.ID, Email: uniqueEmail("tester"), Name: "T", Status: status}
+	if err := e.DB.InviteTester(context.Background(), tt, auth.HashToken(token)); err != nil {
+		t.Fatal(err)
+	}
+	return tt, token
+}
+
+// TestAccess walks every registered route as each kind of person and
+// checks the status each gets. A route without a row fails the test: new
+// routes must say here who may call them.
+func TestAccess(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	teamA := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	teamB := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	extA := storetest.MustExtension(t, e.DB, teamA, "A")
+	extB := storetest.MustExtension(t, e.DB, teamB, "B")
+
+	adminA := &betaport.User{TeamID: teamA.ID, Email: "admin-a@example.com"}
+	if err := e.DB.CreateUser(ctx, adminA, auth.HashPassword("admin a password")); err != nil {
+		t.Fatal(err)
+	}
+	adminB := &betaport.User{TeamID: teamB.ID, Email: "admin-b@example.com"}
+	if err := e.DB.CreateUser(ctx, adminB, auth.HashPassword("admin b password")); err != nil {
+		t.Fatal(err)
+	}
+	testerA, _ := e.testerOf(t, extA, api.TesterActive)
+	testerB, _ := e.testerOf(t, extB, api.TesterActive)
+	revoked, _ := e.testerOf(t, extA, api.TesterActive)
+	victim, _ := e.testerOf(t, extA, api.TesterActive)
+
+	// Each request gets its own fresh session, so a sign-out in one cell
+	// cannot change another.
+	subjects := []struct {
+		name   string
+		header func() http.Header
+	}{
+		{"anonymous", func() http.Header { return http.Header{} }},
+		{"admin of the team", func() http.Header { return e.cookie(t, betaport.Session{UserID: adminA.ID}) }},
+		{"admin of another team", func() http.Header { return e.cookie(t, betaport.Session{UserID: adminB.ID}) }},
+		{"tester of the extension", func() http.Header { return e.cookie(t, betaport.Session{TesterID: testerA.ID}) }},
+		{"tester of another extension", func() http.Header { return e.cookie(t, betaport.Session{TesterID: testerB.ID}) }},
+		{"revoked tester", func() http.Header {
+			// A session made after the revoke (RevokeTester deletes the
+			// earlier ones): the tester's status alone must refuse it.
+			e.DB.RevokeTester(ctx, revoked.ID)
+			return e.cookie(t, betaport.Session{TesterID: revoked.ID})
+		}},
+	}
+
+	id := strconv.FormatInt(extA.ID, 10)
+	type row struct {
+		path   string     // with parameters filled
+		body   func() any // JSON body, or nil
+		status [6]int     // per subject, in the order above
+	}
+	signIn := func() any { return api.SignIn{Email: "admin-a@example.com", Password: "admin a password"} }
+	invite := func() any { return api.Invite{Email: uniqueEmail("invitee"), Name: "New"} }
+	table := map[string]row{
+		"GET /healthz":        {"/healthz", nil, [6]int{200, 200, 200, 200, 200, 200}},
+		"GET /readyz":         {"/readyz", nil, [6]int{200, 200, 200, 200, 200, 200}},
+		"POST /api/session":   {"/api/session", signIn, [6]int{200, 200, 200, 200, 200, 200}},
+		"GET /api/session":    {"/api/session", nil, [6]int{401, 200, 200, 200, 200, 401}},
+		"DELETE /api/session": {"/api/session", nil, [6]int{204, 204, 204, 204, 204, 204}},
+		"GET /t/{token}":      {"", nil, [6]int{303, 303, 303, 303, 303, 303}},
+		"GET /api/extensions": {"/api/extensions", nil, [6]int{401, 200, 200, 200, 200, 401}},
+		"GET /api/extensions/{id}": {
+			"/api/extensions/" + id, nil, [6]int{401, 200, 404, 200, 404, 401}},
+		"GET /api/extensions/{id}/testers": {
+			"/api/extensions/" + id + "/testers", nil, [6]int{401, 200, 404, 403, 404, 401}},
+		"POST /api/extensions/{id}/testers": {
+			"/api/extensions/" + id + "/testers", invite, [6]int{401, 201, 404, 403, 404, 401}},
+		"DELETE /api/extensions/{id}/testers/{testerId}": {
+			"/api/extensions/" + id + "/testers/" + strconv.FormatInt(victim.ID, 10), nil, [6]int{401, 204, 404, 403, 404, 401}},
+	}
+
+	for _, rt := range e.App.Routes() {
+		r, ok := table[rt.Pattern]
+		if !ok {
+			t.Errorf("route %q (%s) has no row in the access table: say who may call it", rt.Pattern, rt.Access)
+			continue
+		}
+		delete(table, rt.Pattern)
+		method, _, _ := strings.Cut(rt.Pattern, " ")
+		for i, sub := range subjects {
+			path := r.path
+			if rt.Pattern == "GET /t/{token}" {
+				_, token := e.testerOf(t, extA, api.TesterInvited)
+				path = "/t/" + token
+			}
+			var body any
+			if r.body != nil {
+				body = r.body()
+			}
+			resp, respBody := e.send(t, method, path, sub.header(), body)
+			if resp.StatusCode != r.status[i] {
+				t.Errorf("%s as %s: %d, want %d (%s)", rt.Pattern, sub.name, resp.StatusCode, r.status[i], respBody)
+			}
+			if resp.StatusCode >= 400 && resp.Header.Get("Content-Type") != api.ProblemContentType {
+				t.Errorf("%s as %s: error without a problem body", rt.Pattern, sub.name)
+			}
+		}
+	}
+	for pattern := range table {
+		t.Errorf("the access table names %q, which is not a registered route", pattern)
+	}
+}

@@ -1,0 +1,285 @@
+package http
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"mime"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/server/auth"
+	"github.com/betaport/betaport/server/betaport"
+)
+
+// Session lifetimes: a session ends after SessionTTL without use; its expiry
+// slides forward at most once per sessionRefresh, so a busy page does not
+// write on every request.
+const (
+	defaultSessionTTL = 14 * 24 * time.Hour
+	sessionRefresh    = time.Hour
+)
+
+// subject is who made a request: an admin, a tester, or nobody.
+type subject struct {
+	session *betaport.Session
+	user    *betaport.User   // an admin
+	tester  *betaport.Tester // an active tester
+}
+
+func (who *subject) anonymous() bool { return who.user == nil && who.tester == nil }
+
+// authenticate reads the session cookie. Any failure (no cookie, unknown or
+// expired session, revoked tester) leaves the request anonymous.
+func (s *Server) authenticate(r *http.Request) (*subject, error) {
+	who := &subject{}
+	c, err := r.Cookie(api.SessionCookie)
+	if err != nil || c.Value == "" {
+		return who, nil
+	}
+	ctx := r.Context()
+	ss, err := s.Store.FindSession(ctx, auth.HashToken(c.Value))
+	if betaport.ErrorCode(err) == betaport.EUNAUTHORIZED {
+		return who, nil
+	} else if err != nil {
+		return nil, err
+	}
+	switch {
+	case ss.UserID != 0:
+		if who.user, err = s.Store.FindUser(ctx, ss.UserID); err != nil {
+			return nil, err
+		}
+	case ss.TesterID != 0:
+		t, err := s.Store.FindTester(ctx, ss.TesterID)
+		if err != nil {
+			return nil, err
+		}
+		if t.Status != api.TesterActive {
+			return who, nil
+		}
+		who.tester = t
+	}
+	who.session = ss
+	if time.Until(ss.ExpiresAt) < s.sessionTTL()-sessionRefresh {
+		if err := s.Store.ExtendSession(ctx, ss.TokenHash, betaport.Now().Add(s.sessionTTL())); err != nil {
+			s.Logger.WarnContext(ctx, "extending a session", "err", err)
+		}
+	}
+	return who, nil
+}
+
+func (s *Server) sessionTTL() time.Duration {
+	if s.SessionTTL > 0 {
+		return s.SessionTTL
+	}
+	return defaultSessionTTL
+}
+
+// startSession creates a session and sets its cookie.
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, ss *betaport.Session) error {
+	token := auth.NewToken()
+	ss.TokenHash = auth.HashToken(token)
+	ss.ExpiresAt = betaport.Now().Add(s.sessionTTL())
+	if err := s.Store.CreateSession(r.Context(), ss); err != nil {
+		return err
+	}
+	http.SetCookie(w, s.sessionCookie(token, ss.ExpiresAt))
+	return nil
+}
+
+func (s *Server) sessionCookie(value string, expires time.Time) *http.Cookie {
+	c := &http.Cookie{
+		Name:     api.SessionCookie,
+		Value:    value,
+		Path:     "/",
+		HttpOnly: true,
+		SameSite: http.SameSiteLaxMode,
+		Secure:   strings.HasPrefix(s.BaseURL, "https://"),
+	}
+	if value == "" {
+		c.MaxAge = -1
+	} else {
+		// The cookie outlives the session's sliding expiry; the server
+		// decides when a session ends.
+		c.Expires = expires.Add(365 * 24 * time.Hour)
+	}
+	return c
+}
+
+func (s *Server) sessionInfo(ctx context.Context, who *subject) (*api.Session, error) {
+	if who.user != nil {
+		team, err := s.Store.FindTeam(ctx, who.user.TeamID)
+		if err != nil {
+			return nil, err
+		}
+		return &api.Session{Kind: api.KindAdmin, User: who.user, Team: team}, nil
+	}
+	return &api.Session{Kind: api.KindTester, Tester: who.tester}, nil
+}
+
+func (s *Server) handleGetSession(w http.ResponseWriter, r *http.Request, who *subject) {
+	info, err := s.sessionInfo(r.Context(), who)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, info)
+}
+
+var errWrongSignIn = betaport.Errorf(betaport.EUNAUTHORIZED, "The e-mail address or the password is wrong. Check both and try again.")
+
+// handleSignIn checks an admin's e-mail and password. Unknown e-mails and
+// wrong passwords get the same answer, in the same time; repeated failures
+// for one e-mail or one address are slowed down.
+func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request, _ *subject) {
+	var in api.SignIn
+	if !s.readJSON(w, r, &in) {
+		return
+	}
+	email := strings.ToLower(strings.TrimSpace(in.Email))
+	if email == "" || in.Password == "" {
+		writeProblem(w, &api.Problem{Type: api.ProblemBadRequest, Status: http.StatusBadRequest,
+			Param: "email", Detail: "Give your e-mail address and your password."})
+		return
+	}
+	keys := []string{"email:" + email, "ip:" + clientIP(r)}
+	if wait := s.signInLimiter().wait(keys); wait > 0 {
+		p := problem(http.StatusTooManyRequests, api.ProblemTooManyRequests,
+			"Too many failed sign-ins. Wait "+strconv.Itoa(wait)+" seconds, then try again.")
+		p.RetryAfter = wait
+		writeProblem(w, p)
+		return
+	}
+	user, hash, err := s.Store.FindUserByEmail(r.Context(), email)
+	if err != nil && betaport.ErrorCode(err) != betaport.ENOTFOUND {
+		s.Error(w, r, err)
+		return
+	}
+	if !auth.CheckPassword(hash, in.Password) {
+		s.signInLimiter().fail(keys)
+		s.Error(w, r, errWrongSignIn)
+		return
+	}
+	who := &subject{user: user, session: &betaport.Session{UserID: user.ID}}
+	if err := s.startSession(w, r, who.session); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.handleGetSession(w, r, who)
+}
+
+// handleSignOut ends the session, if any. Signing out twice is fine.
+func (s *Server) handleSignOut(w http.ResponseWriter, r *http.Request, who *subject) {
+	if who.session != nil {
+		if err := s.Store.DeleteSession(r.Context(), who.session.TokenHash); err != nil {
+			s.Error(w, r, err)
+			return
+		}
+	}
+	http.SetCookie(w, s.sessionCookie("", time.Time{}))
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// maxJSONBody bounds every JSON request body.
+const maxJSONBody = 64 << 10
+
+// readJSON decodes a JSON request body into v, answering the problem itself
+// when the body is not what the API takes.
+func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+		writeProblem(w, problem(http.StatusUnsupportedMediaType, api.ProblemUnsupportedMedia,
+			"Send the body as JSON with the header Content-Type: application/json."))
+		return false
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJSONBody))
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeProblem(w, problem(http.StatusRequestEntityTooLarge, api.ProblemTooLarge,
+				"The body is larger than 64 KiB; send only the fields this call takes."))
+			return false
+		}
+		writeProblem(w, problem(http.StatusBadRequest, api.ProblemBadRequest,
+			"The body is not a JSON object this call understands: "+err.Error()+"."))
+		return false
+	}
+	return true
+}
+
+// limiter slows down repeated failures per key: each failure takes a token
+// from every key's bucket, and a request waits while any bucket is empty.
+// It is per replica (see README): a client spread over replicas gets each
+// replica's allowance.
+type limiter struct {
+	mu      sync.Mutex
+	every   time.Duration
+	burst   int
+	buckets map[string]*rate.Limiter
+}
+
+func newLimiter(every time.Duration, burst int) *limiter {
+	return &limiter{every: every, burst: burst, buckets: map[string]*rate.Limiter{}}
+}
+
+func (s *Server) signInLimiter() *limiter {
+	s.signInOnce.Do(func() {
+		if s.signIn == nil {
+			s.signIn = newLimiter(10*time.Second, 5)
+		}
+	})
+	return s.signIn
+}
+
+// wait returns the seconds until every key may try again (0: now).
+func (l *limiter) wait(keys []string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	longest := 0.0
+	for _, k := range keys {
+		if b, ok := l.buckets[k]; ok {
+			if tokens := b.TokensAt(now); tokens < 1 {
+				longest = max(longest, (1-tokens)*l.every.Seconds())
+			}
+		}
+	}
+	return int(math.Ceil(longest))
+}
+
+func (l *limiter) fail(keys []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	if len(l.buckets) > 100_000 {
+		// Forget buckets that have refilled: they hold no state worth keeping.
+		for k, b := range l.buckets {
+			if b.TokensAt(now) >= float64(l.burst) {
+				delete(l.buckets, k)
+			}
+		}
+	}
+	for _, k := range keys {
+		b, ok := l.buckets[k]
+		if !ok {
+			b = rate.NewLimiter(rate.Every(l.every), l.burst)
+			l.buckets[k] = b
+		}
+		b.AllowN(now, 1)
+	}
+}

@@ -1,0 +1,274 @@
+package http_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/server/auth"
+	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/server/storetest"
+)
+
+func sessionCookieOf(t *testing.T, resp *http.Response) *http.Cookie {
+	t.Helper()
+	for _, c := range resp.Cookies() {
+		if c.Name == api.SessionCookie {
+			return c
+		}
+	}
+	t.Fatalf("no %s cookie in %v", api.SessionCookie, resp.Header["Set-Cookie"])
+	return nil
+}
+
+func TestSignInAndOut(t *testing.T) {
+	e := newEnv(t)
+	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	u := &betaport.User{TeamID: team.ID, Email: "ada@example.com"}
+	if err := e.DB.CreateUser(context.Background(), u, auth.HashPassword("correct horse battery")); err != nil {
+		t.Fatal(err)
+	}
+
+	resp, body := e.send(t, "POST", api.PathSession, nil, api.SignIn{Email: " Ada@Example.com", Password: "correct horse battery"})
+	if resp.StatusCode != 200 {
+		t.Fatalf("sign-in = %d %s", resp.StatusCode, body)
+	}
+	var info api.Session
+	if err := json.Unmarshal(body, &info); err != nil || info.Kind != api.KindAdmin || info.User.Email != u.Email || info.Team.Name != team.Name {
+		t.Fatalf("sign-in answered %s", body)
+	}
+	c := sessionCookieOf(t, resp)
+	if !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Secure || c.Path != "/" || len(c.Value) < 40 {
+		t.Fatalf("session cookie %+v: want HttpOnly, SameSite=Lax, not Secure on http, a 256-bit token", c)
+	}
+	// The token itself is not what the database keeps.
+	if _, err := e.DB.FindSession(context.Background(), c.Value); betaport.ErrorCode(err) != betaport.EUNAUTHORIZED {
+		t.Fatal("the raw session token is stored: only its hash may be")
+	}
+	signedIn := http.Header{"Cookie": {c.Name + "=" + c.Value}}
+	if resp, _ := e.do(t, "GET", api.PathSession, signedIn); resp.StatusCode != 200 {
+		t.Fatalf("GET /api/session signed in = %d", resp.StatusCode)
+	}
+
+	resp, _ = e.do(t, "DELETE", api.PathSession, signedIn)
+	if resp.StatusCode != 204 || sessionCookieOf(t, resp).MaxAge >= 0 {
+		t.Fatalf("sign-out = %d, cookie %v", resp.StatusCode, resp.Header["Set-Cookie"])
+	}
+	// The old cookie no longer works, even if a browser kept it.
+	resp, body = e.do(t, "GET", api.PathSession, signedIn)
+	wantProblem(t, resp, body, 401, api.ProblemUnauthorized)
+}
+
+func TestSecureCookieOnHTTPS(t *testing.T) {
+	e := newEnv(t)
+	e.App.BaseURL = "https://beta.example.com"
+	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	e.DB.CreateUser(context.Background(), &betaport.User{TeamID: team.ID, Email: "ada@example.com"}, auth.HashPassword("correct horse battery"))
+	resp, body := e.send(t, "POST", api.PathSession, nil, api.SignIn{Email: "ada@example.com", Password: "correct horse battery"})
+	if resp.StatusCode != 200 || !sessionCookieOf(t, resp).Secure {
+		t.Fatalf("sign-in on an https service = %d %s: the cookie must be Secure", resp.StatusCode, body)
+	}
+}
+
+func TestWrongSignInsLookAlikeAndSlowDown(t *testing.T) {
+	e := newEnv(t)
+	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	e.DB.CreateUser(context.Background(), &betaport.User{TeamID: team.ID, Email: "ada@example.com"}, auth.HashPassword("correct horse battery"))
+
+	_, wrongPassword := e.send(t, "POST", api.PathSession, nil, api.SignIn{Email: "ada@example.com", Password: "nope"})
+	_, unknownEmail := e.send(t, "POST", api.PathSession, nil, api.SignIn{Email: "nobody@example.com", Password: "nope"})
+	if string(wrongPassword) != string(unknownEmail) {
+		t.Fatalf("a wrong password and an unknown e-mail answer differently:\n%s\n%s", wrongPassword, unknownEmail)
+	}
+	// Failures count per e-mail and per address: two more, then a fifth,
+	// make five from this address, and the sixth try waits, even with the
+	// right password.
+	for range 2 {
+		e.send(t, "POST", api.PathSession, nil, api.SignIn{Email: "ada@example.com", Password: "nope"})
+	}
+	resp, body := e.send(t, "POST", api.PathSession, nil, api.SignIn{Email: "ada@example.com", Password: "nope"})
+	if resp.StatusCode != 401 {
+		t.Fatalf("fifth failure = %d %s, want 401", resp.StatusCode, body)
+	}
+	resp, body = e.send(t, "POST", api.PathSession, nil, api.SignIn{Email: "ada@example.com", Password: "correct horse battery"})
+	p := wantProblem(t, resp, body, http.StatusTooManyRequests, api.ProblemTooManyRequests)
+	if resp.Header.Get("Retry-After") == "" || p.RetryAfter < 1 || !strings.Contains(p.Detail, "Wait") {
+		t.Fatalf("429 without a wait: Retry-After %q, %+v", resp.Header.Get("Retry-After"), p)
+	}
+}
+
+func TestBadSignInBodies(t *testing.T) {
+	e := newEnv(t)
+	resp, body := e.send(t, "POST", api.PathSession, nil, map[string]string{"email": "ada@example.com"})
+	wantProblem(t, resp, body, 400, api.ProblemBadRequest)
+	resp, body = e.do(t, "POST", api.PathSession, http.Header{"Content-Type": {"text/plain"}})
+	wantProblem(t, resp, body, 415, api.ProblemUnsupportedMedia)
+}
+
+func TestInviteLinkSignsTesterIn(t *testing.T) {
+	e := newEnv(t)
+	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	ext := storetest.MustExtension(t, e.DB, team, "Tab Tamer")
+	admin := e.adminOf(t, team)
+
+	resp, body := e.send(t, "POST", api.TestersPath(ext.ID), admin, api.Invite{Email: "grace@example.com", Name: "Grace"})
+	if resp.StatusCode != 201 {
+		t.Fatalf("invite = %d %s", resp.StatusCode, body)
+	}
+	var invited api.Invited
+	json.Unmarshal(body, &invited)
+	if invited.Status != api.TesterInvited || !strings.HasPrefix(invited.InviteURL, e.URL+"/t/") || resp.Header.Get("Location") == "" {
+		t.Fatalf("invite answered %s", body)
+	}
+	// Inviting the same address again is a conflict, not a second tester.
+	resp, body = e.send(t, "POST", api.TestersPath(ext.ID), admin, api.Invite{Email: "GRACE@example.com"})
+	wantProblem(t, resp, body, 409, api.ProblemConflict)
+
+	link := strings.TrimPrefix(invited.InviteURL, e.URL)
+	resp, _ = e.do(t, "GET", link, http.Header{"Accept": {"text/html"}})
+	if resp.StatusCode != 303 || resp.Header.Get("Location") != "/builds" {
+		t.Fatalf("opening the link = %d to %q, want 303 to /builds", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	c := sessionCookieOf(t, resp)
+	tester := http.Header{"Cookie": {c.Name + "=" + c.Value}}
+	resp, body = e.do(t, "GET", api.PathSession, tester)
+	var info api.Session
+	json.Unmarshal(body, &info)
+	if resp.StatusCode != 200 || info.Kind != api.KindTester || info.Tester.Status != api.TesterActive || info.Tester.LastSeenAt == nil {
+		t.Fatalf("the tester's session = %d %s", resp.StatusCode, body)
+	}
+	// A tester sees their extension, but nothing about other testers.
+	if resp, _ := e.do(t, "GET", api.ExtensionPath(ext.ID), tester); resp.StatusCode != 200 {
+		t.Fatalf("tester reading their extension = %d", resp.StatusCode)
+	}
+	if resp, _ := e.do(t, "GET", api.TestersPath(ext.ID), tester); resp.StatusCode != 403 {
+		t.Fatalf("tester listing testers = %d, want 403", resp.StatusCode)
+	}
+
+	// Revoking ends the tester's session and link at once.
+	resp, _ = e.do(t, "DELETE", api.TesterPath(ext.ID, invited.ID), admin)
+	if resp.StatusCode != 204 {
+		t.Fatalf("revoke = %d", resp.StatusCode)
+	}
+	resp, body = e.do(t, "GET", api.ExtensionPath(ext.ID), tester)
+	wantProblem(t, resp, body, 401, api.ProblemUnauthorized)
+	resp, body = e.do(t, "GET", link, http.Header{"Accept": {"application/json"}})
+	wantProblem(t, resp, body, 404, api.ProblemNotFound)
+	resp, _ = e.do(t, "GET", link, http.Header{"Accept": {"text/html"}})
+	if resp.StatusCode != 303 || resp.Header.Get("Location") != "/login?link=invalid" || len(resp.Cookies()) != 0 {
+		t.Fatalf("a revoked link in a browser = %d to %q with cookies %v", resp.StatusCode, resp.Header.Get("Location"), resp.Cookies())
+	}
+}
+
+func TestCrossSiteChangesAreRefused(t *testing.T) {
+	e := newEnv(t)
+	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	ext := storetest.MustExtension(t, e.DB, team, "Tab Tamer")
+	admin := e.adminOf(t, team)
+	for _, h := range []http.Header{
+		{"Sec-Fetch-Site": {"cross-site"}},
+		{"Origin": {"http://evil.example"}},
+	} {
+		for k, v := range admin {
+			h[k] = v
+		}
+		resp, body := e.send(t, "POST", api.TestersPath(ext.ID), h, api.Invite{Email: uniqueEmail("x")})
+		wantProblem(t, resp, body, 403, api.ProblemForbidden)
+	}
+	if n, _ := e.DB.CountTesters(context.Background(), ext.ID); n != 0 {
+		t.Fatalf("a refused cross-site request added %d testers", n)
+	}
+	h := http.Header{"Sec-Fetch-Site": {"same-origin"}, "Origin": {e.URL}}
+	for k, v := range admin {
+		h[k] = v
+	}
+	if resp, body := e.send(t, "POST", api.TestersPath(ext.ID), h, api.Invite{Email: uniqueEmail("x")}); resp.StatusCode != 201 {
+		t.Fatalf("same-origin invite = %d %s", resp.StatusCode, body)
+	}
+}
+
+func TestSecurityHeaders(t *testing.T) {
+	e := newEnv(t)
+	for _, path := range []string{"/", "/login", "/api/extensions", "/web/app.css"} {
+		resp, _ := e.do(t, "GET", path, nil)
+		csp := resp.Header.Get("Content-Security-Policy")
+		for _, want := range []string{"'wasm-unsafe-eval'", "frame-ancestors 'none'", "default-src 'self'"} {
+			if !strings.Contains(csp, want) {
+				t.Errorf("%s: CSP %q lacks %s", path, csp, want)
+			}
+		}
+		if strings.Contains(csp, "'unsafe-eval'") || strings.Contains(csp, "'unsafe-inline'") {
+			t.Errorf("%s: CSP allows more than the app needs: %q", path, csp)
+		}
+		if resp.Header.Get("X-Content-Type-Options") != "nosniff" || resp.Header.Get("Referrer-Policy") == "" {
+			t.Errorf("%s: headers %v", path, resp.Header)
+		}
+	}
+}
+
+func TestSessionExpirySlides(t *testing.T) {
+	e := newEnv(t)
+	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	u := &betaport.User{TeamID: team.ID, Email: "ada@example.com"}
+	e.DB.CreateUser(context.Background(), u, auth.HashPassword("x"))
+	token := auth.NewToken()
+	ss := &betaport.Session{TokenHash: auth.HashToken(token), UserID: u.ID, ExpiresAt: betaport.Now().Add(10 * time.Minute)}
+	if err := e.DB.CreateSession(context.Background(), ss); err != nil {
+		t.Fatal(err)
+	}
+	resp, _ := e.do(t, "GET", api.PathSession, http.Header{"Cookie": {api.SessionCookie + "=" + token}})
+	if resp.StatusCode != 200 {
+		t.Fatalf("session = %d", resp.StatusCode)
+	}
+	got, err := e.DB.FindSession(context.Background(), ss.TokenHash)
+	if err != nil || time.Until(got.ExpiresAt) < 13*24*time.Hour {
+		t.Fatalf("a used session expires at %v (%v): its expiry did not slide to 14 days", got.ExpiresAt, err)
+	}
+	// An expired session is no session.
+	e.DB.ExtendSession(context.Background(), ss.TokenHash, betaport.Now().Add(-time.Second))
+	resp, body := e.do(t, "GET", api.PathSession, http.Header{"Cookie": {api.SessionCookie + "=" + token}})
+	wantProblem(t, resp, body, 401, api.ProblemUnauthorized)
+}
+
+func TestTesterList(t *testing.T) {
+	e := newEnv(t)
+	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	ext := storetest.MustExtension(t, e.DB, team, "E")
+	admin := e.adminOf(t, team)
+	for i := range 5 {
+		e.testerOf(t, ext, []string{api.TesterActive, api.TesterInvited}[i%2])
+	}
+	var seen []int64
+	path := api.TestersPath(ext.ID) + "?limit=2"
+	for pages := 0; ; pages++ {
+		resp, body := e.do(t, "GET", path, admin)
+		var page api.Page[api.Tester]
+		if resp.StatusCode != 200 || json.Unmarshal(body, &page) != nil || pages > 3 {
+			t.Fatalf("page %d = %d %s", pages, resp.StatusCode, body)
+		}
+		for _, tt := range page.Data {
+			seen = append(seen, tt.ID)
+		}
+		if page.NextCursor == "" {
+			if !strings.Contains(string(body), `"data"`) || strings.Contains(string(body), "nextCursor") {
+				t.Fatalf("last page %s: nextCursor must be absent", body)
+			}
+			break
+		}
+		path = api.TestersPath(ext.ID) + "?limit=2&cursor=" + page.NextCursor
+	}
+	if len(seen) != 5 || seen[0] < seen[4] {
+		t.Fatalf("pages gave testers %v, want all 5 newest first", seen)
+	}
+	for _, bad := range []string{"?limit=0", "?limit=101", "?limit=x", "?status=gone", "?cursor=abc", "?cursor=1.AAAAAAAAAAAAAAAA"} {
+		resp, body := e.do(t, "GET", api.TestersPath(ext.ID)+bad, admin)
+		p := wantProblem(t, resp, body, 400, api.ProblemBadRequest)
+		if p.Param == "" {
+			t.Errorf("%s: the problem does not name the parameter", bad)
+		}
+	}
+}

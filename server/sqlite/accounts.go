@@ -1,0 +1,238 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/server/betaport"
+)
+
+// normalizeTester trims and validates a tester before it is saved.
+func normalizeTester(t *betaport.Tester, now time.Time) error {
+	t.Email = strings.ToLower(strings.TrimSpace(t.Email))
+	t.Name = strings.TrimSpace(t.Name)
+	if t.Status == "" {
+		t.Status = api.TesterInvited
+	}
+	if at := strings.IndexByte(t.Email, '@'); at < 1 || at == len(t.Email)-1 || strings.ContainsAny(t.Email, " \t\r\n<>") {
+		return &betaport.Error{Code: betaport.EINVALID, Param: "email",
+			Message: "Give the tester's e-mail address, like ada@example.com."}
+	}
+	if len(t.Email) > 254 || len(t.Name) > 200 {
+		return &betaport.Error{Code: betaport.EINVALID, Param: "email", Message: "That e-mail address or name is too long."}
+	}
+	if t.CreatedAt.IsZero() {
+		t.CreatedAt = now
+	}
+	return nil
+}
+
+func testerExists(email string) error {
+	return &betaport.Error{Code: betaport.ECONFLICT, Param: "email",
+		Message: email + " is already a tester of this extension."}
+}
+
+// InviteTester inserts one tester with the hash of their invite link.
+func (s *DB) InviteTester(ctx context.Context, t *betaport.Tester, inviteHash string) error {
+	if err := normalizeTester(t, betaport.Now()); err != nil {
+		return err
+	}
+	err := s.db.QueryRowContext(ctx,
+		`INSERT INTO testers (extension_id, email, name, status, created_at, invite_hash)
+		 VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+		t.ExtensionID, t.Email, t.Name, t.Status, millis(t.CreatedAt), inviteHash).Scan(&t.ID)
+	if isUniqueViolation(err) {
+		return testerExists(t.Email)
+	}
+	return err
+}
+
+const testerColumns = `id, extension_id, email, name, status, created_at, last_seen_at`
+
+func scanTester(row interface{ Scan(...any) error }) (*betaport.Tester, error) {
+	var t betaport.Tester
+	var created int64
+	var seen sql.NullInt64
+	if err := row.Scan(&t.ID, &t.ExtensionID, &t.Email, &t.Name, &t.Status, &created, &seen); err != nil {
+		return nil, err
+	}
+	t.CreatedAt, t.LastSeenAt = fromMillis(created), fromNullMillis(seen)
+	return &t, nil
+}
+
+var errNoTester = betaport.Errorf(betaport.ENOTFOUND, "There is no such tester.")
+
+// FindTester returns a tester by id.
+func (s *DB) FindTester(ctx context.Context, id int64) (*betaport.Tester, error) {
+	t, err := scanTester(s.db.QueryRowContext(ctx, `SELECT `+testerColumns+` FROM testers WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errNoTester
+	}
+	return t, err
+}
+
+// FindTesterByInvite returns the tester whose invite link hashes to hash.
+func (s *DB) FindTesterByInvite(ctx context.Context, hash string) (*betaport.Tester, error) {
+	t, err := scanTester(s.db.QueryRowContext(ctx, `SELECT `+testerColumns+` FROM testers WHERE invite_hash = ?`, hash))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errNoTester
+	}
+	return t, err
+}
+
+// FindTesters returns a page of testers, newest first, keyset-paged by id so
+// a deep page costs what the first one costs.
+func (s *DB) FindTesters(ctx context.Context, f betaport.TesterFilter) ([]*betaport.Tester, error) {
+	q := `SELECT ` + testerColumns + ` FROM testers WHERE extension_id = ?`
+	args := []any{f.ExtensionID}
+	if f.Status != "" {
+		q += ` AND status = ?`
+		args = append(args, f.Status)
+	}
+	if f.BeforeID > 0 {
+		q += ` AND id < ?`
+		args = append(args, f.BeforeID)
+	}
+	if f.Query != "" {
+		q += ` AND (instr(email, ?) > 0 OR instr(lower(name), ?) > 0)`
+		needle := strings.ToLower(f.Query)
+		args = append(args, needle, needle)
+	}
+	q += ` ORDER BY id DESC LIMIT ?`
+	args = append(args, f.Limit)
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	list := []*betaport.Tester{}
+	for rows.Next() {
+		t, err := scanTester(rows)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, t)
+	}
+	return list, rows.Err()
+}
+
+// ActivateTester marks a tester active and seen now; a revoked tester stays
+// revoked.
+func (s *DB) ActivateTester(ctx context.Context, id int64) error {
+	_, err := s.db.ExecContext(ctx,
+		`UPDATE testers SET status = 'active', last_seen_at = ? WHERE id = ? AND status <> 'revoked'`,
+		millis(betaport.Now()), id)
+	return err
+}
+
+// RevokeTester revokes a tester and deletes their sessions in one
+// transaction, so no request after it sees them signed in.
+func (s *DB) RevokeTester(ctx context.Context, id int64) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE testers SET status = 'revoked' WHERE id = ?`, id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return errNoTester
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM sessions WHERE tester_id = ?`, id)
+		return err
+	})
+}
+
+// CreateUser inserts an admin of a team.
+func (s *DB) CreateUser(ctx context.Context, u *betaport.User, passwordHash string) error {
+	u.Email = strings.ToLower(strings.TrimSpace(u.Email))
+	if at := strings.IndexByte(u.Email, '@'); at < 1 || at == len(u.Email)-1 {
+		return &betaport.Error{Code: betaport.EINVALID, Param: "email", Message: "Give the admin's e-mail address, like ada@example.com."}
+	}
+	if _, err := s.FindTeam(ctx, u.TeamID); err != nil {
+		return err
+	}
+	u.CreatedAt = betaport.Now()
+	err := s.db.QueryRowContext(ctx,
+		`INSERT INTO users (team_id, email, password_hash, created_at) VALUES (?, ?, ?, ?) RETURNING id`,
+		u.TeamID, u.Email, passwordHash, millis(u.CreatedAt)).Scan(&u.ID)
+	if isUniqueViolation(err) {
+		return &betaport.Error{Code: betaport.ECONFLICT, Param: "email", Message: u.Email + " already has an account."}
+	}
+	return err
+}
+
+var errNoUser = betaport.Errorf(betaport.ENOTFOUND, "There is no such user.")
+
+// FindUser returns a user by id.
+func (s *DB) FindUser(ctx context.Context, id int64) (*betaport.User, error) {
+	var u betaport.User
+	var created int64
+	err := s.db.QueryRowContext(ctx, `SELECT id, team_id, email, created_at FROM users WHERE id = ?`, id).
+		Scan(&u.ID, &u.TeamID, &u.Email, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errNoUser
+	}
+	u.CreatedAt = fromMillis(created)
+	return &u, err
+}
+
+// FindUserByEmail returns a user and their password hash.
+func (s *DB) FindUserByEmail(ctx context.Context, email string) (*betaport.User, string, error) {
+	var u betaport.User
+	var created int64
+	var hash string
+	err := s.db.QueryRowContext(ctx,
+		`SELECT id, team_id, email, created_at, password_hash FROM users WHERE email = ?`,
+		strings.ToLower(strings.TrimSpace(email))).
+		Scan(&u.ID, &u.TeamID, &u.Email, &created, &hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, "", errNoUser
+	}
+	u.CreatedAt = fromMillis(created)
+	return &u, hash, err
+}
+
+// CreateSession stores a new session.
+func (s *DB) CreateSession(ctx context.Context, ss *betaport.Session) error {
+	ss.CreatedAt = betaport.Now()
+	_, err := s.db.ExecContext(ctx,
+		`INSERT INTO sessions (token_hash, user_id, tester_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)`,
+		ss.TokenHash, nullID(ss.UserID), nullID(ss.TesterID), millis(ss.CreatedAt), millis(ss.ExpiresAt))
+	return err
+}
+
+var errNoSession = betaport.Errorf(betaport.EUNAUTHORIZED, "Your session has ended. Sign in again.")
+
+// FindSession returns an unexpired session.
+func (s *DB) FindSession(ctx context.Context, hash string) (*betaport.Session, error) {
+	var ss betaport.Session
+	var user, tester sql.NullInt64
+	var created, expires int64
+	err := s.db.QueryRowContext(ctx,
+		`SELECT token_hash, user_id, tester_id, created_at, expires_at FROM sessions
+		 WHERE token_hash = ? AND expires_at > ?`, hash, millis(betaport.Now())).
+		Scan(&ss.TokenHash, &user, &tester, &created, &expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errNoSession
+	}
+	ss.UserID, ss.TesterID = user.Int64, tester.Int64
+	ss.CreatedAt, ss.ExpiresAt = fromMillis(created), fromMillis(expires)
+	return &ss, err
+}
+
+// ExtendSession moves a session's expiry.
+func (s *DB) ExtendSession(ctx context.Context, hash string, expires time.Time) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE sessions SET expires_at = ? WHERE token_hash = ?`, millis(expires), hash)
+	return err
+}
+
+// DeleteSession ends a session.
+func (s *DB) DeleteSession(ctx context.Context, hash string) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM sessions WHERE token_hash = ?`, hash)
+	return err
+}
+
+func nullID(id int64) sql.NullInt64 { return sql.NullInt64{Int64: id, Valid: id != 0} }
