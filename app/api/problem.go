@@ -36,6 +36,8 @@ type Problem struct {
 	Param string `json:"param,omitempty"`
 	// RetryAfter is the number of seconds to wait before trying again.
 	RetryAfter int `json:"retryAfter,omitempty"`
+	// Problems lists everything wrong with a rejected zip.
+	Problems []ZipProblem `json:"problems,omitempty"`
 }
 
 func (p *Problem) Error() string {

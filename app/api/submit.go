@@ -1,0 +1,65 @@
+package api
+
+import "time"
+
+// Paths of the submit flow. The upload URL itself is not under /api: the
+// server hands it out, and it authorises the PUT by its signature.
+const (
+	PathSubmitUpload = "/api/submit/upload"
+	PathSubmitSign   = "/api/submit/sign"
+	// UploadPrefix starts the server's own signed upload URLs (file storage).
+	UploadPrefix = "/uploads/"
+	// ZipContentType is the only content type an upload PUT takes.
+	ZipContentType = "application/zip"
+)
+
+// KeyFile is the file an admin downloads from an extension's settings page.
+// Pipelines send only the Service object, never the wrapper.
+type KeyFile struct {
+	Service ServiceKey `json:"service"`
+}
+
+// ServiceKey authenticates calls 1 and 3 of the submit flow.
+type ServiceKey struct {
+	ExtensionID string `json:"extensionId"`
+	APIKey      string `json:"apiKey"`
+}
+
+// UploadURL answers call 1: where to PUT the zip, until when.
+type UploadURL struct {
+	URL       string    `json:"url"`
+	ExpiresAt time.Time `json:"expiresAt"`
+	UploadID  int64     `json:"uploadId"`
+	// MaxSize is the largest zip the PUT takes, in bytes.
+	MaxSize int64 `json:"maxSize"`
+}
+
+// ZipProblem is one thing wrong with a submitted zip.
+type ZipProblem struct {
+	Code    string `json:"code"`
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}
+
+// Problem types of the submit flow.
+const (
+	ProblemInvalidKey     = "/problems/invalid-key"
+	ProblemPlanRequired   = "/problems/plan-required"
+	ProblemNoUpload       = "/problems/no-upload"
+	ProblemZipNotReceived = "/problems/zip-not-received"
+	ProblemUploadExpired  = "/problems/upload-expired"
+	ProblemURLExpired     = "/problems/upload-url-expired"
+	ProblemBadSignature   = "/problems/bad-signature"
+	ProblemAlreadyDone    = "/problems/upload-closed"
+	ProblemNotAZip        = "/problems/not-a-zip"
+	ProblemInvalidZip     = "/problems/invalid-zip"
+)
+
+// Paths of bundles.
+func BundlesPath(extensionID int64) string { return ExtensionPath(extensionID) + "/bundles" }
+
+// CurrentBundlePath is the record of the bundle testers get.
+func CurrentBundlePath(extensionID int64) string { return BundlesPath(extensionID) + "/current" }
+
+// KeyPath creates (rotates) an extension's key and answers the key file.
+func KeyPath(extensionID int64) string { return ExtensionPath(extensionID) + "/key" }
