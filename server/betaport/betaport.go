@@ -47,6 +47,33 @@ type Bundle struct {
 	BlobKey string `json:"-"`
 }
 
+// Upload states. An upload is requested (URL issued), received (zip
+// stored), then published, or rejected (validation failed), superseded (a
+// newer URL was issued first) or expired (no zip before its URL expired).
+const (
+	UploadRequested  = "requested"
+	UploadReceived   = "received"
+	UploadPublished  = "published"
+	UploadRejected   = "rejected"
+	UploadSuperseded = "superseded"
+	UploadExpired    = "expired"
+)
+
+// Upload is one zip submitted through the submit flow.
+type Upload struct {
+	ID           int64
+	ExtensionID  int64
+	State        string
+	BlobKey      string // where the PUT stores the zip
+	Size         int64
+	SHA256       string
+	Problems     []api.ZipProblem // why it was rejected
+	BundleNumber int64            // the bundle it became
+	CreatedAt    time.Time
+	ExpiresAt    time.Time
+	ReceivedAt   *time.Time
+}
+
 // Plan reports whether p names a known plan.
 func ValidPlan(p string) bool {
 	return p == api.PlanProfessional || p == api.PlanStarter
@@ -80,6 +107,31 @@ type Store interface {
 	PublishBundle(ctx context.Context, b *Bundle) error
 	FindBundle(ctx context.Context, extensionID, number int64) (*Bundle, error)
 	CountBundles(ctx context.Context, extensionID int64) (int64, error)
+
+	// SetExtensionKey replaces an extension's submit key (rotation).
+	SetExtensionKey(ctx context.Context, extensionID int64, keyHash string) error
+	// ExtensionKey returns the hash of an extension's key ("" for none).
+	ExtensionKey(ctx context.Context, extensionID int64) (string, error)
+
+	// CreateUpload records a newly issued upload URL; earlier uploads of the
+	// extension that were not published become superseded.
+	CreateUpload(ctx context.Context, u *Upload) error
+	FindUpload(ctx context.Context, id int64) (*Upload, error)
+	// LatestUpload is the extension's last issued upload.
+	LatestUpload(ctx context.Context, extensionID int64) (*Upload, error)
+	// ReceiveUpload records a stored zip for an upload still open for one.
+	ReceiveUpload(ctx context.Context, id, size int64, sha256 string) error
+	RejectUpload(ctx context.Context, id int64, problems []api.ZipProblem) error
+	// PublishUpload publishes a received upload as bundle b, exactly once:
+	// the upload's state, the bundle's number and the extension's current
+	// bundle change in one transaction. When the upload was published
+	// already, it returns that bundle and false.
+	PublishUpload(ctx context.Context, uploadID int64, b *Bundle) (*Bundle, bool, error)
+	// ExpireUploads marks uploads whose URL expired before their zip came.
+	ExpireUploads(ctx context.Context, now time.Time) error
+	// SweepableUploads lists dead uploads whose bytes are still stored.
+	SweepableUploads(ctx context.Context, limit int) ([]*Upload, error)
+	MarkUploadSwept(ctx context.Context, id int64) error
 
 	// CreateTesters inserts testers in one transaction (invites, seeding).
 	CreateTesters(ctx context.Context, ts []*Tester) error

@@ -35,8 +35,9 @@ type Main struct {
 	Blobs  *blob.Bucket
 	Server *bphttp.Server
 
-	ln   net.Listener
-	done chan error
+	ln        net.Listener
+	done      chan error
+	stopSweep context.CancelFunc
 }
 
 // NewMain returns a Main with the default configuration.
@@ -110,7 +111,28 @@ func (m *Main) Run(ctx context.Context) error {
 	m.Server.Handler() // build routes now, not on the first request
 	m.done = make(chan error, 1)
 	go func() { m.done <- m.Server.Serve(m.ln) }()
+	sweepCtx, stopSweep := context.WithCancel(context.Background())
+	m.stopSweep = stopSweep
+	go m.sweep(sweepCtx)
 	return nil
+}
+
+// sweep removes dead uploads' bytes every minute until Close.
+func (m *Main) sweep(ctx context.Context) {
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := m.Server.Sweep(ctx); err != nil {
+				m.Logger.Warn("sweeping uploads", "err", err)
+			} else if n > 0 {
+				m.Logger.Info("swept dead uploads", "count", n)
+			}
+		}
+	}
 }
 
 // URL is the address the service answers on.
@@ -119,6 +141,9 @@ func (m *Main) URL() string { return m.Server.BaseURL }
 // Close finishes in-flight requests (up to 30 s), then closes storage.
 func (m *Main) Close() error {
 	var errs []error
+	if m.stopSweep != nil {
+		m.stopSweep()
+	}
 	if m.Server != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

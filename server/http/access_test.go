@@ -2,7 +2,9 @@ package http_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"sort"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/server/auth"
 	"github.com/betaport/betaport/server/betaport"
+	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/storetest"
 )
 
@@ -80,6 +83,8 @@ func TestAccess(t *testing.T) {
 	testerB, _ := e.testerOf(t, extB, api.TesterActive)
 	revoked, _ := e.testerOf(t, extA, api.TesterActive)
 	victim, _ := e.testerOf(t, extA, api.TesterActive)
+	e.publish(t, extA, "1.0.0")
+	key := e.key(t, extA)
 
 	// Each request gets its own fresh session, so a sign-out in one cell
 	// cannot change another.
@@ -124,9 +129,27 @@ func TestAccess(t *testing.T) {
 			"/api/extensions/" + id + "/testers", invite, [6]int{401, 201, 404, 403, 404, 401}},
 		"DELETE /api/extensions/{id}/testers/{testerId}": {
 			"/api/extensions/" + id + "/testers/" + strconv.FormatInt(victim.ID, 10), nil, [6]int{401, 204, 404, 403, 404, 401}},
+		"POST /api/extensions/{id}/key": {
+			"/api/extensions/" + id + "/key", nil, [6]int{401, 200, 404, 403, 404, 401}},
+		"GET /api/extensions/{id}/bundles/current": {
+			"/api/extensions/" + id + "/bundles/current", nil, [6]int{401, 200, 404, 200, 404, 401}},
+		"GET /api/extensions/{id}/bundles/current/download": {
+			"/api/extensions/" + id + "/bundles/current/download", nil, [6]int{401, 200, 404, 200, 404, 401}},
+		"GET /api/extensions/{id}/bundles/{number}/download": {
+			"/api/extensions/" + id + "/bundles/1/download", nil, [6]int{401, 200, 404, 200, 404, 401}},
+		// The submit flow ignores cookies: the key (rotated by the key row
+		// above, so read it fresh) or the signed URL decides.
+		"POST /api/submit/upload": {"/api/submit/upload", func() any { return *key }, [6]int{200, 200, 200, 200, 200, 200}},
+		"POST /api/submit/sign":   {"/api/submit/sign", func() any { return *key }, [6]int{409, 409, 409, 409, 409, 409}},
+		"PUT /uploads/{upload}":   {"/uploads/1", nil, [6]int{403, 403, 403, 403, 403, 403}},
 	}
 
-	for _, rt := range e.App.Routes() {
+	// The key row rotates extA's key; the submit rows then use the new one.
+	keyRowFirst := func(routes []bphttp.Route) []bphttp.Route {
+		sort.SliceStable(routes, func(i, j int) bool { return strings.HasSuffix(routes[i].Pattern, "/key") })
+		return routes
+	}
+	for _, rt := range keyRowFirst(e.App.Routes()) {
 		r, ok := table[rt.Pattern]
 		if !ok {
 			t.Errorf("route %q (%s) has no row in the access table: say who may call it", rt.Pattern, rt.Access)
@@ -145,6 +168,11 @@ func TestAccess(t *testing.T) {
 				body = r.body()
 			}
 			resp, respBody := e.send(t, method, path, sub.header(), body)
+			if rt.Pattern == "POST /api/extensions/{id}/key" && resp.StatusCode == 200 {
+				var kf api.KeyFile
+				json.Unmarshal(respBody, &kf)
+				*key = kf.Service
+			}
 			if resp.StatusCode != r.status[i] {
 				t.Errorf("%s as %s: %d, want %d (%s)", rt.Pattern, sub.name, resp.StatusCode, r.status[i], respBody)
 			}

@@ -33,14 +33,18 @@ type Server struct {
 	Secret []byte
 	// SessionTTL is how long a session lasts unused; 0 means 14 days.
 	SessionTTL time.Duration
+	// Submit tunes the submit flow (URL expiry, size and rate limits).
+	Submit SubmitConfig
 
 	once        sync.Once
 	handler     http.Handler
 	srv         *http.Server
 	routeTable  []Route
 	crossOrigin *http.CrossOriginProtection
-	signInOnce  sync.Once
-	signIn      *limiter
+	signInOnce   sync.Once
+	signIn       *limiter
+	submitOnce   sync.Once
+	submitLimits *keyLimiter
 }
 
 // Handler returns the server's root handler.
@@ -70,6 +74,18 @@ func (s *Server) routes() http.Handler {
 	s.routeExtension(mux, "GET /api/extensions/{id}/testers", ExtensionAdmin, s.handleListTesters)
 	s.routeExtension(mux, "POST /api/extensions/{id}/testers", ExtensionAdmin, s.handleInviteTester)
 	s.routeExtension(mux, "DELETE /api/extensions/{id}/testers/{testerId}", ExtensionAdmin, s.handleRevokeTester)
+	s.routeExtension(mux, "POST /api/extensions/{id}/key", ExtensionAdmin, s.handleCreateKey)
+	s.routeExtension(mux, "GET /api/extensions/{id}/bundles/current", ExtensionMember, s.handleCurrentBundle)
+	s.routeExtension(mux, "GET /api/extensions/{id}/bundles/current/download", ExtensionMember, s.handleDownloadCurrent)
+	s.routeExtension(mux, "GET /api/extensions/{id}/bundles/{number}/download", ExtensionMember, s.handleDownloadBundle)
+
+	// The submit flow authenticates by key and signed URL, never by cookie.
+	s.route(mux, "POST "+api.PathSubmitUpload, KeyAuth, s.handleSubmitUpload)
+	s.route(mux, "POST "+api.PathSubmitSign, KeyAuth, s.handleSubmitSign)
+	s.route(mux, "PUT "+api.UploadPrefix+"{upload}", KeyAuth, s.handleUploadPut)
+	for _, method := range []string{"GET", "POST", "PATCH", "DELETE"} {
+		mux.HandleFunc(method+" "+api.UploadPrefix+"{upload}", uploadMethodNotAllowed)
+	}
 
 	assets := newAssets(s.Logger)
 	mux.Handle("GET /web/", assets)

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/andybalholm/brotli"
+	"gocloud.dev/blob"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/server/blobstore"
@@ -27,8 +28,10 @@ import (
 
 type env struct {
 	*httptest.Server
-	DB  *sqlite.DB
-	App *bphttp.Server
+	DB    *sqlite.DB
+	Blobs *blob.Bucket
+	App   *bphttp.Server
+	Dir   string
 }
 
 // newEnv starts the real handler on a real SQLite file and file blobs.
@@ -52,7 +55,7 @@ func newEnv(t *testing.T) *env {
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
 	s.BaseURL = ts.URL
-	return &env{Server: ts, DB: db, App: s}
+	return &env{Server: ts, DB: db, Blobs: blobs, App: s, Dir: dir}
 }
 
 func (e *env) do(t *testing.T, method, path string, header http.Header) (*http.Response, []byte) {

@@ -110,31 +110,34 @@ func (s *DB) PublishBundle(ctx context.Context, b *betaport.Bundle) error {
 	if b.CreatedAt.IsZero() {
 		b.CreatedAt = betaport.Now()
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx,
-			`UPDATE extensions SET last_bundle_number = last_bundle_number + 1
-			 WHERE id = ? RETURNING last_bundle_number`, b.ExtensionID).Scan(&b.Number)
-		if errors.Is(err, sql.ErrNoRows) {
-			return betaport.Errorf(betaport.ENOTFOUND, "Extension %d does not exist.", b.ExtensionID)
-		} else if err != nil {
-			return err
-		}
-		err = tx.QueryRowContext(ctx,
-			`INSERT INTO bundles (extension_id, number, name, version, manifest_version, size, sha256,
-			   file_count, source, blob_key, created_at)
-			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			b.ExtensionID, b.Number, b.Name, b.Version, b.ManifestVersion, b.Size, b.SHA256,
-			b.FileCount, b.Source, b.BlobKey, millis(b.CreatedAt)).Scan(&b.ID)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx,
-			`UPDATE extensions SET current_bundle = ? WHERE id = ?`, b.Number, b.ExtensionID); err != nil {
-			return err
-		}
-		b.Current = true
-		return nil
-	})
+	return s.inTx(ctx, func(tx *sql.Tx) error { return publishInTx(ctx, tx, b, 0) })
+}
+
+// publishInTx numbers b, inserts it and makes it current inside tx.
+func publishInTx(ctx context.Context, tx *sql.Tx, b *betaport.Bundle, uploadID int64) error {
+	err := tx.QueryRowContext(ctx,
+		`UPDATE extensions SET last_bundle_number = last_bundle_number + 1
+		 WHERE id = ? RETURNING last_bundle_number`, b.ExtensionID).Scan(&b.Number)
+	if errors.Is(err, sql.ErrNoRows) {
+		return betaport.Errorf(betaport.ENOTFOUND, "Extension %d does not exist.", b.ExtensionID)
+	} else if err != nil {
+		return err
+	}
+	err = tx.QueryRowContext(ctx,
+		`INSERT INTO bundles (extension_id, number, name, version, manifest_version, size, sha256,
+		   file_count, source, blob_key, created_at, upload_id)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		b.ExtensionID, b.Number, b.Name, b.Version, b.ManifestVersion, b.Size, b.SHA256,
+		b.FileCount, b.Source, b.BlobKey, millis(b.CreatedAt), nullID(uploadID)).Scan(&b.ID)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx,
+		`UPDATE extensions SET current_bundle = ? WHERE id = ?`, b.Number, b.ExtensionID); err != nil {
+		return err
+	}
+	b.Current = true
+	return nil
 }
 
 // FindBundle returns one bundle of an extension by its number.

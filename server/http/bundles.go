@@ -1,0 +1,120 @@
+package http
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"gocloud.dev/gcerrors"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/server/auth"
+	"github.com/betaport/betaport/server/betaport"
+)
+
+// handleCreateKey creates the extension's submit key, replacing (rotating)
+// the previous one, and answers the key file. The key is shown only now.
+func (s *Server) handleCreateKey(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
+	key := auth.NewToken()
+	if err := s.Store.SetExtensionKey(r.Context(), ext.ID, HashKey(key)); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Disposition", `attachment; filename="key.json"`)
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, r, http.StatusOK, api.KeyFile{Service: api.ServiceKey{
+		ExtensionID: strconv.FormatInt(ext.ID, 10),
+		APIKey:      key,
+	}})
+}
+
+var errNoCurrent = betaport.Errorf(betaport.ENOTFOUND, "This extension has no published bundle yet.")
+
+func (s *Server) currentBundle(w http.ResponseWriter, r *http.Request, ext *betaport.Extension) (*betaport.Bundle, bool) {
+	if ext.CurrentBundle == 0 {
+		s.Error(w, r, errNoCurrent)
+		return nil, false
+	}
+	b, err := s.Store.FindBundle(r.Context(), ext.ID, ext.CurrentBundle)
+	if err != nil {
+		s.Error(w, r, err)
+		return nil, false
+	}
+	return b, true
+}
+
+func (s *Server) handleCurrentBundle(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
+	if b, ok := s.currentBundle(w, r, ext); ok {
+		writeJSON(w, r, http.StatusOK, b.Bundle)
+	}
+}
+
+func (s *Server) handleDownloadCurrent(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
+	if b, ok := s.currentBundle(w, r, ext); ok {
+		s.serveBundle(w, r, b)
+	}
+}
+
+func (s *Server) handleDownloadBundle(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
+	n, err := strconv.ParseInt(r.PathValue("number"), 10, 64)
+	if err != nil || n <= 0 {
+		s.Error(w, r, betaport.Errorf(betaport.ENOTFOUND, "Bundles are numbered 1, 2, 3…; %q is not a bundle number.", r.PathValue("number")))
+		return
+	}
+	b, err := s.Store.FindBundle(r.Context(), ext.ID, n)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.serveBundle(w, r, b)
+}
+
+var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// serveBundle sends a bundle's zip with its SHA-256 as ETag, a file name,
+// and range support (a resumed download picks up where it stopped).
+func (s *Server) serveBundle(w http.ResponseWriter, r *http.Request, b *betaport.Bundle) {
+	rd, err := s.Blobs.NewReader(r.Context(), b.BlobKey, nil)
+	if err != nil {
+		s.Error(w, r, fmt.Errorf("opening bundle %d of extension %d: %w", b.Number, b.ExtensionID, err))
+		return
+	}
+	defer rd.Close()
+	name := strings.Trim(unsafeFileChars.ReplaceAllString(b.Name, "-"), "-")
+	if name == "" {
+		name = "extension"
+	}
+	h := w.Header()
+	h.Set("Content-Type", api.ZipContentType)
+	h.Set("ETag", `"`+b.SHA256+`"`)
+	h.Set("Cache-Control", "private, no-cache")
+	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s.zip"`, name, b.Version))
+	http.ServeContent(w, r, "", time.Time{}, rd)
+}
+
+// Sweep marks uploads whose URL expired before their zip came, and removes
+// the bytes of dead uploads (expired, rejected, superseded). It returns how
+// many uploads it swept.
+func (s *Server) Sweep(ctx context.Context) (int, error) {
+	if err := s.Store.ExpireUploads(ctx, betaport.Now()); err != nil {
+		return 0, err
+	}
+	dead, err := s.Store.SweepableUploads(ctx, 500)
+	if err != nil {
+		return 0, err
+	}
+	for i, u := range dead {
+		err := s.Blobs.Delete(ctx, uploadBlobKey(u.ID))
+		if err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+			return i, err
+		}
+		if err := s.Store.MarkUploadSwept(ctx, u.ID); err != nil {
+			return i, err
+		}
+	}
+	return len(dead), nil
+}

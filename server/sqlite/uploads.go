@@ -1,0 +1,187 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/server/betaport"
+)
+
+// SetExtensionKey replaces an extension's key hash.
+func (s *DB) SetExtensionKey(ctx context.Context, extensionID int64, keyHash string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE extensions SET key_hash = ? WHERE id = ?`, keyHash, extensionID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return betaport.Errorf(betaport.ENOTFOUND, "Extension %d does not exist.", extensionID)
+	}
+	return nil
+}
+
+// ExtensionKey returns an extension's key hash.
+func (s *DB) ExtensionKey(ctx context.Context, extensionID int64) (string, error) {
+	var hash sql.NullString
+	err := s.db.QueryRowContext(ctx, `SELECT key_hash FROM extensions WHERE id = ?`, extensionID).Scan(&hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", betaport.Errorf(betaport.ENOTFOUND, "Extension %d does not exist.", extensionID)
+	}
+	return hash.String, err
+}
+
+// CreateUpload inserts an upload and supersedes the extension's open ones.
+func (s *DB) CreateUpload(ctx context.Context, u *betaport.Upload) error {
+	u.State = betaport.UploadRequested
+	u.CreatedAt = betaport.Now()
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx,
+			`UPDATE uploads SET state = 'superseded' WHERE extension_id = ? AND state IN ('requested', 'received')`,
+			u.ExtensionID); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx,
+			`INSERT INTO uploads (extension_id, state, blob_key, created_at, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+			u.ExtensionID, u.State, u.BlobKey, millis(u.CreatedAt), millis(u.ExpiresAt)).Scan(&u.ID)
+	})
+}
+
+const uploadColumns = `id, extension_id, state, blob_key, size, sha256, problems, bundle_number, created_at, expires_at, received_at`
+
+func scanUpload(row interface{ Scan(...any) error }) (*betaport.Upload, error) {
+	var u betaport.Upload
+	var problems sql.NullString
+	var number, received sql.NullInt64
+	var created, expires int64
+	if err := row.Scan(&u.ID, &u.ExtensionID, &u.State, &u.BlobKey, &u.Size, &u.SHA256, &problems, &number,
+		&created, &expires, &received); err != nil {
+		return nil, err
+	}
+	if problems.Valid {
+		if err := json.Unmarshal([]byte(problems.String), &u.Problems); err != nil {
+			return nil, err
+		}
+	}
+	u.BundleNumber = number.Int64
+	u.CreatedAt, u.ExpiresAt, u.ReceivedAt = fromMillis(created), fromMillis(expires), fromNullMillis(received)
+	return &u, nil
+}
+
+var errNoUpload = betaport.Errorf(betaport.ENOTFOUND, "There is no such upload.")
+
+// FindUpload returns an upload by id.
+func (s *DB) FindUpload(ctx context.Context, id int64) (*betaport.Upload, error) {
+	u, err := scanUpload(s.db.QueryRowContext(ctx, `SELECT `+uploadColumns+` FROM uploads WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errNoUpload
+	}
+	return u, err
+}
+
+// LatestUpload returns the extension's most recently issued upload.
+func (s *DB) LatestUpload(ctx context.Context, extensionID int64) (*betaport.Upload, error) {
+	u, err := scanUpload(s.db.QueryRowContext(ctx,
+		`SELECT `+uploadColumns+` FROM uploads WHERE extension_id = ? ORDER BY id DESC LIMIT 1`, extensionID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errNoUpload
+	}
+	return u, err
+}
+
+// ReceiveUpload records the stored zip of an upload still waiting for one
+// (or replaced by a retried PUT before sign).
+func (s *DB) ReceiveUpload(ctx context.Context, id, size int64, sha256 string) error {
+	res, err := s.db.ExecContext(ctx,
+		`UPDATE uploads SET state = 'received', size = ?, sha256 = ?, received_at = ?
+		 WHERE id = ? AND state IN ('requested', 'received')`, size, sha256, millis(betaport.Now()), id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return betaport.Errorf(betaport.ECONFLICT, "This upload is closed: it was signed, replaced by a newer upload URL, or it expired. Request a new upload URL.")
+	}
+	return nil
+}
+
+// RejectUpload records why a received upload was refused.
+func (s *DB) RejectUpload(ctx context.Context, id int64, problems []api.ZipProblem) error {
+	b, err := json.Marshal(problems)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.ExecContext(ctx,
+		`UPDATE uploads SET state = 'rejected', problems = ? WHERE id = ? AND state = 'received'`, string(b), id)
+	return err
+}
+
+// PublishUpload publishes a received upload exactly once.
+func (s *DB) PublishUpload(ctx context.Context, uploadID int64, b *betaport.Bundle) (*betaport.Bundle, bool, error) {
+	if b.CreatedAt.IsZero() {
+		b.CreatedAt = betaport.Now()
+	}
+	published := false
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx,
+			`UPDATE uploads SET state = 'published' WHERE id = ? AND state = 'received'`, uploadID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil // published by another sign, or no longer received
+		}
+		if err := publishInTx(ctx, tx, b, uploadID); err != nil {
+			return err
+		}
+		published = true
+		_, err = tx.ExecContext(ctx, `UPDATE uploads SET bundle_number = ? WHERE id = ?`, b.Number, uploadID)
+		return err
+	})
+	if err != nil || published {
+		return b, published, err
+	}
+	u, err := s.FindUpload(ctx, uploadID)
+	if err != nil {
+		return nil, false, err
+	}
+	if u.State != betaport.UploadPublished {
+		return nil, false, betaport.Errorf(betaport.ECONFLICT, "This upload is %s, not ready to publish.", u.State)
+	}
+	existing, err := s.FindBundle(ctx, u.ExtensionID, u.BundleNumber)
+	return existing, false, err
+}
+
+// ExpireUploads marks requested uploads whose URL has expired.
+func (s *DB) ExpireUploads(ctx context.Context, now time.Time) error {
+	_, err := s.db.ExecContext(ctx,
+		`UPDATE uploads SET state = 'expired' WHERE state = 'requested' AND expires_at <= ?`, millis(now))
+	return err
+}
+
+// SweepableUploads lists dead uploads whose bytes may still be stored.
+func (s *DB) SweepableUploads(ctx context.Context, limit int) ([]*betaport.Upload, error) {
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT `+uploadColumns+` FROM uploads
+		 WHERE swept = 0 AND state IN ('expired', 'rejected', 'superseded') ORDER BY id LIMIT ?`, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var list []*betaport.Upload
+	for rows.Next() {
+		u, err := scanUpload(rows)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, u)
+	}
+	return list, rows.Err()
+}
+
+// MarkUploadSwept records that an upload's bytes are gone.
+func (s *DB) MarkUploadSwept(ctx context.Context, id int64) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE uploads SET swept = 1 WHERE id = ?`, id)
+	return err
+}
