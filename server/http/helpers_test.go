@@ -11,8 +11,8 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/server/betaport"
-	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/demo"
+	bphttp "github.com/betaport/betaport/server/http"
 )
 
 // publish stores a demo zip and publishes it as ext's next bundle, as the

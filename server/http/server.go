@@ -36,11 +36,11 @@ type Server struct {
 	// Submit tunes the submit flow (URL expiry, size and rate limits).
 	Submit SubmitConfig
 
-	once        sync.Once
-	handler     http.Handler
-	srv         *http.Server
-	routeTable  []Route
-	crossOrigin *http.CrossOriginProtection
+	once         sync.Once
+	handler      http.Handler
+	srv          *http.Server
+	routeTable   []Route
+	crossOrigin  *http.CrossOriginProtection
 	signInOnce   sync.Once
 	signIn       *limiter
 	submitOnce   sync.Once
