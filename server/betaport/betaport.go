@@ -64,7 +64,6 @@ type Upload struct {
 	ID           int64
 	ExtensionID  int64
 	State        string
-	BlobKey      string // where the PUT stores the zip
 	Size         int64
 	SHA256       string
 	Problems     []api.ZipProblem // why it was rejected

@@ -10,11 +10,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 
+	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/server/auth"
 	"github.com/betaport/betaport/server/betaport"
 	"github.com/betaport/betaport/server/demo"
+	bphttp "github.com/betaport/betaport/server/http"
 )
 
 type command func(ctx context.Context, args []string, stdout, stderr io.Writer) error
@@ -27,6 +30,7 @@ func init() {
 		"team create":      teamCreate,
 		"extension create": extensionCreate,
 		"user create":      userCreate,
+		"key create":       keyCreate,
 		"seed":             seed,
 	}
 }
@@ -159,6 +163,42 @@ func userCreate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			fmt.Fprintln(stderr, "The password is printed once; keep it somewhere safe.")
 		}
 		return printJSON(stdout, out)
+	})
+}
+
+func keyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := DefaultConfig()
+	fs := flag.NewFlagSet("key create", flag.ContinueOnError)
+	c.storageFlags(fs)
+	id := fs.Int64("extension", 0, "the extension's `ID` (required)")
+	out := fs.String("out", "", "write the key file to this `file` (required); it holds a secret")
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	if *id == 0 || *out == "" {
+		return usageError{"--extension and --out are required"}
+	}
+	return withStorage(ctx, c, func(st *Storage) error {
+		if _, err := st.Store.FindExtension(ctx, *id); err != nil {
+			return err
+		}
+		key := auth.NewToken()
+		kf := api.KeyFile{Service: api.ServiceKey{ExtensionID: strconv.FormatInt(*id, 10), APIKey: key}}
+		b, err := json.MarshalIndent(kf, "", "  ")
+		if err != nil {
+			return err
+		}
+		// Write the file first: a key that was rotated but never saved
+		// would lock every pipeline out.
+		if err := os.WriteFile(*out, append(b, '\n'), 0o600); err != nil {
+			return err
+		}
+		if err := st.Store.SetExtensionKey(ctx, *id, bphttp.HashKey(key)); err != nil {
+			os.Remove(*out)
+			return err
+		}
+		fmt.Fprintf(stderr, "Wrote %s. The previous key of extension %d no longer works; update pipelines that used it.\n", *out, *id)
+		return nil
 	})
 }
 

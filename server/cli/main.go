@@ -166,7 +166,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	cmd, rest := args[0], args[1:]
-	if len(rest) > 0 && (cmd == "team" || cmd == "extension" || cmd == "user") {
+	if len(rest) > 0 && (cmd == "team" || cmd == "extension" || cmd == "user" || cmd == "key") {
 		cmd, rest = cmd+" "+rest[0], rest[1:]
 	}
 	run, ok := commands[cmd]
@@ -219,6 +219,8 @@ Usage:
   betaport team create --name N --plan professional|starter [--seats N]
   betaport extension create --team ID --name N
   betaport user create --email E --team ID [--password P]
+  betaport key create --extension ID --out key.json
+  betaport submit --base-url URL --key key.json FILE.zip
   betaport seed
 
 Commands that touch storage take --data, --db and --blob (env BETAPORT_DATA,

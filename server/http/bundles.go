@@ -100,7 +100,7 @@ func (s *Server) serveBundle(w http.ResponseWriter, r *http.Request, b *betaport
 // the bytes of dead uploads (expired, rejected, superseded). It returns how
 // many uploads it swept.
 func (s *Server) Sweep(ctx context.Context) (int, error) {
-	if err := s.Store.ExpireUploads(ctx, betaport.Now()); err != nil {
+	if err := s.Store.ExpireUploads(ctx, s.now()); err != nil {
 		return 0, err
 	}
 	dead, err := s.Store.SweepableUploads(ctx, 500)

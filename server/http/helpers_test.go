@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"strconv"
 	"testing"
 
@@ -46,3 +47,7 @@ func (e *env) key(t *testing.T, ext *betaport.Extension) *api.ServiceKey {
 	}
 	return k
 }
+
+func hashKey(k string) string { return bphttp.HashKey(k) }
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

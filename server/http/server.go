@@ -35,6 +35,9 @@ type Server struct {
 	SessionTTL time.Duration
 	// Submit tunes the submit flow (URL expiry, size and rate limits).
 	Submit SubmitConfig
+	// Now is the clock upload URLs expire by; nil means time.Now. Tests
+	// move it instead of sleeping.
+	Now func() time.Time
 
 	once         sync.Once
 	handler      http.Handler
@@ -127,6 +130,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	return s.srv.Shutdown(ctx)
+}
+
+func (s *Server) now() time.Time {
+	if s.Now != nil {
+		return s.Now().UTC().Truncate(time.Millisecond)
+	}
+	return betaport.Now()
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request, _ *subject) {

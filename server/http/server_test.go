@@ -20,6 +20,7 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/server/auth"
 	"github.com/betaport/betaport/server/blobstore"
 	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/sqlite"
@@ -51,7 +52,7 @@ func newEnv(t *testing.T) *env {
 	}
 	t.Cleanup(func() { blobs.Close() })
 	s := &bphttp.Server{Store: db, Blobs: blobs, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Secret: []byte("test secret, at least 32 bytes long")}
+		Secret: []byte(auth.NewToken())} // each server its own secret
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
 	s.BaseURL = ts.URL

@@ -32,9 +32,10 @@ import (
 const (
 	defaultUploadTTL     = 15 * time.Minute
 	defaultMaxUploadSize = 256 << 20
-	// A busy CI may submit in bursts: 30 calls at once, then one every 2 s.
-	defaultSubmitBurst = 30
-	defaultSubmitEvery = 2 * time.Second
+	// A busy CI may submit in bursts: 60 calls (30 submissions) at once, then
+	// one call a second.
+	defaultSubmitBurst = 60
+	defaultSubmitEvery = time.Second
 )
 
 // SubmitConfig tunes the submit flow. Zero fields take the defaults.
@@ -157,8 +158,7 @@ func (s *Server) handleSubmitUpload(w http.ResponseWriter, r *http.Request, _ *s
 		return
 	}
 	cfg := s.Submit.withDefaults()
-	u := &betaport.Upload{ExtensionID: ext.ID, ExpiresAt: betaport.Now().Add(cfg.UploadTTL)}
-	u.BlobKey = "" // set once the id is known
+	u := &betaport.Upload{ExtensionID: ext.ID, ExpiresAt: s.now().Add(cfg.UploadTTL)}
 	if err := s.Store.CreateUpload(r.Context(), u); err != nil {
 		s.Error(w, r, err)
 		return
@@ -324,7 +324,7 @@ func (s *Server) handleSubmitSign(w http.ResponseWriter, r *http.Request, _ *sub
 	}
 	switch u.State {
 	case betaport.UploadRequested:
-		if time.Now().Before(u.ExpiresAt) {
+		if s.now().Before(u.ExpiresAt) {
 			writeProblem(w, problem(http.StatusConflict, api.ProblemZipNotReceived,
 				"The zip has not arrived yet: PUT it to the upload URL, then sign."))
 			return

@@ -58,7 +58,7 @@ func (s *Server) checkUploadURL(r *http.Request, uploadID int64) *api.Problem {
 		return problem(http.StatusForbidden, api.ProblemBadSignature,
 			"This upload URL's signature does not match. Use the exact URL that POST /api/submit/upload answered, unchanged.")
 	}
-	if time.Now().Unix() >= exp {
+	if s.now().Unix() >= exp {
 		return problem(http.StatusForbidden, api.ProblemURLExpired,
 			"This upload URL has expired. Request a new one with POST /api/submit/upload and upload again.")
 	}

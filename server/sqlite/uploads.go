@@ -44,19 +44,19 @@ func (s *DB) CreateUpload(ctx context.Context, u *betaport.Upload) error {
 			return err
 		}
 		return tx.QueryRowContext(ctx,
-			`INSERT INTO uploads (extension_id, state, blob_key, created_at, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING id`,
-			u.ExtensionID, u.State, u.BlobKey, millis(u.CreatedAt), millis(u.ExpiresAt)).Scan(&u.ID)
+			`INSERT INTO uploads (extension_id, state, created_at, expires_at) VALUES (?, ?, ?, ?) RETURNING id`,
+			u.ExtensionID, u.State, millis(u.CreatedAt), millis(u.ExpiresAt)).Scan(&u.ID)
 	})
 }
 
-const uploadColumns = `id, extension_id, state, blob_key, size, sha256, problems, bundle_number, created_at, expires_at, received_at`
+const uploadColumns = `id, extension_id, state, size, sha256, problems, bundle_number, created_at, expires_at, received_at`
 
 func scanUpload(row interface{ Scan(...any) error }) (*betaport.Upload, error) {
 	var u betaport.Upload
 	var problems sql.NullString
 	var number, received sql.NullInt64
 	var created, expires int64
-	if err := row.Scan(&u.ID, &u.ExtensionID, &u.State, &u.BlobKey, &u.Size, &u.SHA256, &problems, &number,
+	if err := row.Scan(&u.ID, &u.ExtensionID, &u.State, &u.Size, &u.SHA256, &problems, &number,
 		&created, &expires, &received); err != nil {
 		return nil, err
 	}

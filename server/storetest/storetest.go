@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/server/betaport"
@@ -29,6 +30,8 @@ func Run(t *testing.T, open Opener) {
 		{"PublishBundleNumbers", testPublishBundleNumbers},
 		{"PublishBundleConcurrent", testPublishBundleConcurrent},
 		{"TestersAllOrNothing", testTestersAllOrNothing},
+		{"UploadLifecycle", testUploadLifecycle},
+		{"PublishUploadOnce", testPublishUploadOnce},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -255,4 +258,105 @@ func testTestersAllOrNothing(t *testing.T, s betaport.Store) {
 	}
 	err = s.CreateTesters(ctx, []*betaport.Tester{{ExtensionID: e.ID, Email: "no-at-sign"}})
 	wantCode(t, err, betaport.EINVALID)
+}
+
+func testUploadLifecycle(t *testing.T, s betaport.Store) {
+	ctx := context.Background()
+	team := MustTeam(t, s, api.PlanProfessional)
+	e := MustExtension(t, s, team, "E")
+	_, err := s.LatestUpload(ctx, e.ID)
+	wantCode(t, err, betaport.ENOTFOUND)
+
+	first := &betaport.Upload{ExtensionID: e.ID, ExpiresAt: betaport.Now().Add(time.Hour)}
+	if err := s.CreateUpload(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ReceiveUpload(ctx, first.ID, 10, "aa"); err != nil {
+		t.Fatal(err)
+	}
+	second := &betaport.Upload{ExtensionID: e.ID, ExpiresAt: betaport.Now().Add(-time.Minute)}
+	if err := s.CreateUpload(ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.FindUpload(ctx, first.ID); got.State != betaport.UploadSuperseded || got.Size != 10 {
+		t.Fatalf("first upload after a second URL = %+v, want superseded", got)
+	}
+	wantCode(t, s.ReceiveUpload(ctx, first.ID, 20, "bb"), betaport.ECONFLICT)
+	if latest, _ := s.LatestUpload(ctx, e.ID); latest.ID != second.ID || latest.State != betaport.UploadRequested {
+		t.Fatalf("latest = %+v, want the second, requested", latest)
+	}
+	if err := s.ExpireUploads(ctx, betaport.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.FindUpload(ctx, second.ID); got.State != betaport.UploadExpired {
+		t.Fatalf("an upload past its expiry is %s", got.State)
+	}
+	dead, err := s.SweepableUploads(ctx, 10)
+	if err != nil || len(dead) != 2 {
+		t.Fatalf("SweepableUploads = %d, %v; want the superseded and the expired", len(dead), err)
+	}
+	for _, u := range dead {
+		s.MarkUploadSwept(ctx, u.ID)
+	}
+	if dead, _ := s.SweepableUploads(ctx, 10); len(dead) != 0 {
+		t.Fatalf("swept uploads listed again: %v", dead)
+	}
+
+	third := &betaport.Upload{ExtensionID: e.ID, ExpiresAt: betaport.Now().Add(time.Hour)}
+	s.CreateUpload(ctx, third)
+	s.ReceiveUpload(ctx, third.ID, 5, "cc")
+	problems := []api.ZipProblem{{Code: "manifest_missing", Message: "m"}, {Code: "path_traversal", Path: "../x", Message: "p"}}
+	if err := s.RejectUpload(ctx, third.ID, problems); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.FindUpload(ctx, third.ID)
+	if got.State != betaport.UploadRejected || len(got.Problems) != 2 || got.Problems[1] != problems[1] {
+		t.Fatalf("rejected upload = %+v", got)
+	}
+}
+
+// Concurrent publishes of one upload make one bundle; every caller gets it.
+func testPublishUploadOnce(t *testing.T, s betaport.Store) {
+	ctx := context.Background()
+	team := MustTeam(t, s, api.PlanProfessional)
+	e := MustExtension(t, s, team, "E")
+	u := &betaport.Upload{ExtensionID: e.ID, ExpiresAt: betaport.Now().Add(time.Hour)}
+	s.CreateUpload(ctx, u)
+	if _, _, err := s.PublishUpload(ctx, u.ID, newBundle(e.ID, 1)); betaport.ErrorCode(err) != betaport.ECONFLICT {
+		t.Fatalf("publishing an upload with no zip: %v, want a conflict", err)
+	}
+	s.ReceiveUpload(ctx, u.ID, 100, fmt.Sprintf("%064x", 1))
+	const n = 8
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	fresh := 0
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b, published, err := s.PublishUpload(ctx, u.ID, newBundle(e.ID, i))
+			if err != nil {
+				t.Errorf("PublishUpload: %v", err)
+				return
+			}
+			if b.Number != 1 {
+				t.Errorf("PublishUpload answered bundle %d, want 1", b.Number)
+			}
+			mu.Lock()
+			if published {
+				fresh++
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if fresh != 1 {
+		t.Fatalf("%d of %d concurrent publishes created a bundle, want exactly 1", fresh, n)
+	}
+	if c, _ := s.CountBundles(ctx, e.ID); c != 1 {
+		t.Fatalf("%d bundles, want 1", c)
+	}
+	if got, _ := s.FindUpload(ctx, u.ID); got.State != betaport.UploadPublished || got.BundleNumber != 1 {
+		t.Fatalf("published upload = %+v", got)
+	}
 }

@@ -6,7 +6,6 @@ CREATE TABLE uploads (
     id            INTEGER PRIMARY KEY AUTOINCREMENT,
     extension_id  INTEGER NOT NULL REFERENCES extensions (id),
     state         TEXT    NOT NULL CHECK (state IN ('requested', 'received', 'published', 'rejected', 'superseded', 'expired')),
-    blob_key      TEXT    NOT NULL,
     size          INTEGER NOT NULL DEFAULT 0,
     sha256        TEXT    NOT NULL DEFAULT '',
     problems      TEXT,
