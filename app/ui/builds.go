@@ -44,6 +44,7 @@ func (p *BuildsPage) Render() app.UI {
 				return app.Li().Class("card build").Body(
 					app.Strong().Class("build-name").Text(e.Name),
 					app.P().Class("muted").Text(currentText(e)),
+					app.If(e.CurrentBundle != 0, downloadLink(e)),
 				)
 			}),
 		)

@@ -69,3 +69,9 @@ func currentText(e api.Extension) string {
 	}
 	return fmt.Sprintf("Current bundle #%d", e.CurrentBundle)
 }
+
+// downloadLink downloads the bundle testers currently get.
+func downloadLink(e api.Extension) app.UI {
+	return app.A().Class("button download").Href(api.CurrentBundlePath(e.ID)+"/download").
+		Attr("download", "").Text(fmt.Sprintf("Download bundle #%d", e.CurrentBundle))
+}

@@ -65,6 +65,15 @@ func TestTesterLinkOpensBuilds(t *testing.T) {
 	if name != d.Extensions[0].Name || !strings.Contains(who, "Tester") {
 		t.Fatalf("builds page shows %q for %q, want %q for a tester", name, who, d.Extensions[0].Name)
 	}
+	// The download link serves the current bundle to the signed-in tester.
+	cur, err := m.Store.FindBundle(context.Background(), d.Extensions[0].ID, d.Extensions[0].CurrentBundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch(document.querySelector("#builds a.download").href).then(r => r.status + " " + r.headers.get("ETag"))`, chromedp.EvalAwaitPromise))
+	if want := `200 "` + cur.SHA256 + `"`; err != nil || got != want {
+		t.Fatalf("the download link answers %q (%v), want %q", got, err, want)
+	}
 }
 
 // A revoked tester's link signs nobody in; the sign-in page says why.
