@@ -105,7 +105,13 @@ type Store interface {
 	// never reused) and makes it the current one, atomically.
 	PublishBundle(ctx context.Context, b *Bundle) error
 	FindBundle(ctx context.Context, extensionID, number int64) (*Bundle, error)
+	// FindBundles returns up to limit bundles numbered at most maxNumber,
+	// newest first: a range over the number, so a deep page costs what the
+	// first one costs.
+	FindBundles(ctx context.Context, extensionID, maxNumber int64, limit int) ([]*Bundle, error)
 	CountBundles(ctx context.Context, extensionID int64) (int64, error)
+	// LastBundleNumber is the highest number given out (0 before any).
+	LastBundleNumber(ctx context.Context, extensionID int64) (int64, error)
 
 	// SetExtensionKey replaces an extension's submit key (rotation).
 	SetExtensionKey(ctx context.Context, extensionID int64, keyHash string) error

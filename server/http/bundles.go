@@ -3,6 +3,7 @@ package http
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -30,6 +31,44 @@ func (s *Server) handleCreateKey(w http.ResponseWriter, r *http.Request, _ *subj
 		ExtensionID: strconv.FormatInt(ext.ID, 10),
 		APIKey:      key,
 	}})
+}
+
+// handleListBundles answers page N (from 0, newest first) of an
+// extension's bundles as a JSON array. Bundle numbers are dense (1…last,
+// never reused), so page N is the number range below last - N*limit: no
+// OFFSET scan, page 5,000 costs what page 0 costs.
+func (s *Server) handleListBundles(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
+	q := r.URL.Query()
+	limit, ok := limitParam(w, q)
+	if !ok {
+		return
+	}
+	page := int64(0)
+	if v := q.Get("page"); v != "" || q.Has("page") {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 || n > math.MaxInt32 {
+			badParam(w, "page", "page must be a whole number from 0 (the newest bundles).")
+			return
+		}
+		page = n
+	}
+	last, err := s.Store.LastBundleNumber(r.Context(), ext.ID)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	list := make([]api.Bundle, 0, limit)
+	if top := last - page*int64(limit); top > 0 {
+		bundles, err := s.Store.FindBundles(r.Context(), ext.ID, top, limit)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		for _, b := range bundles {
+			list = append(list, b.Bundle)
+		}
+	}
+	writeJSONPage(w, r, list)
 }
 
 var errNoCurrent = betaport.Errorf(betaport.ENOTFOUND, "This extension has no published bundle yet.")

@@ -1,10 +1,13 @@
 package http
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/server/betaport"
@@ -95,6 +98,28 @@ func (pw *problemWriter) Write(b []byte) (int, error) {
 }
 
 func (pw *problemWriter) Unwrap() http.ResponseWriter { return pw.ResponseWriter }
+
+// writeJSONPage writes a list page with an ETag of its bytes; a request
+// whose If-None-Match names it gets 304 and no body, so revalidating a page
+// that did not change costs no body.
+func writeJSONPage(w http.ResponseWriter, r *http.Request, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		writeJSON(w, r, http.StatusOK, v) // reports the error
+		return
+	}
+	sum := sha256.Sum256(b)
+	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
+	w.Header().Set("ETag", etag)
+	w.Header().Set("Cache-Control", "private, no-cache")
+	for _, tag := range strings.Split(r.Header.Get("If-None-Match"), ",") {
+		if t := strings.TrimSpace(tag); t == etag || t == "W/"+etag || t == "*" {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
+	writeJSON(w, r, http.StatusOK, json.RawMessage(b))
+}
 
 // writeJSON writes v as a JSON response.
 func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {

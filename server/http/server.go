@@ -78,6 +78,7 @@ func (s *Server) routes() http.Handler {
 	s.routeExtension(mux, "POST /api/extensions/{id}/testers", ExtensionAdmin, s.handleInviteTester)
 	s.routeExtension(mux, "DELETE /api/extensions/{id}/testers/{testerId}", ExtensionAdmin, s.handleRevokeTester)
 	s.routeExtension(mux, "POST /api/extensions/{id}/key", ExtensionAdmin, s.handleCreateKey)
+	s.routeExtension(mux, "GET /api/extensions/{id}/bundles", ExtensionMember, s.handleListBundles)
 	s.routeExtension(mux, "GET /api/extensions/{id}/bundles/current", ExtensionMember, s.handleCurrentBundle)
 	s.routeExtension(mux, "GET /api/extensions/{id}/bundles/current/download", ExtensionMember, s.handleDownloadCurrent)
 	s.routeExtension(mux, "GET /api/extensions/{id}/bundles/{number}/download", ExtensionMember, s.handleDownloadBundle)

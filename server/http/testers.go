@@ -68,7 +68,7 @@ func (s *Server) handleListTesters(w http.ResponseWriter, r *http.Request, _ *su
 		}
 		page.Data = append(page.Data, *t)
 	}
-	writeJSON(w, r, http.StatusOK, page)
+	writeJSONPage(w, r, page)
 }
 
 // handleRevokeTester revokes a tester: their sessions end and their link

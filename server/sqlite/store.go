@@ -158,6 +158,41 @@ func (s *DB) FindBundle(ctx context.Context, extensionID, number int64) (*betapo
 	return &b, err
 }
 
+// FindBundles returns a range of bundles by number, newest first.
+func (s *DB) FindBundles(ctx context.Context, extensionID, maxNumber int64, limit int) ([]*betaport.Bundle, error) {
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT b.id, b.extension_id, b.number, b.name, b.version, b.manifest_version, b.size, b.sha256,
+		        b.file_count, b.source, b.blob_key, b.created_at, e.current_bundle = b.number
+		 FROM bundles b JOIN extensions e ON e.id = b.extension_id
+		 WHERE b.extension_id = ? AND b.number <= ? ORDER BY b.number DESC LIMIT ?`, extensionID, maxNumber, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	list := []*betaport.Bundle{}
+	for rows.Next() {
+		var b betaport.Bundle
+		var created int64
+		if err := rows.Scan(&b.ID, &b.ExtensionID, &b.Number, &b.Name, &b.Version, &b.ManifestVersion, &b.Size,
+			&b.SHA256, &b.FileCount, &b.Source, &b.BlobKey, &created, &b.Current); err != nil {
+			return nil, err
+		}
+		b.CreatedAt = fromMillis(created)
+		list = append(list, &b)
+	}
+	return list, rows.Err()
+}
+
+// LastBundleNumber is the highest bundle number given out.
+func (s *DB) LastBundleNumber(ctx context.Context, extensionID int64) (int64, error) {
+	var n int64
+	err := s.db.QueryRowContext(ctx, `SELECT last_bundle_number FROM extensions WHERE id = ?`, extensionID).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, betaport.Errorf(betaport.ENOTFOUND, "Extension %d does not exist.", extensionID)
+	}
+	return n, err
+}
+
 // CountBundles counts an extension's bundles.
 func (s *DB) CountBundles(ctx context.Context, extensionID int64) (int64, error) {
 	var n int64
