@@ -1,26 +1,42 @@
 package ui
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/fetch"
 )
 
-// ExtensionPage shows one extension.
+// bundlesPageSize is the limit of one page of the bundles list.
+const bundlesPageSize = 20
+
+// ExtensionPage shows one extension and its bundles, newest first, in an
+// infinite list (index-based pages).
 type ExtensionPage struct {
 	app.Compo
 
 	id        int64
 	err       error
 	extension *api.Extension
+
+	closeList func()
+	bundles   fetch.InfiniteState[[]api.Bundle]
+	list      *fetch.Infinite[[]api.Bundle]
 }
 
-// OnNav reads the extension id from the path and loads the extension.
+// OnNav reads the extension id from the path and loads the extension and the
+// first page of its bundles.
 func (p *ExtensionPage) OnNav(ctx app.Context) {
 	id, _ := strconv.ParseInt(strings.TrimPrefix(ctx.Page().URL().Path, "/extensions/"), 10, 64)
+	if id == p.id && p.list != nil {
+		return
+	}
+	p.OnDismount()
 	p.id, p.extension, p.err = id, nil, nil
 	c := apiClient()
 	ctx.Async(func() {
@@ -32,6 +48,19 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 			p.extension, p.err = e, err
 		})
 	})
+	p.list = fetch.NewInfinite(listCache(),
+		fetch.IndexKeys[api.Bundle](api.BundlesPath(id), bundlesPageSize),
+		fetch.JSONFetcher[[]api.Bundle](httpOptions()),
+		fetch.InfiniteOptions[[]api.Bundle]{HasMore: fetch.IndexHasMore[api.Bundle](bundlesPageSize)})
+	p.closeList = bindInfinite(ctx, p.list, func(s fetch.InfiniteState[[]api.Bundle]) { p.bundles = s })
+}
+
+// OnDismount closes the list: its requests are cancelled.
+func (p *ExtensionPage) OnDismount() {
+	if p.closeList != nil {
+		p.closeList()
+		p.closeList, p.list = nil, nil
+	}
 }
 
 func (p *ExtensionPage) Render() app.UI {
@@ -51,8 +80,107 @@ func (p *ExtensionPage) Render() app.UI {
 				app.Dt().Text("Current bundle"), app.Dd().ID("current-bundle").Text(currentText(*e)),
 			),
 			app.If(e.CurrentBundle != 0, app.P().Body(downloadLink(*e))),
-			app.P().Body(app.A().ID("testers-link").Href("/extensions/" + strconv.FormatInt(e.ID, 10) + "/testers").Text("Testers")),
+			app.P().Body(app.A().ID("testers-link").Href("/extensions/"+strconv.FormatInt(e.ID, 10)+"/testers").Text("Testers")),
+			p.renderBundles(),
 		}
 	}
 	return shell("extensions", body...)
+}
+
+func (p *ExtensionPage) renderBundles() app.UI {
+	s := p.bundles
+	rows := fetch.Flatten(s.Data)
+	var state app.UI
+	switch {
+	case s.Data == nil && s.Err != nil:
+		state = app.Div().Body(
+			statusView("error", listError(s.Err)),
+			app.Button().ID("retry-bundles").Type("button").Text("Retry").OnClick(p.retry),
+		)
+	case s.Data == nil:
+		state = statusView("loading", "Loading bundles…")
+	case len(rows) == 0:
+		state = statusView("empty", "No bundles yet. Submit a zip from your pipeline, or upload one here, and it appears on top.")
+	}
+	if state != nil {
+		return app.Section().ID("bundles").Body(app.H2().Text("Bundles"), state)
+	}
+	return app.Section().ID("bundles").Body(
+		app.H2().Body(
+			app.Text("Bundles "),
+			app.Span().ID("bundles-total").Class("muted").Text(fmt.Sprintf("(%d loaded)", fetch.Total(s.Data))),
+		),
+		app.Table().Class("list").Body(
+			app.THead().Body(app.Tr().Body(
+				app.Th().Text("#"), app.Th().Text("Version"), app.Th().Text("Size"),
+				app.Th().Text("SHA-256"), app.Th().Text("Published"), app.Th(),
+			)),
+			app.TBody().ID("bundle-rows").Body(app.Range(rows).Slice(func(i int) app.UI {
+				return &bundleRow{Bundle: rows[i]}
+			})),
+		),
+		app.If(s.Err != nil, app.Div().Body(
+			statusView("error", listError(s.Err)),
+			app.Button().ID("retry-bundles").Type("button").Text("Retry").OnClick(p.retry),
+		)),
+		app.Div().Class("list-footer").Body(
+			app.If(s.HasMore, app.Button().ID("load-more-bundles").Type("button").
+				Disabled(s.IsLoadingMore).OnClick(p.loadMore).
+				Text(map[bool]string{true: "Loading…", false: "Load more"}[s.IsLoadingMore])),
+			app.If(!s.HasMore, app.P().ID("bundles-end").Class("muted").Text("That is every bundle.")),
+		),
+	)
+}
+
+func (p *ExtensionPage) loadMore(ctx app.Context, e app.Event) {
+	if p.list != nil {
+		p.list.SetSizeFunc(func(n int) int { return n + 1 })
+	}
+}
+
+func (p *ExtensionPage) retry(ctx app.Context, e app.Event) {
+	if p.list != nil {
+		p.list.Revalidate()
+	}
+}
+
+// bundleRow is its own component keyed by its bundle, so its link and
+// handlers never see another row's bundle (go-app #1107).
+type bundleRow struct {
+	app.Compo
+	Bundle api.Bundle
+}
+
+func (r *bundleRow) Render() app.UI {
+	b := r.Bundle
+	return app.Tr().DataSet("bundle", b.Number).Body(
+		app.Td().Body(
+			app.Text(fmt.Sprintf("#%d ", b.Number)),
+			app.If(b.Current, app.Span().Class("badge badge-active").Text("current")),
+		),
+		app.Td().Text(b.Version),
+		app.Td().Text(humanSize(b.Size)),
+		app.Td().Body(app.Code().Title(b.SHA256).Text(shortSHA(b.SHA256))),
+		app.Td().Text(b.CreatedAt.Local().Format(time.DateTime)),
+		app.Td().Body(app.A().Href(fmt.Sprintf("%s/%d/download", api.BundlesPath(b.ExtensionID), b.Number)).
+			Attr("download", "").Text("Download")),
+	)
+}
+
+func shortSHA(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+func humanSize(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	default:
+		return fmt.Sprintf("%d B", n)
+	}
 }

@@ -25,6 +25,7 @@ func Register() {
 		app.RouteWithRegexp(`^/extensions/\d+/testers$`, &TestersPage{})
 		if app.IsClient {
 			preventNativeSubmits()
+			feedBrowserEvents()
 		}
 	})
 }

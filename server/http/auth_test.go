@@ -3,6 +3,7 @@ package http_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -269,6 +270,62 @@ func TestTesterList(t *testing.T) {
 		p := wantProblem(t, resp, body, 400, api.ProblemBadRequest)
 		if p.Param == "" {
 			t.Errorf("%s: the problem does not name the parameter", bad)
+		}
+	}
+}
+
+func TestBundleList(t *testing.T) {
+	e := newEnv(t)
+	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	ext := storetest.MustExtension(t, e.DB, team, "E")
+	empty := storetest.MustExtension(t, e.DB, team, "Empty")
+	admin := e.adminOf(t, team)
+	for i := 1; i <= 5; i++ {
+		e.publish(t, ext, "1.0."+strings.Repeat("1", i))
+	}
+	page := func(path string) ([]api.Bundle, *http.Response) {
+		t.Helper()
+		resp, body := e.do(t, "GET", path, admin)
+		var list []api.Bundle
+		if resp.StatusCode != 200 || json.Unmarshal(body, &list) != nil {
+			t.Fatalf("GET %s = %d %s", path, resp.StatusCode, body)
+		}
+		return list, resp
+	}
+	numbers := func(list []api.Bundle) (ns []int64) {
+		for _, b := range list {
+			ns = append(ns, b.Number)
+		}
+		return ns
+	}
+	p0, resp := page(api.BundlesPath(ext.ID) + "?page=0&limit=2")
+	p1, _ := page(api.BundlesPath(ext.ID) + "?page=1&limit=2")
+	p2, _ := page(api.BundlesPath(ext.ID) + "?page=2&limit=2")
+	p3, _ := page(api.BundlesPath(ext.ID) + "?page=3&limit=2")
+	if fmt.Sprint(numbers(p0), numbers(p1), numbers(p2), len(p3)) != "[5 4] [3 2] [1] 0" || !p0[0].Current || p0[1].Current {
+		t.Fatalf("pages = %v %v %v %v", numbers(p0), numbers(p1), numbers(p2), p3)
+	}
+	if list, _ := page(api.BundlesPath(empty.ID)); len(list) != 0 {
+		t.Fatalf("an extension without bundles lists %v", list)
+	}
+	if list, _ := page(api.BundlesPath(ext.ID)); len(list) != 5 {
+		t.Fatalf("default limit lists %d", len(list))
+	}
+	etag := resp.Header.Get("ETag")
+	resp, body := e.do(t, "GET", api.BundlesPath(ext.ID)+"?page=0&limit=2", http.Header{"Cookie": admin["Cookie"], "If-None-Match": {etag}})
+	if etag == "" || resp.StatusCode != http.StatusNotModified || len(body) != 0 {
+		t.Fatalf("revalidation with ETag %q = %d, %d bytes", etag, resp.StatusCode, len(body))
+	}
+	// A new bundle changes the first page, so its ETag no longer matches.
+	e.publish(t, ext, "2.0")
+	resp, _ = e.do(t, "GET", api.BundlesPath(ext.ID)+"?page=0&limit=2", http.Header{"Cookie": admin["Cookie"], "If-None-Match": {etag}})
+	if resp.StatusCode != 200 {
+		t.Fatalf("a changed page answered %d to an old ETag", resp.StatusCode)
+	}
+	for _, bad := range []string{"?page=-1", "?page=x", "?limit=0", "?limit=1000"} {
+		resp, body := e.do(t, "GET", api.BundlesPath(ext.ID)+bad, admin)
+		if p := wantProblem(t, resp, body, 400, api.ProblemBadRequest); p.Param == "" {
+			t.Errorf("%s: problem names no parameter", bad)
 		}
 	}
 }

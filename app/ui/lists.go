@@ -1,0 +1,71 @@
+package ui
+
+import (
+	"net/http"
+	"sync"
+
+	"github.com/maxence-charriere/go-app/v9/pkg/app"
+
+	"github.com/betaport/betaport/app/fetch"
+)
+
+// The adapter between app/fetch and go-app: one cache shared by every list
+// of the page, browser events fed to it, and a binding that moves each
+// change of a list onto the UI goroutine.
+
+var (
+	cacheOnce   sync.Once
+	sharedCache *fetch.Cache
+)
+
+// listCache is the page's one fetch cache. It is bounded, so a long
+// session does not grow without end.
+func listCache() *fetch.Cache {
+	cacheOnce.Do(func() {
+		sharedCache = fetch.NewCache(fetch.CacheOptions{MaxEntries: 2000, MaxBytes: 64 << 20})
+	})
+	return sharedCache
+}
+
+// feedBrowserEvents tells the cache when the window regains focus or the
+// browser comes back online, so lists revalidate as users expect.
+func feedBrowserEvents() {
+	w := app.Window()
+	w.Call("addEventListener", "focus", app.FuncOf(func(app.Value, []app.Value) any {
+		listCache().Focus()
+		return nil
+	}))
+	w.Call("addEventListener", "online", app.FuncOf(func(app.Value, []app.Value) any {
+		listCache().Reconnect()
+		return nil
+	}))
+}
+
+// httpOptions resolves list keys (API paths) against the page's origin.
+func httpOptions() fetch.HTTPOptions {
+	u := app.Window().URL()
+	return fetch.HTTPOptions{BaseURL: u.Scheme + "://" + u.Host, Header: http.Header{"Accept": {"application/json"}}}
+}
+
+// bindInfinite subscribes to l and hands every new state to set on the UI
+// goroutine (ctx.Dispatch), where the component re-renders. It subscribes
+// before the first read, so no change falls in between. The returned func
+// unsubscribes and closes the list, cancelling its requests.
+func bindInfinite[P any](ctx app.Context, l *fetch.Infinite[P], set func(fetch.InfiniteState[P])) (closeList func()) {
+	unsubscribe := l.Subscribe(func() {
+		ctx.Dispatch(func(app.Context) { set(l.Snapshot()) })
+	})
+	set(l.Snapshot())
+	return func() {
+		unsubscribe()
+		l.Close()
+	}
+}
+
+// listError is the message for a list's error.
+func listError(err error) string {
+	if he, ok := fetch.AsHTTPError(err); ok {
+		return he.Error()
+	}
+	return problemText(err)
+}
