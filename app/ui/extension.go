@@ -80,7 +80,7 @@ func (p *ExtensionPage) Render() app.UI {
 				app.Dt().Text("Current bundle"), app.Dd().ID("current-bundle").Text(currentText(*e)),
 			),
 			app.If(e.CurrentBundle != 0, app.P().Body(downloadLink(*e))),
-			app.P().Body(app.A().ID("testers-link").Href("/extensions/"+strconv.FormatInt(e.ID, 10)+"/testers").Text("Testers")),
+			app.P().Body(app.A().ID("testers-link").Href("/extensions/" + strconv.FormatInt(e.ID, 10) + "/testers").Text("Testers")),
 			p.renderBundles(),
 		}
 	}
