@@ -7,6 +7,7 @@ const (
 	PathHealth     = "/healthz"
 	PathReady      = "/readyz"
 	PathExtensions = "/api/extensions"
+	PathBuilds     = "/api/builds"
 )
 
 // ExtensionPath is the API path of one extension.

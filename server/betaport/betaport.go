@@ -110,6 +110,9 @@ type Store interface {
 	// first one costs.
 	FindBundles(ctx context.Context, extensionID, maxNumber int64, limit int) ([]*Bundle, error)
 	CountBundles(ctx context.Context, extensionID int64) (int64, error)
+	// FindBuilds returns bundles of the given extensions, newest first,
+	// keyset-paged by bundle id (beforeID 0: from the newest).
+	FindBuilds(ctx context.Context, extensionIDs []int64, beforeID int64, limit int) ([]*Bundle, error)
 	// LastBundleNumber is the highest number given out (0 before any).
 	LastBundleNumber(ctx context.Context, extensionID int64) (int64, error)
 

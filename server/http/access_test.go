@@ -121,6 +121,7 @@ func TestAccess(t *testing.T) {
 		"DELETE /api/session": {"/api/session", nil, [6]int{204, 204, 204, 204, 204, 204}},
 		"GET /t/{token}":      {"", nil, [6]int{303, 303, 303, 303, 303, 303}},
 		"GET /api/extensions": {"/api/extensions", nil, [6]int{401, 200, 200, 200, 200, 401}},
+		"GET /api/builds":     {"/api/builds", nil, [6]int{401, 200, 200, 200, 200, 401}},
 		"GET /api/extensions/{id}": {
 			"/api/extensions/" + id, nil, [6]int{401, 200, 404, 200, 404, 401}},
 		"GET /api/extensions/{id}/testers": {

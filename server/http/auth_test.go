@@ -329,3 +329,48 @@ func TestBundleList(t *testing.T) {
 		}
 	}
 }
+
+func TestBuildsList(t *testing.T) {
+	e := newEnv(t)
+	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	a := storetest.MustExtension(t, e.DB, team, "A")
+	b := storetest.MustExtension(t, e.DB, team, "B")
+	other := storetest.MustExtension(t, e.DB, storetest.MustTeam(t, e.DB, api.PlanProfessional), "Other")
+	for i := range 3 {
+		e.publish(t, a, fmt.Sprintf("1.%d", i))
+		e.publish(t, b, fmt.Sprintf("2.%d", i))
+	}
+	e.publish(t, other, "9.9")
+	tester, _ := e.testerOf(t, a, api.TesterActive)
+	collect := func(h http.Header) []string {
+		t.Helper()
+		var got []string
+		path := api.PathBuilds + "?limit=2"
+		for range 10 {
+			resp, body := e.do(t, "GET", path, h)
+			var page api.Page[api.Bundle]
+			if resp.StatusCode != 200 || json.Unmarshal(body, &page) != nil {
+				t.Fatalf("GET %s = %d %s", path, resp.StatusCode, body)
+			}
+			for _, bb := range page.Data {
+				got = append(got, bb.Name+" "+bb.Version)
+			}
+			if page.NextCursor == "" {
+				return got
+			}
+			path = api.PathBuilds + "?limit=2&cursor=" + page.NextCursor
+		}
+		t.Fatal("the builds list does not end")
+		return nil
+	}
+	testerBuilds := collect(e.cookie(t, betaport.Session{TesterID: tester.ID}))
+	if strings.Join(testerBuilds, ",") != "A 1.2,A 1.1,A 1.0" {
+		t.Fatalf("a tester's builds = %v, want only their extension's, newest first", testerBuilds)
+	}
+	adminBuilds := collect(e.adminOf(t, team))
+	if len(adminBuilds) != 6 || adminBuilds[0] != "B 2.2" {
+		t.Fatalf("an admin's builds = %v, want the team's 6, newest first", adminBuilds)
+	}
+	resp, body := e.do(t, "GET", api.PathBuilds+"?cursor=forged", e.adminOf(t, team))
+	wantProblem(t, resp, body, 400, api.ProblemBadRequest)
+}

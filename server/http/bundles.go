@@ -157,3 +157,48 @@ func (s *Server) Sweep(ctx context.Context) (int, error) {
 	}
 	return len(dead), nil
 }
+
+// handleListBuilds answers the signed-in person's builds across the
+// extensions they may see, newest first, cursor-paged: a tester's
+// extension, or every extension of an admin's team.
+func (s *Server) handleListBuilds(w http.ResponseWriter, r *http.Request, who *subject) {
+	q := r.URL.Query()
+	limit, ok := limitParam(w, q)
+	if !ok {
+		return
+	}
+	var before int64
+	if c := q.Get("cursor"); c != "" || q.Has("cursor") {
+		if before, ok = s.decodeCursor("builds", c); !ok {
+			badParam(w, "cursor", "cursor is not one this list gave out; start again from the first page, without a cursor.")
+			return
+		}
+	}
+	var ids []int64
+	if who.tester != nil {
+		ids = []int64{who.tester.ExtensionID}
+	} else {
+		exts, err := s.Store.FindExtensions(r.Context(), betaport.ExtensionFilter{TeamID: who.user.TeamID})
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		for _, e := range exts {
+			ids = append(ids, e.ID)
+		}
+	}
+	bundles, err := s.Store.FindBuilds(r.Context(), ids, before, limit+1)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	page := api.Page[api.Bundle]{Data: make([]api.Bundle, 0, limit)}
+	for i, b := range bundles {
+		if i == limit {
+			page.NextCursor = s.encodeCursor("builds", bundles[i-1].ID)
+			break
+		}
+		page.Data = append(page.Data, b.Bundle)
+	}
+	writeJSONPage(w, r, page)
+}

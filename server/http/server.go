@@ -73,6 +73,7 @@ func (s *Server) routes() http.Handler {
 	s.route(mux, "GET /t/{token}", Public, s.handleInviteLink)
 
 	s.route(mux, "GET /api/extensions", SignedIn, s.handleListExtensions)
+	s.route(mux, "GET /api/builds", SignedIn, s.handleListBuilds)
 	s.routeExtension(mux, "GET /api/extensions/{id}", ExtensionMember, s.handleGetExtension)
 	s.routeExtension(mux, "GET /api/extensions/{id}/testers", ExtensionAdmin, s.handleListTesters)
 	s.routeExtension(mux, "POST /api/extensions/{id}/testers", ExtensionAdmin, s.handleInviteTester)

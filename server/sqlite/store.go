@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"math"
 	"strings"
 
 	"github.com/betaport/betaport/server/betaport"
@@ -158,13 +159,12 @@ func (s *DB) FindBundle(ctx context.Context, extensionID, number int64) (*betapo
 	return &b, err
 }
 
-// FindBundles returns a range of bundles by number, newest first.
-func (s *DB) FindBundles(ctx context.Context, extensionID, maxNumber int64, limit int) ([]*betaport.Bundle, error) {
+const bundleColumns = `b.id, b.extension_id, b.number, b.name, b.version, b.manifest_version, b.size, b.sha256,
+	b.file_count, b.source, b.blob_key, b.created_at, e.current_bundle = b.number`
+
+func (s *DB) queryBundles(ctx context.Context, where string, args ...any) ([]*betaport.Bundle, error) {
 	rows, err := s.db.QueryContext(ctx,
-		`SELECT b.id, b.extension_id, b.number, b.name, b.version, b.manifest_version, b.size, b.sha256,
-		        b.file_count, b.source, b.blob_key, b.created_at, e.current_bundle = b.number
-		 FROM bundles b JOIN extensions e ON e.id = b.extension_id
-		 WHERE b.extension_id = ? AND b.number <= ? ORDER BY b.number DESC LIMIT ?`, extensionID, maxNumber, limit)
+		`SELECT `+bundleColumns+` FROM bundles b JOIN extensions e ON e.id = b.extension_id WHERE `+where, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -181,6 +181,28 @@ func (s *DB) FindBundles(ctx context.Context, extensionID, maxNumber int64, limi
 		list = append(list, &b)
 	}
 	return list, rows.Err()
+}
+
+// FindBundles returns a range of bundles by number, newest first.
+func (s *DB) FindBundles(ctx context.Context, extensionID, maxNumber int64, limit int) ([]*betaport.Bundle, error) {
+	return s.queryBundles(ctx, `b.extension_id = ? AND b.number <= ? ORDER BY b.number DESC LIMIT ?`, extensionID, maxNumber, limit)
+}
+
+// FindBuilds returns bundles of several extensions, newest first by id.
+func (s *DB) FindBuilds(ctx context.Context, extensionIDs []int64, beforeID int64, limit int) ([]*betaport.Bundle, error) {
+	if len(extensionIDs) == 0 {
+		return []*betaport.Bundle{}, nil
+	}
+	args := make([]any, 0, len(extensionIDs)+2)
+	marks := strings.Repeat("?, ", len(extensionIDs)-1) + "?"
+	for _, id := range extensionIDs {
+		args = append(args, id)
+	}
+	if beforeID <= 0 {
+		beforeID = math.MaxInt64
+	}
+	args = append(args, beforeID, limit)
+	return s.queryBundles(ctx, `b.extension_id IN (`+marks+`) AND b.id < ? ORDER BY b.id DESC LIMIT ?`, args...)
 }
 
 // LastBundleNumber is the highest bundle number given out.
