@@ -5,7 +5,7 @@ GOROOT_DIR := $(shell $(GO) env GOROOT)
 PKG   := github.com/betaport/betaport
 # Go sources of the browser app (everything app.wasm is built from).
 APP_SOURCES    := $(shell find app -name '*.go' -not -name '*_test.go') go.mod go.sum
-SERVER_SOURCES := $(shell find server web -name '*.go' -not -name '*_test.go') $(wildcard web/*.css web/*.svg web/*.png web/*.txt) server/sqlite/migrations
+SERVER_SOURCES := $(shell find server web -name '*.go' -not -name '*_test.go') $(wildcard web/*.css web/*.svg web/*.png web/*.txt) server/sqldb/migrations
 # The build id names one build of the browser app: a hash of app.wasm, so
 # every replica of one build agrees and a new build updates browsers.
 BUILD_ID = $(shell sha256sum web/app.wasm | cut -c1-12)
@@ -41,6 +41,7 @@ bin/betaport: wasm $(SERVER_SOURCES)
 
 run: build
 	./bin/betaport seed --data ./data --if-empty >/dev/null
+	@cat ./data/demo-sign-in.txt 2>/dev/null || true
 	./bin/betaport serve --data ./data
 
 ## Checks.

@@ -1,53 +1,108 @@
 package ui
 
 import (
+	"fmt"
+	"time"
+
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/fetch"
 )
 
-// BuildsPage is a tester's home: the builds of the extensions they test.
+// BuildsPage is a tester's home: the builds of the extensions they test,
+// newest first (cursor pages), with the current one's download.
 type BuildsPage struct {
 	app.Compo
 
-	loaded     bool
-	err        error
-	extensions []api.Extension
+	list      *fetch.Infinite[fetch.CursorPage[api.Bundle]]
+	closeList func()
+	state     fetch.InfiniteState[fetch.CursorPage[api.Bundle]]
 }
 
 func (p *BuildsPage) OnNav(ctx app.Context) {
-	c := apiClient()
-	ctx.Async(func() {
-		list, err := c.Extensions(ctx)
-		ctx.Dispatch(func(ctx app.Context) {
-			if signedOut(ctx, err) {
-				return
-			}
-			p.loaded, p.extensions, p.err = true, list, err
-		})
+	if p.list != nil {
+		return
+	}
+	p.list = fetch.NewInfinite(listCache(),
+		fetch.CursorKeys[api.Bundle](api.PathBuilds, nil, 50),
+		fetch.JSONFetcher[fetch.CursorPage[api.Bundle]](httpOptions()),
+		fetch.InfiniteOptions[fetch.CursorPage[api.Bundle]]{})
+	p.closeList = bindInfinite(ctx, p.list, func(s fetch.InfiniteState[fetch.CursorPage[api.Bundle]]) {
+		if fetchUnauthorized(s.Err) {
+			setSession(nil)
+			ctx.Navigate("/login")
+			return
+		}
+		p.state = s
 	})
 }
 
+func (p *BuildsPage) OnDismount() {
+	if p.closeList != nil {
+		p.closeList()
+		p.closeList, p.list = nil, nil
+	}
+}
+
 func (p *BuildsPage) Render() app.UI {
+	s := p.state
+	builds := fetch.CursorItems(s.Data)
 	var body app.UI
 	switch {
-	case p.err != nil:
-		body = statusView("error", problemText(p.err))
-	case !p.loaded:
+	case s.Data == nil && s.Err != nil:
+		body = app.Div().Body(statusView("error", listError(s.Err)),
+			app.Button().ID("retry-builds").Type("button").Text("Retry").OnClick(p.retry))
+	case s.Data == nil:
 		body = statusView("loading", "Loading your builds…")
-	case len(p.extensions) == 0:
-		body = statusView("empty", "You are not testing any extension yet. Open the invite link your admin sent you.")
+	case len(builds) == 0:
+		body = statusView("empty", "No builds yet. When the extension's team publishes one, it appears here.")
 	default:
-		body = app.Ul().Class("cards").ID("builds").Body(
-			app.Range(p.extensions).Slice(func(i int) app.UI {
-				e := p.extensions[i]
-				return app.Li().Class("card build").Body(
-					app.Strong().Class("build-name").Text(e.Name),
-					app.P().Class("muted").Text(currentText(e)),
-					app.If(e.CurrentBundle != 0, downloadLink(e)),
-				)
-			}),
+		body = app.Section().Body(
+			app.Div().Class("grid-head builds-grid").Aria("hidden", "true").Body(
+				app.Span().Text("Extension"), app.Span().Text("Bundle"), app.Span().Text("Version"),
+				app.Span().Text("Published"), app.Span(),
+			),
+			&VList{ID: "builds", Count: len(builds), RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: s.IsValidating,
+				Row: func(i int) app.UI { return &buildRow{Bundle: builds[i]} }},
+			app.If(s.Err != nil, statusView("error", listError(s.Err))),
+			app.If(!s.HasMore, app.P().ID("builds-end").Class("muted").Text("That is every build.")),
+			app.If(s.HasMore, app.Button().ID("load-more-builds").Type("button").Disabled(s.IsLoadingMore).
+				Text("Load more").OnClick(func(ctx app.Context, e app.Event) { p.nearEnd(ctx) })),
 		)
 	}
 	return shell("builds", app.H1().Text("My builds"), body)
+}
+
+func (p *BuildsPage) retry(ctx app.Context, e app.Event) {
+	if p.list != nil {
+		p.list.Revalidate()
+	}
+}
+
+func (p *BuildsPage) nearEnd(ctx app.Context) {
+	if p.list != nil && p.state.HasMore && !p.state.IsLoadingMore && p.state.Err == nil {
+		p.list.SetSizeFunc(func(n int) int { return n + 1 })
+	}
+}
+
+// buildRow is one build; the current one offers the download.
+type buildRow struct {
+	app.Compo
+	Bundle api.Bundle
+}
+
+func (r *buildRow) Render() app.UI {
+	b := r.Bundle
+	return app.Div().Class("row builds-grid").DataSet("build", b.ID).Body(
+		app.Strong().Class("build-name").Text(b.Name),
+		app.Span().Text(fmt.Sprintf("#%d", b.Number)),
+		app.Span().Text(b.Version),
+		app.Span().Text(b.CreatedAt.Local().Format(time.DateTime)),
+		app.Span().Body(
+			app.If(b.Current, app.A().Class("button download").
+				Href(fmt.Sprintf("%s/%d/download", api.BundlesPath(b.ExtensionID), b.Number)).
+				Attr("download", "").Text("Download current")),
+		),
+	)
 }

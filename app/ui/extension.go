@@ -15,6 +15,9 @@ import (
 // bundlesPageSize is the limit of one page of the bundles list.
 const bundlesPageSize = 20
 
+// rowHeight is the height of a list row in px; web/app.css says the same.
+const rowHeight = 44
+
 // ExtensionPage shows one extension and its bundles, newest first, in an
 // infinite list (index-based pages).
 type ExtensionPage struct {
@@ -79,6 +82,7 @@ func (p *ExtensionPage) Render() app.UI {
 				app.Dt().Text("Extension id"), app.Dd().Text(strconv.FormatInt(e.ID, 10)),
 				app.Dt().Text("Current bundle"), app.Dd().ID("current-bundle").Text(currentText(*e)),
 			),
+			&UploadPanel{ExtensionID: e.ID, ExtensionName: e.Name, OnPublished: p.published},
 			app.If(e.CurrentBundle != 0, app.P().Body(downloadLink(*e))),
 			app.P().Body(app.A().ID("testers-link").Href("/extensions/" + strconv.FormatInt(e.ID, 10) + "/testers").Text("Testers")),
 			p.renderBundles(),
@@ -110,15 +114,12 @@ func (p *ExtensionPage) renderBundles() app.UI {
 			app.Text("Bundles "),
 			app.Span().ID("bundles-total").Class("muted").Text(fmt.Sprintf("(%d loaded)", fetch.Total(s.Data))),
 		),
-		app.Table().Class("list").Body(
-			app.THead().Body(app.Tr().Body(
-				app.Th().Text("#"), app.Th().Text("Version"), app.Th().Text("Size"),
-				app.Th().Text("SHA-256"), app.Th().Text("Published"), app.Th(),
-			)),
-			app.TBody().ID("bundle-rows").Body(app.Range(rows).Slice(func(i int) app.UI {
-				return &bundleRow{Bundle: rows[i]}
-			})),
+		app.Div().Class("grid-head bundles-grid").Aria("hidden", "true").Body(
+			app.Span().Text("#"), app.Span().Text("Version"), app.Span().Text("Size"),
+			app.Span().Text("SHA-256"), app.Span().Text("Published"), app.Span(),
 		),
+		&VList{ID: "bundle-rows", Count: len(rows), RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: p.bundles.IsValidating,
+			Row: func(i int) app.UI { return &bundleRow{Bundle: rows[i]} }},
 		app.If(s.Err != nil, app.Div().Body(
 			statusView("error", listError(s.Err)),
 			app.Button().ID("retry-bundles").Type("button").Text("Retry").OnClick(p.retry),
@@ -138,10 +139,46 @@ func (p *ExtensionPage) loadMore(ctx app.Context, e app.Event) {
 	}
 }
 
+// nearEnd loads the next page when the end of the list comes into view.
+func (p *ExtensionPage) nearEnd(ctx app.Context) {
+	if p.list != nil && p.bundles.HasMore && !p.bundles.IsLoadingMore && p.bundles.Err == nil {
+		p.list.SetSizeFunc(func(n int) int { return n + 1 })
+	}
+}
+
 func (p *ExtensionPage) retry(ctx app.Context, e app.Event) {
 	if p.list != nil {
 		p.list.Revalidate()
 	}
+}
+
+// published shows a bundle the upload panel just published without a
+// reload: on top of the first page with the "current" badge, cleared on the
+// others, through the list's Mutate (which then revalidates every page);
+// the extension's current bundle follows.
+func (p *ExtensionPage) published(b api.Bundle) {
+	if p.extension != nil {
+		e := *p.extension
+		e.CurrentBundle = b.Number
+		p.extension = &e
+	}
+	if p.list == nil {
+		return
+	}
+	old := p.list.Snapshot().Data // shared with the cache: copied, not changed
+	pages := make([][]api.Bundle, max(len(old), 1))
+	for i, page := range old {
+		pages[i] = make([]api.Bundle, 0, len(page)+1)
+		for _, x := range page {
+			if x.Number != b.Number {
+				x.Current = false
+				pages[i] = append(pages[i], x)
+			}
+		}
+	}
+	b.Current = true
+	pages[0] = append([]api.Bundle{b}, pages[0]...)
+	p.list.Mutate(pages, true)
 }
 
 // bundleRow is its own component keyed by its bundle, so its link and
@@ -153,16 +190,16 @@ type bundleRow struct {
 
 func (r *bundleRow) Render() app.UI {
 	b := r.Bundle
-	return app.Tr().DataSet("bundle", b.Number).Body(
-		app.Td().Body(
+	return app.Div().Class("row bundles-grid").DataSet("bundle", b.Number).Body(
+		app.Span().Body(
 			app.Text(fmt.Sprintf("#%d ", b.Number)),
 			app.If(b.Current, app.Span().Class("badge badge-active").Text("current")),
 		),
-		app.Td().Text(b.Version),
-		app.Td().Text(humanSize(b.Size)),
-		app.Td().Body(app.Code().Title(b.SHA256).Text(shortSHA(b.SHA256))),
-		app.Td().Text(b.CreatedAt.Local().Format(time.DateTime)),
-		app.Td().Body(app.A().Href(fmt.Sprintf("%s/%d/download", api.BundlesPath(b.ExtensionID), b.Number)).
+		app.Span().Text(b.Version),
+		app.Span().Text(humanSize(b.Size)),
+		app.Span().Body(app.Code().Title(b.SHA256).Text(shortSHA(b.SHA256))),
+		app.Span().Text(b.CreatedAt.Local().Format(time.DateTime)),
+		app.Span().Body(app.A().Href(fmt.Sprintf("%s/%d/download", api.BundlesPath(b.ExtensionID), b.Number)).
 			Attr("download", "").Text("Download")),
 	)
 }

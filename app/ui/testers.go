@@ -4,81 +4,108 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/fetch"
 )
 
-// TestersPage lets an admin invite and revoke an extension's testers.
+const (
+	testersPageSize = 100
+	// searchDelay debounces the search box: one request when typing pauses.
+	searchDelay = 300 * time.Millisecond
+)
+
+type testerPages = []fetch.CursorPage[api.Tester]
+
+// TestersPage lets an admin find, invite and revoke an extension's testers.
+// The list runs on the infinite model with cursor pages; the search and
+// the status filter are its data source: changing them starts the list
+// again from its first page (persistSize false).
 type TestersPage struct {
 	app.Compo
 
 	extensionID int64
-	testers     []api.Tester
-	next        string
-	loaded      bool
-	err         error
+	query       string // as typed
+	appliedQ    string // as searched, after the debounce
+	status      string
+	typed       int // counts keystrokes, so only the last one searches
+
+	list      *fetch.Infinite[fetch.CursorPage[api.Tester]]
+	closeList func()
+	state     fetch.InfiniteState[fetch.CursorPage[api.Tester]]
 
 	email, name string
 	inviting    bool
 	inviteErr   error
 	invited     *api.Invited
 	copied      bool
+	revokeErr   error
+}
+
+func (p *TestersPage) getKey() fetch.GetKey[fetch.CursorPage[api.Tester]] {
+	params := url.Values{}
+	if p.appliedQ != "" {
+		params.Set("q", p.appliedQ)
+	}
+	if p.status != "" {
+		params.Set("status", p.status)
+	}
+	return fetch.CursorKeys[api.Tester](api.TestersPath(p.extensionID), params, testersPageSize)
 }
 
 func (p *TestersPage) OnNav(ctx app.Context) {
 	path := strings.TrimPrefix(ctx.Page().URL().Path, "/extensions/")
-	p.extensionID, _ = strconv.ParseInt(strings.TrimSuffix(path, "/testers"), 10, 64)
-	p.testers, p.next, p.loaded, p.err, p.invited = nil, "", false, nil, nil
-	p.load(ctx, "")
-}
-
-func (p *TestersPage) load(ctx app.Context, cursor string) {
-	c, id := apiClient(), p.extensionID
-	q := url.Values{"limit": {"50"}}
-	if cursor != "" {
-		q.Set("cursor", cursor)
+	id, _ := strconv.ParseInt(strings.TrimSuffix(path, "/testers"), 10, 64)
+	if id == p.extensionID && p.list != nil {
+		return
 	}
-	ctx.Async(func() {
-		page, err := c.Testers(ctx, id, q)
-		ctx.Dispatch(func(ctx app.Context) {
-			if signedOut(ctx, err) {
-				return
-			}
-			p.loaded, p.err = true, err
-			if err == nil {
-				p.testers = append(p.testers, page.Data...)
-				p.next = page.NextCursor
-			}
-		})
+	p.OnDismount()
+	p.extensionID, p.invited, p.inviteErr = id, nil, nil
+	p.list = fetch.NewInfinite(listCache(), p.getKey(),
+		fetch.JSONFetcher[fetch.CursorPage[api.Tester]](httpOptions()),
+		fetch.InfiniteOptions[fetch.CursorPage[api.Tester]]{})
+	p.closeList = bindInfinite(ctx, p.list, func(s fetch.InfiniteState[fetch.CursorPage[api.Tester]]) {
+		if fetchUnauthorized(s.Err) {
+			setSession(nil)
+			ctx.Navigate("/login")
+			return
+		}
+		p.state = s
 	})
 }
 
-func (p *TestersPage) Render() app.UI {
-	var list app.UI
-	switch {
-	case p.err != nil && len(p.testers) == 0:
-		list = statusView("error", problemText(p.err))
-	case !p.loaded:
-		list = statusView("loading", "Loading testers…")
-	case len(p.testers) == 0:
-		list = statusView("empty", "No testers yet. Invite one above: they get a personal link to sign in with.")
-	default:
-		list = app.Div().Body(
-			app.Table().Class("list").ID("testers").Body(
-				app.THead().Body(app.Tr().Body(
-					app.Th().Text("Name"), app.Th().Text("E-mail"), app.Th().Text("Status"), app.Th(),
-				)),
-				app.TBody().Body(app.Range(p.testers).Slice(func(i int) app.UI {
-					return &testerRow{Tester: p.testers[i], OnRevoke: p.revoked}
-				})),
-			),
-			app.If(p.next != "", app.Button().ID("load-more").Type("button").Text("Load more").OnClick(func(ctx app.Context, e app.Event) {
-				p.load(ctx, p.next)
-			})),
-		)
+func (p *TestersPage) OnDismount() {
+	if p.closeList != nil {
+		p.closeList()
+		p.closeList, p.list = nil, nil
 	}
+}
+
+// onSearch debounces the search box.
+func (p *TestersPage) onSearch(ctx app.Context, e app.Event) {
+	p.query = ctx.JSSrc().Get("value").String()
+	p.typed++
+	mine := p.typed
+	ctx.After(searchDelay, func(ctx app.Context) {
+		if mine != p.typed || p.list == nil {
+			return // a later keystroke will search
+		}
+		p.appliedQ = strings.TrimSpace(p.query)
+		p.list.SetGetKey(p.getKey())
+	})
+}
+
+func (p *TestersPage) onStatus(ctx app.Context, e app.Event) {
+	p.status = ctx.JSSrc().Get("value").String()
+	if p.list != nil {
+		p.list.SetGetKey(p.getKey())
+	}
+}
+
+func (p *TestersPage) Render() app.UI {
 	return shell("extensions",
 		app.P().Class("crumbs").Body(
 			app.A().Href("/").Text("Extensions"), app.Text(" / "),
@@ -86,8 +113,79 @@ func (p *TestersPage) Render() app.UI {
 		),
 		app.H1().Text("Testers"),
 		p.renderInvite(),
-		list,
+		app.Div().Class("toolbar").Body(
+			app.Div().Body(
+				app.Label().For("tester-search").Text("Search"),
+				app.Input().ID("tester-search").Type("search").Placeholder("e-mail or name").
+					Value(p.query).OnInput(p.onSearch),
+			),
+			app.Div().Body(
+				app.Label().For("tester-status").Text("Status"),
+				app.Select().ID("tester-status").OnChange(p.onStatus).Body(
+					app.Option().Value("").Text("All").Selected(p.status == ""),
+					app.Option().Value(api.TesterActive).Text("Active").Selected(p.status == api.TesterActive),
+					app.Option().Value(api.TesterInvited).Text("Invited").Selected(p.status == api.TesterInvited),
+					app.Option().Value(api.TesterRevoked).Text("Revoked").Selected(p.status == api.TesterRevoked),
+				),
+			),
+			app.Button().ID("refresh-testers").Type("button").Text("Refresh").OnClick(func(ctx app.Context, e app.Event) {
+				if p.list != nil {
+					p.list.Revalidate()
+				}
+			}),
+		),
+		app.If(p.revokeErr != nil, app.P().ID("revoke-error").Class("state state-error").Attr("role", "alert").Text(problemText(p.revokeErr))),
+		p.renderList(),
 	)
+}
+
+func (p *TestersPage) renderList() app.UI {
+	s := p.state
+	testers := fetch.CursorItems(s.Data)
+	retry := app.Button().ID("retry-testers").Type("button").Text("Retry").OnClick(func(ctx app.Context, e app.Event) {
+		if p.list != nil {
+			p.list.Revalidate()
+		}
+	})
+	switch {
+	case s.Data == nil && s.Err != nil:
+		return app.Div().ID("testers-error").Body(statusView("error", listError(s.Err)), retry)
+	case s.Data == nil:
+		return statusView("loading", "Loading testers…")
+	case len(testers) == 0 && (p.appliedQ != "" || p.status != ""):
+		return app.P().ID("testers-empty").Class("state state-empty").Attr("role", "status").
+			Text("No tester matches. Clear the search or choose another status.")
+	case len(testers) == 0:
+		return app.P().ID("testers-empty").Class("state state-empty").Attr("role", "status").
+			Text("No testers yet. Invite one above: they get a personal link to sign in with.")
+	}
+	return app.Section().Body(
+		app.P().ID("testers-total").Class("muted").Text(strconv.Itoa(len(testers))+" loaded"),
+		app.Div().Class("grid-head testers-grid").Aria("hidden", "true").Body(
+			app.Span().Text("Name"), app.Span().Text("E-mail"), app.Span().Text("Status"), app.Span(),
+		),
+		&VList{ID: "testers", Count: len(testers), RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: s.IsValidating,
+			Row: func(i int) app.UI { return &testerRow{Tester: testers[i], OnRevoke: p.revoke} }},
+		app.If(s.Err != nil, app.Div().ID("testers-error").Body(statusView("error", listError(s.Err)), retry)),
+		app.Div().Class("list-footer").Body(
+			app.If(s.HasMore, app.Button().ID("load-more-testers").Type("button").Disabled(s.IsLoadingMore).
+				OnClick(func(ctx app.Context, e app.Event) { p.loadMore() }).
+				Text(map[bool]string{true: "Loading…", false: "Load more"}[s.IsLoadingMore])),
+			app.If(!s.HasMore, app.P().ID("testers-end").Class("muted").Text("That is every tester.")),
+		),
+	)
+}
+
+func (p *TestersPage) loadMore() {
+	if p.list != nil {
+		p.list.SetSizeFunc(func(n int) int { return n + 1 })
+	}
+}
+
+func (p *TestersPage) nearEnd(ctx app.Context) {
+	if p.state.HasMore && !p.state.IsLoadingMore && p.state.Err == nil {
+		p.loadMore()
+	}
 }
 
 func (p *TestersPage) renderInvite() app.UI {
@@ -117,10 +215,21 @@ func (p *TestersPage) renderInvite() app.UI {
 	)
 }
 
+// invite adds the tester on top of the list at once (optimistically, with
+// the list's Mutate), and takes it back if the server refuses.
 func (p *TestersPage) invite(ctx app.Context, e app.Event) {
-	e.PreventDefault()
+	if p.inviting {
+		return
+	}
 	p.inviting, p.inviteErr, p.invited, p.copied = true, nil, nil, false
 	c, id, in := apiClient(), p.extensionID, api.Invite{Email: p.email, Name: p.name}
+	list := p.list
+	var before testerPages
+	if list != nil {
+		before = list.Snapshot().Data
+		pending := api.Tester{ID: -1, ExtensionID: id, Email: strings.ToLower(strings.TrimSpace(in.Email)), Name: in.Name, Status: api.TesterInvited}
+		list.Mutate(withTester(before, pending), false)
+	}
 	ctx.Async(func() {
 		out, err := c.Invite(ctx, id, in)
 		ctx.Dispatch(func(ctx app.Context) {
@@ -128,12 +237,72 @@ func (p *TestersPage) invite(ctx app.Context, e app.Event) {
 				return
 			}
 			p.inviting, p.inviteErr, p.invited = false, err, out
-			if err == nil {
-				p.email, p.name = "", ""
-				p.testers = append([]api.Tester{out.Tester}, p.testers...)
+			if list == nil {
+				return
 			}
+			if err != nil {
+				list.Mutate(before, false) // roll back
+				return
+			}
+			p.email, p.name = "", ""
+			list.Mutate(withTester(before, out.Tester), true)
 		})
 	})
+}
+
+// withTester returns pages with t first on the first page (a copy: pages
+// in a snapshot are shared with the cache).
+func withTester(pages testerPages, t api.Tester) testerPages {
+	out := make(testerPages, max(len(pages), 1))
+	copy(out, pages)
+	first := out[0]
+	first.Data = append([]api.Tester{t}, first.Data...)
+	out[0] = first
+	return out
+}
+
+// revoke marks the tester revoked at once, and rolls back on error.
+func (p *TestersPage) revoke(ctx app.Context, t api.Tester) {
+	list := p.list
+	if list == nil {
+		return
+	}
+	before := list.Snapshot().Data
+	revoked := t
+	revoked.Status = api.TesterRevoked
+	list.Mutate(replaceTester(before, revoked), false)
+	p.revokeErr = nil
+	c := apiClient()
+	ctx.Async(func() {
+		err := c.Revoke(ctx, t.ExtensionID, t.ID)
+		ctx.Dispatch(func(ctx app.Context) {
+			if signedOut(ctx, err) {
+				return
+			}
+			p.revokeErr = err
+			if err != nil {
+				list.Mutate(before, false)
+				return
+			}
+			list.Revalidate()
+		})
+	})
+}
+
+func replaceTester(pages testerPages, t api.Tester) testerPages {
+	out := make(testerPages, len(pages))
+	for i, page := range pages {
+		data := make([]api.Tester, len(page.Data))
+		for j, x := range page.Data {
+			if x.ID == t.ID {
+				x = t
+			}
+			data[j] = x
+		}
+		page.Data = data
+		out[i] = page
+	}
+	return out
 }
 
 func (p *TestersPage) copyLink(ctx app.Context, e app.Event) {
@@ -144,58 +313,39 @@ func (p *TestersPage) copyLink(ctx app.Context, e app.Event) {
 	p.copied = true
 }
 
-// revoked replaces a tester's row after a revoke.
-func (p *TestersPage) revoked(t api.Tester) {
-	for i := range p.testers {
-		if p.testers[i].ID == t.ID {
-			p.testers[i] = t
-		}
-	}
-}
-
 // testerRow is its own component so its handlers always see its own tester
 // (closures made in a loop go stale: go-app #1107).
 type testerRow struct {
 	app.Compo
 
 	Tester   api.Tester
-	OnRevoke func(api.Tester)
-	busy     bool
-	err      error
+	OnRevoke func(ctx app.Context, t api.Tester)
 }
 
 func (r *testerRow) Render() app.UI {
 	t := r.Tester
-	var action app.UI = app.Text("")
-	if t.Status != api.TesterRevoked {
-		action = app.Button().Type("button").Class("revoke").Disabled(r.busy).
+	var action app.UI = app.Span()
+	if t.Status != api.TesterRevoked && t.ID > 0 {
+		action = app.Button().Type("button").Class("revoke").
 			Aria("label", "Revoke "+t.Email).Text("Revoke").OnClick(r.revoke)
 	}
-	if r.err != nil {
-		action = app.Span().Class("state-error").Attr("role", "alert").Text(problemText(r.err))
-	}
-	return app.Tr().DataSet("tester", t.ID).Body(
-		app.Td().Text(t.Name),
-		app.Td().Text(t.Email),
-		app.Td().Body(app.Span().Class("badge badge-"+t.Status).Text(t.Status)),
-		app.Td().Body(action),
+	return app.Div().Class("row testers-grid").DataSet("tester", t.ID).Body(
+		app.Span().Text(t.Name),
+		app.Span().Text(t.Email),
+		app.Span().Body(app.Span().Class("badge badge-"+t.Status).Text(t.Status)),
+		app.Span().Body(action),
 	)
 }
 
 func (r *testerRow) revoke(ctx app.Context, e app.Event) {
-	r.busy = true
-	c, t := apiClient(), r.Tester
-	ctx.Async(func() {
-		err := c.Revoke(ctx, t.ExtensionID, t.ID)
-		ctx.Dispatch(func(ctx app.Context) {
-			r.busy, r.err = false, err
-			if err == nil {
-				t.Status = api.TesterRevoked
-				r.Tester = t
-				if r.OnRevoke != nil {
-					r.OnRevoke(t)
-				}
-			}
-		})
-	})
+	if r.OnRevoke != nil {
+		r.OnRevoke(ctx, r.Tester)
+	}
+}
+
+// fetchUnauthorized reports whether a list's error says the person is not
+// signed in.
+func fetchUnauthorized(err error) bool {
+	he, ok := fetch.AsHTTPError(err)
+	return ok && he.Status == 401
 }

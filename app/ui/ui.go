@@ -4,6 +4,7 @@
 package ui
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 
@@ -23,6 +24,7 @@ func Register() {
 		app.Route("/builds", &BuildsPage{})
 		app.RouteWithRegexp(`^/extensions/\d+$`, &ExtensionPage{})
 		app.RouteWithRegexp(`^/extensions/\d+/testers$`, &TestersPage{})
+		app.RouteWithRegexp(`^/extensions/\d+/settings$`, &SettingsPage{})
 		if app.IsClient {
 			preventNativeSubmits()
 			feedBrowserEvents()
@@ -98,3 +100,5 @@ func problemText(err error) string {
 	}
 	return msg
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }

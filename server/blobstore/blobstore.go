@@ -1,5 +1,6 @@
 // Package blobstore opens Betaport's zip storage through gocloud.dev/blob,
-// chosen by URL: file:// on one machine.
+// chosen by URL: file:// on one machine, s3:// (any S3-compatible storage)
+// when several replicas share it.
 package blobstore
 
 import (
@@ -10,15 +11,55 @@ import (
 
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/fileblob" // registers file://
+	_ "gocloud.dev/blob/s3blob"   // registers s3://
 )
 
 // Open opens the bucket at urlstr.
+//
+// An s3:// URL names the bucket as its host and takes gocloud's parameters
+// (endpoint, region, use_path_style, …); credentials come from the standard
+// AWS environment variables (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) or
+// the other places the AWS SDK looks. With an endpoint (S3-compatible
+// storage) addressing is path-style unless the URL says otherwise.
 func Open(ctx context.Context, urlstr string) (*blob.Bucket, error) {
+	urlstr, err := withDefaults(urlstr)
+	if err != nil {
+		return nil, fmt.Errorf("blobstore: %s: %w", redact(urlstr), err)
+	}
 	b, err := blob.OpenBucket(ctx, urlstr)
 	if err != nil {
 		return nil, fmt.Errorf("blobstore: open %s: %w", redact(urlstr), err)
 	}
 	return b, nil
+}
+
+// withDefaults fills in the S3 parameters Betaport relies on when the URL
+// leaves them out.
+func withDefaults(urlstr string) (string, error) {
+	u, err := url.Parse(urlstr)
+	if err != nil {
+		return urlstr, err
+	}
+	if u.Scheme != "s3" {
+		return urlstr, nil
+	}
+	if u.Host == "" {
+		return urlstr, fmt.Errorf("name the bucket: s3://BUCKET?endpoint=…&region=…")
+	}
+	q := u.Query()
+	if q.Get("endpoint") != "" && q.Get("use_path_style") == "" && q.Get("s3ForcePathStyle") == "" {
+		// S3-compatible storage (versitygw, MinIO, …) is reached by path:
+		// http://host/bucket/key, not http://bucket.host/key.
+		q.Set("use_path_style", "true")
+	}
+	if q.Get("response_checksum_validation") == "" {
+		// Check response checksums only when asked for: ranged reads (the
+		// zip's central directory) carry none, and the SDK would log that
+		// on every read.
+		q.Set("response_checksum_validation", "when_required")
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }
 
 // FileURL is the file:// URL of a local folder, created when missing.

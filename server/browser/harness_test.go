@@ -180,7 +180,10 @@ func screenshot(tab context.Context, name string) (string, error) {
 	defer cancel()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
-		return "", err
+		// A very long page is too large to capture whole: keep the viewport.
+		if png, err = chromedp.Run(ctx, chromedp.CaptureScreenshot()); err != nil {
+			return "", err
+		}
 	}
 	if err := os.MkdirAll(artifactsDir(), 0o755); err != nil {
 		return "", err

@@ -1,57 +1,218 @@
 package browser_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/betaport/betaport/server/betaport"
 )
 
-// The bundles list loads its first page, loads the next on "Load more",
-// and says when there is nothing more: app/fetch's infinite model through
-// the go-app adapter, against the real API.
+// listState reads what a windowed list shows: how many items it holds and
+// which rows are in the DOM.
+type listState struct {
+	Count int      `json:"count"`
+	Rows  []string `json:"rows"`
+}
+
+func readList(t *testing.T, ctx context.Context, id, attr string) listState {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[listState](fmt.Sprintf(
+		`(() => { const l = document.getElementById(%q); return l ? {count: +l.dataset.count, rows: [...l.querySelectorAll("[data-%s]")].map(r => r.dataset.%s)} : {count: -1, rows: []}; })()`,
+		id, attr, attr)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// waitList waits until the list holds n items.
+func waitList(t *testing.T, ctx context.Context, id string, n int) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`document.getElementById(%q)?.dataset.count === "%d"`, id, n))); err != nil {
+		t.Fatalf("list #%s never held %d items (it holds %d): %v", id, n, readList(t, ctx, id, "x").Count, err)
+	}
+}
+
+// The bundles list loads pages as the end comes into view and on "Load
+// more", keeps only a window of rows in the DOM, and says when there is
+// nothing more: app/fetch's infinite model through the go-app adapter,
+// against the real API.
 func TestBundlesListLoadsMore(t *testing.T) {
 	m, d := startService(t)
-	ext := d.Extensions[0] // 30 bundles in the small demo
+	ext := d.Extensions[0] // 120 bundles in the small demo
 	ctx := newTab(t)
 	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
 
-	rows := func() []string {
+	waitAtLeast := func(n int) int {
 		t.Helper()
-		got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#bundle-rows tr")].map(r => r.dataset.bundle)`))
-		if err != nil {
-			t.Fatal(err)
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`+(document.getElementById("bundle-rows")?.dataset.count) >= %d`, n))); err != nil {
+			t.Fatalf("the list never held %d bundles: %v", n, err)
 		}
-		return got
+		return readList(t, ctx, "bundle-rows", "bundle").Count
 	}
-	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#load-more-bundles`))); err != nil {
-		t.Fatal(err)
+	first := waitAtLeast(20)
+	s := readList(t, ctx, "bundle-rows", "bundle")
+	if s.Rows[0] != "120" {
+		t.Fatalf("the list starts at bundle %s, want the newest, 120", s.Rows[0])
 	}
-	first := rows()
-	if len(first) != 20 || first[0] != "30" || first[19] != "11" {
-		t.Fatalf("first page shows bundles %v, want 30 down to 11", first)
-	}
-	badge, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#bundle-rows tr[data-bundle="30"] .badge`)))
+	badge, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#bundle-rows [data-bundle="120"] .badge`)))
 	if badge != "current" {
 		t.Fatalf("the newest bundle's badge = %q, want current", badge)
 	}
-	if err := chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#load-more-bundles`)),
-		chromedp.WaitVisible(chromedp.CSS(`#bundles-end`)),
-	); err != nil {
+	// The button loads one more page.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#load-more-bundles`))); err != nil {
 		t.Fatal(err)
 	}
-	all := rows()
-	if len(all) != 30 || all[29] != "1" {
-		t.Fatalf("after load more the list shows %d bundles ending at %v, want 30 down to 1", len(all), all[len(all)-1:])
+	waitAtLeast(first + 20)
+
+	// Scrolling to the end loads the rest, page by page, with no click.
+	for i := 0; i < 20 && readList(t, ctx, "bundle-rows", "bundle").Count < 120; i++ {
+		chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, document.body.scrollHeight)`))
+		chromedp.Run(ctx, chromedp.Poll[bool](`!document.querySelector("#load-more-bundles")?.disabled`))
+	}
+	waitList(t, ctx, "bundle-rows", 120)
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#bundles-end`))); err != nil {
+		t.Fatal(err)
+	}
+	s = readList(t, ctx, "bundle-rows", "bundle")
+	if len(s.Rows) >= 60 || s.Rows[len(s.Rows)-1] != "1" {
+		t.Fatalf("at the end the DOM holds %d rows ending at %s; want a window (< 60) ending at bundle 1", len(s.Rows), s.Rows[len(s.Rows)-1])
 	}
 	total, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#bundles-total`)))
-	if !strings.Contains(total, "30 loaded") {
+	if !strings.Contains(total, "120 loaded") {
 		t.Fatalf("total = %q, want the sum of the page lengths", total)
 	}
 	if err := chromedp.Do(ctx, chromedp.WaitNotPresent(chromedp.CSS(`#load-more-bundles`))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The testers list: search and the status filter change its data source
+// and start it again from the first page; with 10,000 testers loaded the
+// DOM holds a window of rows, not 10,000.
+func TestTestersListSearchFilterAndWindow(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[0]
+	ctx := newTab(t)
+	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID))
+	waitList(t, ctx, "testers", 61) // the small demo's 60 testers and its link tester
+
+	// Search (debounced): "grace" matches the demo's Grace Hopper rows.
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`#tester-search`), "grace")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(() => { const rows = [...document.querySelectorAll("#testers [data-tester]")]; return rows.length > 0 && rows.length < 61 && rows.every(r => r.textContent.toLowerCase().includes("grace")); })()`)); err != nil {
+		t.Fatalf("search did not narrow the list: %v", err)
+	}
+	// Status filter: only revoked testers, still matching the search.
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(`#tester-status`), "revoked"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector("#tester-status").dispatchEvent(new Event("change", {bubbles: true}))`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(() => { const rows = [...document.querySelectorAll("#testers [data-tester]")]; return (rows.length > 0 && rows.every(r => r.querySelector(".badge").textContent === "revoked")) || !!document.querySelector("#testers-empty"); })()`)); err != nil {
+		t.Fatalf("the status filter did not apply: %v", err)
+	}
+}
+
+// Scrolling a list to its end asks for each new page once; the first page
+// is revalidated as the model says (revalidateFirstPage), and costs a 304.
+func TestBundlesListRequests(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[0] // 120 bundles: 6 pages of 20
+	ctx := newTab(t)
+	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
+	for i := 0; i < 30 && readList(t, ctx, "bundle-rows", "bundle").Count < 120; i++ {
+		chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, document.body.scrollHeight)`))
+		chromedp.Run(ctx, chromedp.Poll[bool](`!document.querySelector("#load-more-bundles")?.disabled`))
+	}
+	waitList(t, ctx, "bundle-rows", 120)
+	type req struct {
+		URL    string `json:"url"`
+		Status int    `json:"status"`
+	}
+	reqs, err := chromedp.Run(ctx, chromedp.Evaluate[[]req](`performance.getEntriesByType("resource").filter(e => e.name.includes("/bundles?")).map(e => ({url: e.name, status: e.responseStatus}))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	perPage := map[string][]int{}
+	for _, r := range reqs {
+		i := strings.Index(r.URL, "page=")
+		page := r.URL[i+5 : i+5+strings.IndexAny(r.URL[i+5:]+"&", "&")]
+		perPage[page] = append(perPage[page], r.Status)
+	}
+	for page := 1; page <= 5; page++ {
+		if got := perPage[fmt.Sprint(page)]; len(got) != 1 || got[0] != 200 {
+			t.Errorf("page %d was requested %v times/statuses, want once", page, got)
+		}
+	}
+	// Page 6 answers [] (the index convention's end: getKey stops after an
+	// empty page); it is asked for at most once, when the end is in view.
+	if got := perPage["6"]; len(got) > 1 {
+		t.Errorf("the empty page 6 was requested %d times", len(got))
+	}
+	delete(perPage, "6")
+	first := perPage["0"]
+	if len(first) < 2 || first[0] != 200 {
+		t.Fatalf("page 0 requests %v: want the first load and revalidations", first)
+	}
+	for _, status := range first[1:] {
+		if status != 304 {
+			t.Fatalf("page 0 revalidations answered %v, want 304 (not modified, no body)", first)
+		}
+	}
+	if len(perPage) != 6 {
+		t.Fatalf("requests for pages %v, want pages 0-6 only", perPage)
+	}
+}
+
+// With 10,000 testers loaded, the DOM holds a window of rows.
+func TestTenThousandTestersStayLight(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[2] // no testers in the demo
+	ts := make([]*betaport.Tester, 10_000)
+	for i := range ts {
+		ts[i] = &betaport.Tester{ExtensionID: ext.ID, Email: fmt.Sprintf("t%d@example.com", i), Name: fmt.Sprintf("Tester %d", i), Status: "active"}
+	}
+	if err := m.Store.CreateTesters(context.Background(), ts); err != nil {
+		t.Fatal(err)
+	}
+	ctx := newTab(t)
+	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID))
+	// Scroll to the end; pages load while it stays in view. Stop when
+	// nothing more came for a while.
+	for last, stalled := 0, 0; stalled < 20; {
+		chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, document.body.scrollHeight)`))
+		time.Sleep(100 * time.Millisecond)
+		n := readList(t, ctx, "testers", "tester").Count
+		if n == 10_000 {
+			break
+		}
+		if n == last {
+			stalled++
+		} else {
+			last, stalled = n, 0
+		}
+	}
+	if got := readList(t, ctx, "testers", "tester").Count; got != 10_000 {
+		state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`[document.querySelector("#testers-error")?.textContent, document.querySelector("#load-more-testers")?.outerHTML, document.body.scrollHeight, window.scrollY].join(" | ")`))
+		t.Fatalf("scrolling to the end loaded %d testers, want 10,000; page: %s", got, state)
+	}
+	s := readList(t, ctx, "testers", "tester")
+	nodes, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.getElementsByTagName("*").length`))
+	t.Logf("10,000 testers loaded: %d rows and %d elements in the DOM", len(s.Rows), nodes)
+	if len(s.Rows) > 100 || nodes > 3000 {
+		t.Fatalf("with 10,000 testers loaded the DOM holds %d rows, %d elements: not a window", len(s.Rows), nodes)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#testers-end`))); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -31,6 +31,7 @@ func init() {
 		"extension create": extensionCreate,
 		"user create":      userCreate,
 		"key create":       keyCreate,
+		"submit":           submit,
 		"seed":             seed,
 	}
 }

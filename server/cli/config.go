@@ -32,9 +32,9 @@ func DefaultConfig() Config {
 // storageFlags registers the flags that choose storage.
 func (c *Config) storageFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Data, "data", env("BETAPORT_DATA", c.Data), "data `directory` (env BETAPORT_DATA)")
-	fs.StringVar(&c.DB, "db", env("BETAPORT_DB", c.DB), "metadata store `URL`: sqlite:///path/file.db (env BETAPORT_DB; default: SQLite in the data dir)")
-	fs.StringVar(&c.Blob, "blob", env("BETAPORT_BLOB", c.Blob), "zip storage `URL`: file:///path (env BETAPORT_BLOB; default: a folder in the data dir)")
-	fs.StringVar(&c.Secret, "secret", env("BETAPORT_SECRET", c.Secret), "server `secret` for signing (env BETAPORT_SECRET; default: generated once into the data dir)")
+	fs.StringVar(&c.DB, "db", env("BETAPORT_DB", c.DB), "metadata store `URL`: sqlite:///path/file.db or postgres://user:password@host:5432/db (env BETAPORT_DB; default: SQLite in the data dir)")
+	fs.StringVar(&c.Blob, "blob", env("BETAPORT_BLOB", c.Blob), "zip storage `URL`: file:///path or s3://bucket?endpoint=URL&region=R (env BETAPORT_BLOB; default: a folder in the data dir; S3 credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)")
+	fs.StringVar(&c.Secret, "secret", env("BETAPORT_SECRET", c.Secret), "server `secret` for signing, the same on every replica (env BETAPORT_SECRET; default: generated once into the data dir; required with a postgres:// store)")
 }
 
 // serveFlags registers the flags only serve takes.
@@ -57,9 +57,15 @@ func (c *Config) sqlitePath() (string, error) {
 	}
 	path, ok := strings.CutPrefix(c.DB, "sqlite://")
 	if !ok || path == "" {
-		return "", fmt.Errorf("--db %q: use sqlite:///path/to/file.db", c.DB)
+		return "", fmt.Errorf("--db %q: use sqlite:///path/to/file.db, or postgres://user:password@host:5432/dbname for a database several replicas share", c.DB)
 	}
 	return path, nil
+}
+
+// sharedDB reports whether the store is PostgreSQL: one database that
+// several replicas may share.
+func (c *Config) sharedDB() bool {
+	return strings.HasPrefix(c.DB, "postgres://") || strings.HasPrefix(c.DB, "postgresql://")
 }
 
 // baseURL is the public URL links and upload URLs are built on.
@@ -75,13 +81,18 @@ func (c *Config) baseURL(ln net.Addr) string {
 }
 
 // secret returns the configured secret or the one kept in the data dir,
-// generating it on first use. Replicas must share one (--secret).
+// generating it on first use. Replicas must share one (--secret): on a
+// shared (PostgreSQL) store it must be given.
 func (c *Config) secret() ([]byte, error) {
 	if c.Secret != "" {
 		if len(c.Secret) < 32 {
 			return nil, errors.New("--secret must be at least 32 characters; generate one with `openssl rand -hex 32`")
 		}
 		return []byte(c.Secret), nil
+	}
+	if c.sharedDB() {
+		return nil, errors.New("--secret (or BETAPORT_SECRET) is required with a postgres:// store: every replica must sign with the same secret. " +
+			"Generate one with `openssl rand -hex 32` and give it to every replica")
 	}
 	path := filepath.Join(c.Data, "secret")
 	if b, err := os.ReadFile(path); err == nil {

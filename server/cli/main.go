@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"gocloud.dev/blob"
@@ -18,6 +19,7 @@ import (
 	"github.com/betaport/betaport/server/betaport"
 	"github.com/betaport/betaport/server/blobstore"
 	bphttp "github.com/betaport/betaport/server/http"
+	"github.com/betaport/betaport/server/postgres"
 	"github.com/betaport/betaport/server/sqlite"
 )
 
@@ -38,6 +40,8 @@ type Main struct {
 	ln        net.Listener
 	done      chan error
 	stopSweep context.CancelFunc
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // NewMain returns a Main with the default configuration.
@@ -56,16 +60,26 @@ func (s *Storage) Close() error {
 	return errors.Join(s.Blobs.Close(), s.Store.Close())
 }
 
-// OpenStorage opens the store and bucket that c names.
+// OpenStorage opens the store and bucket that c names: SQLite or
+// PostgreSQL (--db sqlite:///… or postgres://…), local files or S3
+// (--blob file:///… or s3://…).
 func OpenStorage(ctx context.Context, c Config) (*Storage, error) {
-	if _, err := c.secret(); err != nil {
-		return nil, err
+	var store betaport.Store
+	var err error
+	if c.sharedDB() {
+		// The secret is given by flag to every replica; commands other
+		// than serve do not need it.
+		store, err = postgres.Open(ctx, c.DB)
+	} else {
+		if _, err := c.secret(); err != nil {
+			return nil, err
+		}
+		var path string
+		if path, err = c.sqlitePath(); err != nil {
+			return nil, err
+		}
+		store, err = sqlite.Open(ctx, path)
 	}
-	path, err := c.sqlitePath()
-	if err != nil {
-		return nil, err
-	}
-	store, err := sqlite.Open(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -86,13 +100,12 @@ func OpenStorage(ctx context.Context, c Config) (*Storage, error) {
 
 // Run opens storage, listens and starts serving in the background.
 func (m *Main) Run(ctx context.Context) error {
-	st, err := OpenStorage(ctx, m.Config)
+	secret, err := m.Config.secret()
 	if err != nil {
 		return err
 	}
-	secret, err := m.Config.secret()
+	st, err := OpenStorage(ctx, m.Config)
 	if err != nil {
-		st.Close()
 		return err
 	}
 	m.Store, m.Blobs = st.Store, st.Blobs
@@ -139,7 +152,13 @@ func (m *Main) sweep(ctx context.Context) {
 func (m *Main) URL() string { return m.Server.BaseURL }
 
 // Close finishes in-flight requests (up to 30 s), then closes storage.
+// Closing twice is fine.
 func (m *Main) Close() error {
+	m.closeOnce.Do(func() { m.closeErr = m.close() })
+	return m.closeErr
+}
+
+func (m *Main) close() error {
 	var errs []error
 	if m.stopSweep != nil {
 		m.stopSweep()
@@ -181,6 +200,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	err := run(ctx, rest, stdout, stderr)
 	if err == nil {
 		return 0
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		fmt.Fprintf(stderr, "betaport %s: %s\n", cmd, ee.msg)
+		return ee.code
 	}
 	var ue usageError
 	if errors.As(err, &ue) {

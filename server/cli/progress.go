@@ -90,7 +90,11 @@ func (p *progress) finish(ok bool) {
 	}
 	if ok {
 		elapsed := now.Sub(p.start)
-		fmt.Fprintf(p.w, "uploaded %s in %s%s\n", formatBytes(p.total), elapsed.Round(100*time.Millisecond), speed(p.total, elapsed))
+		shown := elapsed.Round(100 * time.Millisecond)
+		if elapsed < time.Second {
+			shown = elapsed.Round(time.Millisecond)
+		}
+		fmt.Fprintf(p.w, "uploaded %s in %s%s\n", formatBytes(p.total), shown, speed(p.total, elapsed))
 	}
 }
 

@@ -46,6 +46,9 @@ const (
 	maxBackoff        = 30 * time.Second
 	maxRetryAfter     = time.Minute // the most a Retry-After is waited
 	maxAnswer         = 1 << 20     // the most read of an answer
+	// maxStartOvers bounds the new upload URLs after a spent one (each
+	// sends the whole zip again): a 409/410 that persists is the server's.
+	maxStartOvers = 2
 )
 
 // submitSleep waits between tries; tests replace it so they do not sleep.
@@ -372,11 +375,11 @@ func (s *submitter) run(ctx context.Context, z *zipFile) (json.RawMessage, *api.
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
-		if n >= s.retries {
+		if n >= min(s.retries, maxStartOvers) {
 			return nil, nil, exitError{ExitServer, fmt.Sprintf("%v (%s, each with a new upload URL). Try again later; if it keeps happening, tell the service's operators.", so.err, attempts(n+1))}
 		}
 		wait := backoff(n)
-		s.say("%v; starting over with a new upload URL in %s (%d of %d)", so.err, wait, n+1, s.retries)
+		s.say("%v; starting over with a new upload URL in %s (%d of %d)", so.err, wait, n+1, min(s.retries, maxStartOvers))
 		if err := s.sleep(ctx, wait); err != nil {
 			return nil, nil, err
 		}

@@ -47,6 +47,9 @@ type fakeService struct {
 	mu      sync.Mutex
 	calls   []call
 	uploads int
+	// cutPuts is how many PUTs break off (the connection closes) after
+	// their first 100 bytes.
+	cutPuts int
 	// scripted answers by "METHOD /path", used before the default answer.
 	scripted map[string][]http.HandlerFunc
 }
@@ -71,6 +74,26 @@ func (f *fakeService) script(key string, h ...http.HandlerFunc) {
 
 func (f *fakeService) record(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		cut := r.Method == http.MethodPut && f.cutPuts > 0
+		if cut {
+			f.cutPuts--
+		}
+		f.mu.Unlock()
+		if cut {
+			part := make([]byte, 100)
+			n, _ := io.ReadFull(r.Body, part)
+			f.mu.Lock()
+			f.calls = append(f.calls, call{r.Method, r.URL.Path + " (cut)", r.URL.RawQuery, r.Header.Clone(), r.ContentLength, part[:n]})
+			f.mu.Unlock()
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err != nil {
+				f.t.Errorf("hijack: %v", err)
+				return
+			}
+			conn.Close()
+			return
+		}
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
 			f.t.Errorf("%s %s: reading the body: %v", r.Method, r.URL.Path, err)
@@ -331,6 +354,32 @@ func TestSubmitRetriesAPutWithTheWholeZip(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "503") || !strings.Contains(r.stderr, "retrying in 1s") {
 		t.Errorf("stderr %q does not say it retries", r.stderr)
+	}
+}
+
+func TestSubmitResendsACutPutFromTheFirstByte(t *testing.T) {
+	waits := instantSleep(t)
+	f := newFakeService(t)
+	f.cutPuts = 2
+	zipPath, keyPath, zipBytes := testFiles(t)
+
+	r := runSubmit(t, "--base-url", f.api.URL, "--key", keyPath, zipPath)
+	if r.err != nil {
+		t.Fatalf("submit: %v\nstderr: %s", r.err, r.stderr)
+	}
+	want := "POST /api/submit/upload, PUT /uploads/1 (cut), PUT /uploads/1 (cut), PUT /uploads/1, POST /api/submit/sign"
+	if got := f.sequence(); got != want {
+		t.Fatalf("calls: %s; want %s", got, want)
+	}
+	calls := f.recorded()
+	if !bytes.Equal(calls[1].body, zipBytes[:100]) || !bytes.Equal(calls[2].body, zipBytes[:100]) || !bytes.Equal(calls[3].body, zipBytes) {
+		t.Errorf("the retried PUTs did not resend the zip from its first byte")
+	}
+	if fmt.Sprint(*waits) != "[1s 2s]" {
+		t.Errorf("waits %v; want [1s 2s]", *waits)
+	}
+	if strings.Contains(r.stderr, "signature=") {
+		t.Errorf("stderr shows the signed upload URL: %q", r.stderr)
 	}
 }
 

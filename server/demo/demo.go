@@ -42,7 +42,7 @@ var Full = Size{Extensions: []ExtensionSize{
 
 // Small is for tests: the same shape, quick to load.
 var Small = Size{Extensions: []ExtensionSize{
-	{"Tab Tamer", 30, 60},
+	{"Tab Tamer", 120, 60},
 	{"Reader Mode Plus", 3, 5},
 	{"Quiet Hours", 0, 0},
 }}

@@ -145,6 +145,8 @@ func TestAccess(t *testing.T) {
 		"POST /api/submit/upload": {"/api/submit/upload", func() any { return *key }, [6]int{200, 200, 200, 200, 200, 200}},
 		"POST /api/submit/sign":   {"/api/submit/sign", func() any { return *key }, [6]int{409, 409, 409, 409, 409, 409}},
 		"PUT /uploads/{upload}":   {"/uploads/1", nil, [6]int{403, 403, 403, 403, 403, 403}},
+		// The size limit is announced to anyone, before any upload.
+		"GET /api/submit/limits": {"/api/submit/limits", nil, [6]int{200, 200, 200, 200, 200, 200}},
 	}
 
 	// The key row rotates extA's key; the submit rows then use the new one.

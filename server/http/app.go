@@ -34,7 +34,7 @@ func newAppHandler(version string) http.Handler {
 			SVG:        "/web/icon.svg",
 			AppleTouch: "/web/icon-192.png",
 		},
-		Styles:                  []string{"/web/app.css"},
+		Styles:                  []string{"/web/app.css", "/web/upload.css"},
 		BackgroundColor:         "#f7f8fa",
 		ThemeColor:              "#3b5bdb",
 		LoadingLabel:            "Loading Betaport… {progress}%",

@@ -5,8 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"os"
+	"os/exec"
+	"regexp"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"gocloud.dev/blob"
 
@@ -14,7 +19,70 @@ import (
 	"github.com/betaport/betaport/server/betaport"
 	"github.com/betaport/betaport/server/demo"
 	bphttp "github.com/betaport/betaport/server/http"
+	"github.com/betaport/betaport/server/testenv"
 )
+
+// The API tests run on both storage backends: (SQLite, files) in this
+// process, and (PostgreSQL, S3) in a child run of this test binary that
+// TestOnPostgresAndS3 starts, where newEnv opens a PostgreSQL database and
+// an S3 bucket instead. A test written once with newEnv runs on both.
+const (
+	backendVar      = "BETAPORT_HTTP_BACKEND"
+	backendFiles    = "sqlite+files"
+	backendScaleOut = "postgres+s3"
+)
+
+func backend() string {
+	if os.Getenv(backendVar) == backendScaleOut {
+		return backendScaleOut
+	}
+	return backendFiles
+}
+
+// fileOnlyTests check what only file storage has (the server's own HMAC
+// upload URLs, its PUT handler, files on disk), so they are not run on S3.
+// The submit flow on S3 is covered by the TestSubmitOnAnyStorage tests,
+// which run on both.
+var fileOnlyTests = []string{
+	"TestSubmitHappyPath", "TestSubmitNormalisesTopFolder", "TestSubmitKeyCalls", "TestSubmitRateLimit",
+	"TestOneSeatSubmitsTwentyTimes", "TestUploadPut", "TestSign", "TestSweeperRemovesDeadUploads",
+	"TestSubmitRaces", "TestLargeZipStreams",
+}
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// TestOnPostgresAndS3 runs this package's tests again on PostgreSQL and S3
+// (a throwaway cluster and versitygw, shared with the child), in a child
+// process of this test binary. Skipped only when BETAPORT_SKIP_SCALEOUT=1.
+func TestOnPostgresAndS3(t *testing.T) {
+	if backend() == backendScaleOut {
+		t.Skip("this is the run on PostgreSQL and S3")
+	}
+	testenv.SkipIfAsked(t)
+	env := testenv.Environ(t)
+	skip := "^(" + strings.Join(append(fileOnlyTests, "TestOnPostgresAndS3"), "|") + ")$"
+	args := []string{"-test.v", "-test.count=1", "-test.skip=" + skip, "-test.timeout=15m"}
+	if testing.Short() {
+		args = append(args, "-test.short")
+	}
+	start := time.Now()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), env...), backendVar+"="+backendScaleOut)
+	out, err := cmd.CombinedOutput()
+	passed := regexp.MustCompile(`(?m)^--- PASS: (\S+)`).FindAllStringSubmatch(string(out), -1)
+	if err != nil {
+		t.Fatalf("the API tests on PostgreSQL + S3 failed (%v); rerun them alone with\n\t%s=%s go test -run NAME ./server/http\n\n%s",
+			err, backendVar, backendScaleOut, out)
+	}
+	if len(passed) == 0 {
+		t.Fatalf("the run on PostgreSQL + S3 ran no test:\n%s", out)
+	}
+	names := make([]string, len(passed))
+	for i, m := range passed {
+		names[i] = m[1]
+	}
+	t.Logf("%d tests passed on PostgreSQL + S3 in %s: %s", len(names), time.Since(start).Round(time.Millisecond), strings.Join(names, " "))
+}
 
 // publish stores a demo zip and publishes it as ext's next bundle, as the
 // seed does.

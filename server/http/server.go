@@ -87,6 +87,7 @@ func (s *Server) routes() http.Handler {
 	// The submit flow authenticates by key and signed URL, never by cookie.
 	s.route(mux, "POST "+api.PathSubmitUpload, KeyAuth, s.handleSubmitUpload)
 	s.route(mux, "POST "+api.PathSubmitSign, KeyAuth, s.handleSubmitSign)
+	s.route(mux, "GET /api/submit/limits", Public, s.handleSubmitLimits)
 	s.route(mux, "PUT "+api.UploadPrefix+"{upload}", KeyAuth, s.handleUploadPut)
 	for _, method := range []string{"GET", "POST", "PATCH", "DELETE"} {
 		mux.HandleFunc(method+" "+api.UploadPrefix+"{upload}", uploadMethodNotAllowed)

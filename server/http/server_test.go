@@ -1,9 +1,12 @@
 package http_test
 
 import (
+	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -14,39 +17,57 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/andybalholm/brotli"
 	"gocloud.dev/blob"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/server/auth"
+	"github.com/betaport/betaport/server/betaport"
 	"github.com/betaport/betaport/server/blobstore"
 	bphttp "github.com/betaport/betaport/server/http"
+	"github.com/betaport/betaport/server/postgres"
 	"github.com/betaport/betaport/server/sqlite"
 	"github.com/betaport/betaport/server/storetest"
+	"github.com/betaport/betaport/server/testenv"
 )
 
 type env struct {
 	*httptest.Server
-	DB    *sqlite.DB
-	Blobs *blob.Bucket
-	App   *bphttp.Server
-	Dir   string
+	DB      betaport.Store
+	Blobs   *blob.Bucket
+	App     *bphttp.Server
+	Dir     string
+	Backend string // backendFiles or backendScaleOut
 }
 
-// newEnv starts the real handler on a real SQLite file and file blobs.
+// newEnv starts the real handler on real storage: a new SQLite file and
+// file blobs, or, when this test binary runs the suite on the scale-out
+// backend (see TestOnPostgresAndS3), a new PostgreSQL database and S3
+// bucket.
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	db, err := sqlite.Open(ctx, filepath.Join(dir, "betaport.db"))
+	var db betaport.Store
+	var blobURL string
+	var err error
+	switch backend() {
+	case backendScaleOut:
+		db, err = postgres.Open(ctx, testenv.PostgresURL(t))
+		blobURL = testenv.BucketURL(t)
+	default:
+		db, err = sqlite.Open(ctx, filepath.Join(dir, "betaport.db"))
+		blobURL, _ = blobstore.FileURL(filepath.Join(dir, "blobs"))
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	u, _ := blobstore.FileURL(filepath.Join(dir, "blobs"))
-	blobs, err := blobstore.Open(ctx, u)
+	blobs, err := blobstore.Open(ctx, blobURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +77,7 @@ func newEnv(t *testing.T) *env {
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
 	s.BaseURL = ts.URL
-	return &env{Server: ts, DB: db, Blobs: blobs, App: s, Dir: dir}
+	return &env{Server: ts, DB: db, Blobs: blobs, App: s, Dir: dir, Backend: backend()}
 }
 
 func (e *env) do(t *testing.T, method, path string, header http.Header) (*http.Response, []byte) {
@@ -295,5 +316,315 @@ func TestWasmIsPrecompressed(t *testing.T) {
 		if resp2.StatusCode != http.StatusNotModified || len(body2) != 0 {
 			t.Fatalf("revalidation = %d with %d bytes, want 304", resp2.StatusCode, len(body2))
 		}
+	}
+}
+
+// The submit flow on any storage. On file storage the zip goes through the
+// server's own signed URL; on S3 straight to the storage with a presigned
+// URL, and sign establishes what the server's PUT would have checked. The
+// tests below hold on both; where the two answer at different calls (the
+// storage cannot refuse a zip for its size), they say which.
+
+// askURL is call 1: the URL leads to the server on file storage and to the
+// storage, not the server, on S3.
+func (p *pipeline) askURL(t *testing.T) api.UploadURL {
+	t.Helper()
+	resp, body := p.e.send(t, "POST", api.PathSubmitUpload, nil, p.key)
+	var u api.UploadURL
+	if resp.StatusCode != 200 || json.Unmarshal(body, &u) != nil || u.URL == "" || u.UploadID == 0 {
+		t.Fatalf("call 1 = %d %s", resp.StatusCode, body)
+	}
+	if time.Until(u.ExpiresAt) <= 0 || time.Until(u.ExpiresAt) > 16*time.Minute {
+		t.Fatalf("call 1: the URL expires at %v", u.ExpiresAt)
+	}
+	throughServer := strings.HasPrefix(u.URL, p.e.URL+api.UploadPrefix)
+	if throughServer != (p.e.Backend == backendFiles) {
+		t.Fatalf("on %s call 1 answered %s", p.e.Backend, u.URL)
+	}
+	return u
+}
+
+// submitAny runs the three calls and returns the published bundle.
+func (p *pipeline) submitAny(t *testing.T, zipBytes []byte) api.Bundle {
+	t.Helper()
+	u := p.askURL(t)
+	if resp, body := p.put(t, u.URL, api.ZipContentType, zipBytes); resp.StatusCode != 200 {
+		t.Fatalf("call 2 = %d %s", resp.StatusCode, body)
+	}
+	resp, body := p.sign(t)
+	var b api.Bundle
+	if resp.StatusCode != 200 || json.Unmarshal(body, &b) != nil {
+		t.Fatalf("call 3 = %d %s", resp.StatusCode, body)
+	}
+	return b
+}
+
+func (p *pipeline) uploadState(t *testing.T, id int64) string {
+	t.Helper()
+	u, err := p.e.DB.FindUpload(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.State
+}
+
+// keys lists the stored blobs under prefix.
+func (e *env) keys(t *testing.T, prefix string) []string {
+	t.Helper()
+	var keys []string
+	it := e.Blobs.List(&blob.ListOptions{Prefix: prefix})
+	for {
+		obj, err := it.Next(context.Background())
+		if err == io.EOF {
+			return keys
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(obj.Key, ".attrs") { // fileblob's metadata
+			keys = append(keys, obj.Key)
+		}
+	}
+}
+
+func TestSubmitOnAnyStorage(t *testing.T) {
+	e := newEnv(t)
+	p := newPipeline(t, e, api.PlanProfessional)
+	admin := e.adminOf(t, &betaport.Team{ID: p.ext.TeamID})
+	zipBytes := validZip(t, "1.2.3")
+	sum := sha256.Sum256(zipBytes)
+
+	u := p.askURL(t)
+	if resp, body := p.put(t, u.URL, api.ZipContentType, zipBytes); resp.StatusCode != 200 {
+		t.Fatalf("call 2 = %d %s", resp.StatusCode, body)
+	}
+	resp, body := p.sign(t)
+	var b api.Bundle
+	if json.Unmarshal(body, &b); resp.StatusCode != 200 || b.Number != 1 || b.Version != "1.2.3" || b.FileCount != 2 ||
+		b.SHA256 != hex.EncodeToString(sum[:]) || b.Size != int64(len(zipBytes)) || !b.Current || b.Source != "upload" {
+		t.Fatalf("call 3 = %d %s", resp.StatusCode, body)
+	}
+	resp, body = e.do(t, "GET", api.CurrentBundlePath(p.ext.ID)+"/download", admin)
+	if resp.StatusCode != 200 || !bytes.Equal(body, zipBytes) || resp.Header.Get("ETag") != `"`+b.SHA256+`"` {
+		t.Fatalf("download = %d, %d bytes, ETag %s", resp.StatusCode, len(body), resp.Header.Get("ETag"))
+	}
+	resp, body = e.do(t, "GET", api.BundlesPath(p.ext.ID)+"/1/download", http.Header{"Cookie": admin["Cookie"], "Range": {"bytes=10-"}})
+	if resp.StatusCode != http.StatusPartialContent || !bytes.Equal(body, zipBytes[10:]) {
+		t.Fatalf("range download = %d, %d bytes", resp.StatusCode, len(body))
+	}
+
+	// A retried sign answers the same bundle.
+	resp, body = p.sign(t)
+	var again api.Bundle
+	if json.Unmarshal(body, &again); resp.StatusCode != 200 || again.Number != 1 || again.SHA256 != b.SHA256 {
+		t.Fatalf("retried sign = %d %s", resp.StatusCode, body)
+	}
+	// A PUT replayed after publish changes nothing testers get: file
+	// storage refuses it; S3 cannot, but the upload is published and its
+	// bytes are never read again.
+	before := p.served(t)
+	resp, body = p.put(t, u.URL, api.ZipContentType, validZip(t, "6.6.6"))
+	if e.Backend == backendFiles && resp.StatusCode != http.StatusConflict {
+		t.Fatalf("PUT after publish = %d %s", resp.StatusCode, body)
+	}
+	if resp, body := p.sign(t); resp.StatusCode != 200 || !strings.Contains(string(body), `"number":1,`) {
+		t.Fatalf("sign after a replayed PUT = %d %s", resp.StatusCode, body)
+	}
+	p.wantUnchanged(t, before)
+
+	// A manifest in one top folder is moved to the root; the bundle
+	// describes the served (normalised) bytes.
+	b2 := p.submitAny(t, makeZip(t, map[string]string{
+		"dist/manifest.json": `{"manifest_version": 2, "name": "Tab Tamer", "version": "2.0"}`,
+		"dist/js/app.js":     "1",
+	}))
+	served := p.served(t)
+	servedSum := sha256.Sum256([]byte(served.bytes))
+	if b2.Number != 2 || served.number != 2 || b2.SHA256 != hex.EncodeToString(servedSum[:]) || b2.Size != int64(len(served.bytes)) {
+		t.Fatalf("normalised bundle %+v does not describe the served bytes", b2)
+	}
+	zr, err := zip.NewReader(strings.NewReader(served.bytes), int64(len(served.bytes)))
+	if err != nil || len(zr.File) != 2 || (zr.File[0].Name != "manifest.json" && zr.File[1].Name != "manifest.json") {
+		t.Fatalf("served zip: %v", err)
+	}
+	// Only the published bundles are stored: no copy a sign made is left.
+	if got := e.keys(t, "bundles/"); len(got) != 2 {
+		t.Fatalf("bundles stored: %v, want the 2 published", got)
+	}
+	for _, k := range e.keys(t, "uploads/") {
+		if strings.Contains(k, ".checked.") {
+			t.Fatalf("a sign's checked copy was left behind: %s", k)
+		}
+	}
+}
+
+// Refused zips are never published, on either storage; the storage refuses
+// what it can at the PUT, and sign refuses the rest.
+func TestSubmitOnAnyStorageRefuses(t *testing.T) {
+	e := newEnv(t)
+	e.App.Submit.MaxUploadSize = 1 << 20
+	p := newPipeline(t, e, api.PlanProfessional)
+	first := p.submitAny(t, validZip(t, "1.0"))
+	before := p.served(t)
+
+	// A wrong or missing content type: refused at the PUT (the server
+	// checks it; S3 checks the signature, which binds it), nothing stored,
+	// and the upload still waits for its zip.
+	u := p.askURL(t)
+	for _, ct := range []string{"application/octet-stream", ""} {
+		req, _ := http.NewRequest("PUT", u.URL, bytes.NewReader(validZip(t, "2.0")))
+		if ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode < 400 {
+			t.Fatalf("PUT with Content-Type %q = %d, want it refused", ct, resp.StatusCode)
+		}
+		if ok, _ := e.Blobs.Exists(context.Background(), "uploads/"+strconv.FormatInt(u.UploadID, 10)+".zip"); ok {
+			t.Fatalf("a PUT with Content-Type %q was stored", ct)
+		}
+	}
+	resp, body := p.sign(t)
+	wantProblem(t, resp, body, http.StatusConflict, api.ProblemZipNotReceived)
+	if st := p.uploadState(t, u.UploadID); st != betaport.UploadRequested {
+		t.Fatalf("after refused PUTs the upload is %s", st)
+	}
+
+	// Not a zip, and over the size limit: the server refuses them at its
+	// PUT; a presigned PUT cannot, so sign refuses them (the oversize one
+	// without reading it) and the upload is rejected.
+	for _, tt := range []struct {
+		name    string
+		body    []byte
+		putType string // the problem of a refusing PUT
+		code    string // the zip problem of a refusing sign
+	}{
+		{"not a zip", []byte("%PDF-1.7 not a zip"), api.ProblemNotAZip, "not_a_zip"},
+		{"over the size limit", append([]byte("PK\x03\x04"), make([]byte, 1<<20)...), api.ProblemTooLarge, "too_large"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			u := p.askURL(t)
+			resp, body := p.put(t, u.URL, api.ZipContentType, tt.body)
+			if e.Backend == backendFiles {
+				wantProblem(t, resp, body, map[string]int{api.ProblemNotAZip: 422, api.ProblemTooLarge: 413}[tt.putType], tt.putType)
+				resp, body = p.sign(t)
+				wantProblem(t, resp, body, http.StatusConflict, api.ProblemZipNotReceived)
+			} else {
+				if resp.StatusCode != 200 {
+					t.Fatalf("PUT to storage = %d %s", resp.StatusCode, body)
+				}
+				resp, body = p.sign(t)
+				pr := wantProblem(t, resp, body, http.StatusUnprocessableEntity, api.ProblemInvalidZip)
+				if len(pr.Problems) != 1 || pr.Problems[0].Code != tt.code {
+					t.Fatalf("problems = %+v, want %s", pr.Problems, tt.code)
+				}
+				if st := p.uploadState(t, u.UploadID); st != betaport.UploadRejected {
+					t.Fatalf("the upload is %s, want rejected", st)
+				}
+			}
+			p.wantUnchanged(t, before)
+		})
+	}
+
+	// An invalid zip: every problem listed, nothing changes for testers,
+	// and a retried sign says the same.
+	u = p.askURL(t)
+	p.put(t, u.URL, api.ZipContentType, makeZip(t, map[string]string{"../evil.js": "x", "src/index.js": "y"}))
+	resp, body = p.sign(t)
+	pr := wantProblem(t, resp, body, http.StatusUnprocessableEntity, api.ProblemInvalidZip)
+	if len(pr.Problems) < 2 {
+		t.Fatalf("problems = %+v, want the traversal and the missing manifest", pr.Problems)
+	}
+	if resp, body2 := p.sign(t); resp.StatusCode != 422 || string(body2) != string(body) {
+		t.Fatalf("retried sign of a rejected upload = %d %s", resp.StatusCode, body2)
+	}
+	p.wantUnchanged(t, before)
+	if n, _ := e.DB.CountBundles(context.Background(), p.ext.ID); n != 1 || first.Number != 1 {
+		t.Fatalf("%d bundles, want only the first", n)
+	}
+}
+
+// An upload URL works until it expires, on either storage; then the upload
+// is gone.
+func TestSubmitOnAnyStorageURLExpires(t *testing.T) {
+	e := newEnv(t)
+	e.App.Submit.UploadTTL = time.Second
+	p := newPipeline(t, e, api.PlanProfessional)
+	u := p.askURL(t)
+	time.Sleep(time.Until(u.ExpiresAt) + 1100*time.Millisecond)
+	if resp, body := p.put(t, u.URL, api.ZipContentType, validZip(t, "1.0")); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("PUT to an expired URL = %d %s", resp.StatusCode, body)
+	}
+	resp, body := p.sign(t)
+	wantProblem(t, resp, body, http.StatusGone, api.ProblemUploadExpired)
+}
+
+// Signs racing on one upload publish it once; every one answers that
+// bundle, and only its bytes stay stored.
+func TestSubmitOnAnyStorageRaces(t *testing.T) {
+	e := newEnv(t)
+	e.App.Submit.Burst = 1000
+	p := newPipeline(t, e, api.PlanProfessional)
+	u := p.askURL(t)
+	p.put(t, u.URL, api.ZipContentType, validZip(t, "1.0"))
+	var wg sync.WaitGroup
+	numbers := make(chan string, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, body := p.sign(t)
+			var b api.Bundle
+			json.Unmarshal(body, &b)
+			if resp.StatusCode != 200 {
+				t.Errorf("racing sign = %d %s", resp.StatusCode, body)
+			}
+			numbers <- strconv.FormatInt(b.Number, 10) + " " + b.SHA256
+		}()
+	}
+	wg.Wait()
+	close(numbers)
+	var first string
+	for n := range numbers {
+		if first == "" {
+			first = n
+		}
+		if n != first || !strings.HasPrefix(n, "1 ") {
+			t.Fatalf("racing signs answered %q and %q, want bundle 1 for all", first, n)
+		}
+	}
+	if n, _ := e.DB.CountBundles(context.Background(), p.ext.ID); n != 1 {
+		t.Fatalf("8 racing signs published %d bundles", n)
+	}
+	if got := e.keys(t, "bundles/"); len(got) != 1 {
+		t.Fatalf("stored bundles after racing signs: %v, want 1", got)
+	}
+	if got := p.served(t); got.number != 1 || !strings.HasPrefix(got.bytes, "PK") {
+		t.Fatalf("served %d", got.number)
+	}
+}
+
+// The sweeper removes the bytes of dead uploads on either storage.
+func TestSweepOnAnyStorage(t *testing.T) {
+	e := newEnv(t)
+	p := newPipeline(t, e, api.PlanProfessional)
+	old := p.askURL(t)
+	p.put(t, old.URL, api.ZipContentType, validZip(t, "1.0"))
+	p.submitAny(t, validZip(t, "1.1")) // supersedes the first
+	key := "uploads/" + strconv.FormatInt(old.UploadID, 10) + ".zip"
+	if ok, _ := e.Blobs.Exists(context.Background(), key); !ok {
+		t.Fatalf("%s is not stored", key)
+	}
+	if n, err := e.App.Sweep(context.Background()); err != nil || n != 1 {
+		t.Fatalf("Sweep = %d, %v; want the superseded upload", n, err)
+	}
+	if ok, _ := e.Blobs.Exists(context.Background(), key); ok {
+		t.Fatalf("%s is still stored after the sweep", key)
+	}
+	if p.served(t).number != 1 {
+		t.Fatal("the sweep touched the published bundle")
 	}
 }

@@ -158,14 +158,23 @@ func (s *Server) handleSubmitUpload(w http.ResponseWriter, r *http.Request, _ *s
 		return
 	}
 	cfg := s.Submit.withDefaults()
-	u := &betaport.Upload{ExtensionID: ext.ID, ExpiresAt: s.now().Add(cfg.UploadTTL)}
+	urlExpires := s.now().Add(cfg.UploadTTL)
+	u := &betaport.Upload{ExtensionID: ext.ID, ExpiresAt: urlExpires}
+	if s.uploadsDirect() {
+		u.ExpiresAt = urlExpires.Add(directUploadGrace)
+	}
 	if err := s.Store.CreateUpload(r.Context(), u); err != nil {
 		s.Error(w, r, err)
 		return
 	}
+	url, err := s.issueUploadURL(r.Context(), u, urlExpires, cfg.UploadTTL)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
 	writeJSON(w, r, http.StatusOK, api.UploadURL{
-		URL:       s.uploadURL(u.ID, u.ExpiresAt),
-		ExpiresAt: u.ExpiresAt,
+		URL:       url,
+		ExpiresAt: urlExpires,
 		UploadID:  u.ID,
 		MaxSize:   cfg.MaxUploadSize,
 	})
@@ -177,6 +186,11 @@ func uploadBlobKey(id int64) string { return "uploads/" + strconv.FormatInt(id, 
 // handleUploadPut is call 2: the zip streams to blob storage while its size
 // and SHA-256 are computed; it becomes visible only when complete.
 func (s *Server) handleUploadPut(w http.ResponseWriter, r *http.Request, _ *subject) {
+	if s.uploadsDirect() {
+		writeProblem(w, problem(http.StatusForbidden, api.ProblemBadSignature,
+			"This service takes zips straight into its storage: PUT the zip to the URL that POST /api/submit/upload answered."))
+		return
+	}
 	id, err := strconv.ParseInt(r.PathValue("upload"), 10, 64)
 	if err != nil || id <= 0 {
 		writeProblem(w, problem(http.StatusForbidden, api.ProblemBadSignature, "This is not an upload URL Betaport gave out."))
@@ -322,9 +336,27 @@ func (s *Server) handleSubmitSign(w http.ResponseWriter, r *http.Request, _ *sub
 		s.Error(w, r, err)
 		return
 	}
+	src := uploadBlobKey(u.ID)
+	dst := betaport.BundleKey(ext.ID, fmt.Sprintf("upload-%d", u.ID))
+	if s.uploadsDirect() && (u.State == betaport.UploadRequested || u.State == betaport.UploadReceived) {
+		// The zip went straight to storage: receive it now, as the PUT
+		// handler does on file storage.
+		d, p, err := s.receiveDirect(ctx, u)
+		if d != nil && d.snapshot != "" {
+			defer s.Blobs.Delete(context.WithoutCancel(ctx), d.snapshot)
+		}
+		if p != nil {
+			writeProblem(w, p)
+			return
+		} else if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		u, src, dst = d.upload, d.source, d.bundleKey
+	}
 	switch u.State {
 	case betaport.UploadRequested:
-		if s.now().Before(u.ExpiresAt) {
+		if s.now().Before(s.urlExpiry(u)) {
 			writeProblem(w, problem(http.StatusConflict, api.ProblemZipNotReceived,
 				"The zip has not arrived yet: PUT it to the upload URL, then sign."))
 			return
@@ -346,7 +378,7 @@ func (s *Server) handleSubmitSign(w http.ResponseWriter, r *http.Request, _ *sub
 		writeJSON(w, r, http.StatusOK, b.Bundle)
 		return
 	}
-	b, problems, err := s.build(ctx, ext, u)
+	b, problems, err := s.build(ctx, ext, u, src, dst)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -359,12 +391,15 @@ func (s *Server) handleSubmitSign(w http.ResponseWriter, r *http.Request, _ *sub
 		s.writeRejected(w, problems)
 		return
 	}
-	b, _, err = s.Store.PublishUpload(ctx, u.ID, b)
+	published, fresh, err := s.Store.PublishUpload(ctx, u.ID, b)
+	if s.uploadsDirect() {
+		s.afterDirectPublish(ctx, u, b, published, fresh, err)
+	}
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	writeJSON(w, r, http.StatusOK, b.Bundle)
+	writeJSON(w, r, http.StatusOK, published.Bundle)
 }
 
 func (s *Server) writeRejected(w http.ResponseWriter, problems []api.ZipProblem) {
@@ -377,8 +412,10 @@ func (s *Server) writeRejected(w http.ResponseWriter, problems []api.ZipProblem)
 // build validates an upload's zip from its central directory and manifest,
 // then stores the bundle immutably (normalised when the manifest sat in one
 // top folder). It returns the bundle to publish, or the problems found.
-func (s *Server) build(ctx context.Context, ext *betaport.Extension, u *betaport.Upload) (*betaport.Bundle, []api.ZipProblem, error) {
-	src := uploadBlobKey(u.ID)
+//
+// src is where the upload's zip is read from and dst where the bundle's is
+// written.
+func (s *Server) build(ctx context.Context, ext *betaport.Extension, u *betaport.Upload, src, dst string) (*betaport.Bundle, []api.ZipProblem, error) {
 	ra := &blobReaderAt{ctx: ctx, bucket: s.Blobs, key: src}
 	res, err := builder.Check(ra, u.Size, s.Submit.withDefaults().Limits)
 	if err != nil {
@@ -401,7 +438,7 @@ func (s *Server) build(ctx context.Context, ext *betaport.Extension, u *betaport
 		Size:            u.Size,
 		SHA256:          u.SHA256,
 	}}
-	b.BlobKey = betaport.BundleKey(ext.ID, fmt.Sprintf("upload-%d", u.ID))
+	b.BlobKey = dst
 	if res.Prefix == "" {
 		if err := s.Blobs.Copy(ctx, b.BlobKey, src, nil); err != nil {
 			return nil, nil, err

@@ -1,22 +1,36 @@
 package http
 
 import (
+	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
 	"time"
 
+	"gocloud.dev/gcerrors"
+
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/server/blobstore"
 )
 
 // Upload URLs on file storage are the server's own: a path under /uploads/
 // signed with HMAC-SHA256 over the method, the path, the upload id, the
 // content type and the expiry, under a key derived from the server secret
-// and used for nothing else. On S3 storage the storage's own presigned URL
-// takes their place (uploadURL is the seam).
+// and used for nothing else. The PUT handler streams the zip to storage,
+// computing its size and SHA-256, and receives the upload.
+//
+// On S3 storage the storage's own presigned PUT URL takes their place, so
+// the zip goes straight to storage and never through a replica; sign then
+// receives the upload (receiveDirect). This file is the seam between the
+// two: issueUploadURL, urlExpiry, receiveDirect and afterDirectPublish.
 
 const uploadMethod = http.MethodPut
 
@@ -63,4 +77,139 @@ func (s *Server) checkUploadURL(r *http.Request, uploadID int64) *api.Problem {
 			"This upload URL has expired. Request a new one with POST /api/submit/upload and upload again.")
 	}
 	return nil
+}
+
+// directUploadGrace is how much longer than its presigned URL a direct
+// upload stays open: a PUT that starts just before the URL expires may take
+// this long to finish and be signed before the sweeper expires the upload.
+const directUploadGrace = 5 * time.Minute
+
+// uploadsDirect reports whether zips go straight to storage (S3, with a
+// presigned URL) rather than through PUT /uploads/{id} (file storage).
+func (s *Server) uploadsDirect() bool { return blobstore.Presigns(s.Blobs) }
+
+// issueUploadURL returns the URL the zip of upload u is PUT to: the
+// server's own until urlExpires, or the storage's presigned URL for ttl.
+func (s *Server) issueUploadURL(ctx context.Context, u *betaport.Upload, urlExpires time.Time, ttl time.Duration) (string, error) {
+	if !s.uploadsDirect() {
+		return s.uploadURL(u.ID, urlExpires), nil
+	}
+	return blobstore.PresignPut(ctx, s.Blobs, uploadBlobKey(u.ID), api.ZipContentType, ttl)
+}
+
+// urlExpiry is when upload u's URL stops taking a PUT.
+func (s *Server) urlExpiry(u *betaport.Upload) time.Time {
+	if s.uploadsDirect() {
+		return u.ExpiresAt.Add(-directUploadGrace)
+	}
+	return u.ExpiresAt
+}
+
+// direct is a direct upload as sign sees it after receiveDirect.
+type direct struct {
+	upload *betaport.Upload
+	// source is the key the zip is validated and published from, and
+	// snapshot the copy to delete when sign ends ("" for none).
+	source, snapshot string
+	// bundleKey is where this sign writes the bundle: its own key, so
+	// signs racing on several replicas never write over each other's
+	// bytes; the one whose publish wins is kept (afterDirectPublish).
+	bundleKey string
+}
+
+// receiveDirect establishes what the server's PUT handler checks, for a zip
+// that went straight to storage, and moves upload u to received:
+//
+//   - nothing stored yet: u is returned as it is, and its state answers;
+//   - the content type is application/zip: the presigned URL signs it, so
+//     the storage refuses another; should a storage not, the object is
+//     deleted and sign answers 415, as the PUT handler would;
+//   - the size comes from the object's attributes; over the limit, the
+//     upload is received and then rejected (too_large) without reading it;
+//   - the SHA-256 is computed by the storage while it copies the object to
+//     a key only this sign writes (CopyObject with a SHA-256 checksum, on
+//     the condition that the object is still the version whose attributes
+//     were checked). That copy is what is validated and published, so a
+//     later PUT to the presigned URL (valid until it expires) changes
+//     nothing that was checked.
+func (s *Server) receiveDirect(ctx context.Context, u *betaport.Upload) (*direct, *api.Problem, error) {
+	cfg := s.Submit.withDefaults()
+	key := uploadBlobKey(u.ID)
+	nonce := make([]byte, 8)
+	rand.Read(nonce)
+	attempt := hex.EncodeToString(nonce)
+	d := &direct{upload: u, source: key,
+		bundleKey: betaport.BundleKey(u.ExtensionID, fmt.Sprintf("upload-%d-%s", u.ID, attempt))}
+	var obj *blobstore.Object
+	for try := 0; ; try++ {
+		head, err := blobstore.Stat(ctx, s.Blobs, key)
+		if gcerrors.Code(err) == gcerrors.NotFound {
+			return d, nil, nil
+		} else if err != nil {
+			return d, nil, err
+		}
+		if mt, _, _ := mime.ParseMediaType(head.ContentType); mt != api.ZipContentType {
+			if err := s.Blobs.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+				return d, nil, err
+			}
+			return d, problem(http.StatusUnsupportedMediaType, api.ProblemUnsupportedMedia,
+				fmt.Sprintf("The zip was stored with Content-Type %q, so it was not kept. PUT it again to the same URL with the header Content-Type: application/zip, then sign.", head.ContentType)), nil
+		}
+		if head.Size > cfg.MaxUploadSize {
+			// Presigned PUTs cannot cap the size; the zip is refused
+			// here without being read (build checks the size first).
+			obj = head
+			break
+		}
+		d.snapshot = fmt.Sprintf("uploads/%d.%s.checked.zip", u.ID, attempt)
+		obj, err = blobstore.CopyChecked(ctx, s.Blobs, key, d.snapshot, head.ETag)
+		if gcerrors.Code(err) == gcerrors.FailedPrecondition && try < 3 {
+			continue // a new PUT replaced the object between the two calls
+		} else if err != nil {
+			return d, nil, err
+		}
+		d.source = d.snapshot
+		break
+	}
+	if err := s.Store.ReceiveUpload(ctx, u.ID, obj.Size, obj.SHA256); betaport.ErrorCode(err) == betaport.ECONFLICT {
+		// Closed meanwhile: published or rejected by a racing sign, or
+		// superseded by a newer URL. Its state answers.
+		now, err := s.Store.FindUpload(ctx, u.ID)
+		if err != nil {
+			return d, nil, err
+		}
+		d.upload = now
+		if now.State == betaport.UploadSuperseded {
+			return d, nil, betaport.Errorf(betaport.ECONFLICT,
+				"A newer upload URL was requested while this upload was being signed, and sign finalises the newest one. PUT the zip to the newest URL, then sign again.")
+		}
+		return d, nil, nil
+	} else if err != nil {
+		return d, nil, err
+	}
+	received := *u
+	received.State, received.Size, received.SHA256 = betaport.UploadReceived, obj.Size, obj.SHA256
+	d.upload = &received
+	return d, nil, nil
+}
+
+// afterDirectPublish tidies storage after sign published (or tried to) a
+// direct upload: a sign that lost the race to publish deletes the bundle
+// bytes it wrote; the winner deletes the upload's object, which it has
+// copied.
+func (s *Server) afterDirectPublish(ctx context.Context, u *betaport.Upload, mine, published *betaport.Bundle, fresh bool, err error) {
+	ctx = context.WithoutCancel(ctx)
+	if err != nil || !fresh {
+		if published == nil || published.BlobKey != mine.BlobKey {
+			s.deleteQuietly(ctx, mine.BlobKey)
+		}
+		return
+	}
+	s.deleteQuietly(ctx, uploadBlobKey(u.ID))
+}
+
+func (s *Server) deleteQuietly(ctx context.Context, key string) {
+	if err := s.Blobs.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+		s.Logger.WarnContext(ctx, "deleting a blob", "key", key, "err", err)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -32,6 +33,12 @@ func Run(t *testing.T, open Opener) {
 		{"TestersAllOrNothing", testTestersAllOrNothing},
 		{"UploadLifecycle", testUploadLifecycle},
 		{"PublishUploadOnce", testPublishUploadOnce},
+		{"CreateUploadConcurrent", testCreateUploadConcurrent},
+		{"ExtensionKey", testExtensionKey},
+		{"UsersAndSessions", testUsersAndSessions},
+		{"TesterSearch", testTesterSearch},
+		{"RevokeEndsSessions", testRevokeEndsSessions},
+		{"Builds", testBuilds},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -358,5 +365,242 @@ func testPublishUploadOnce(t *testing.T, s betaport.Store) {
 	}
 	if got, _ := s.FindUpload(ctx, u.ID); got.State != betaport.UploadPublished || got.BundleNumber != 1 {
 		t.Fatalf("published upload = %+v", got)
+	}
+}
+
+// Uploads requested at once for one extension (calls 1 on several
+// replicas) leave exactly one open: the latest; the others are superseded.
+func testCreateUploadConcurrent(t *testing.T, s betaport.Store) {
+	ctx := context.Background()
+	team := MustTeam(t, s, api.PlanProfessional)
+	e := MustExtension(t, s, team, "E")
+	const n = 12
+	var wg sync.WaitGroup
+	ids := make(chan int64, n)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			u := &betaport.Upload{ExtensionID: e.ID, ExpiresAt: betaport.Now().Add(time.Hour)}
+			if err := s.CreateUpload(ctx, u); err != nil {
+				t.Errorf("CreateUpload: %v", err)
+				return
+			}
+			ids <- u.ID
+		}()
+	}
+	wg.Wait()
+	close(ids)
+	latest, err := s.LatestUpload(ctx, e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := 0
+	for id := range ids {
+		u, err := s.FindUpload(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch u.State {
+		case betaport.UploadRequested:
+			open++
+			if id != latest.ID {
+				t.Errorf("upload %d is open but the latest is %d", id, latest.ID)
+			}
+		case betaport.UploadSuperseded:
+		default:
+			t.Errorf("upload %d is %s", id, u.State)
+		}
+	}
+	if open != 1 {
+		t.Fatalf("%d of %d concurrently requested uploads are open, want 1", open, n)
+	}
+	err = s.CreateUpload(ctx, &betaport.Upload{ExtensionID: e.ID + 100, ExpiresAt: betaport.Now()})
+	wantCode(t, err, betaport.ENOTFOUND)
+}
+
+func testExtensionKey(t *testing.T, s betaport.Store) {
+	ctx := context.Background()
+	team := MustTeam(t, s, api.PlanProfessional)
+	e := MustExtension(t, s, team, "E")
+	if k, err := s.ExtensionKey(ctx, e.ID); err != nil || k != "" {
+		t.Fatalf("a new extension's key = %q, %v; want none", k, err)
+	}
+	for _, hash := range []string{"first", "second"} {
+		if err := s.SetExtensionKey(ctx, e.ID, hash); err != nil {
+			t.Fatal(err)
+		}
+		if k, err := s.ExtensionKey(ctx, e.ID); err != nil || k != hash {
+			t.Fatalf("ExtensionKey = %q, %v; want %q", k, err, hash)
+		}
+	}
+	wantCode(t, s.SetExtensionKey(ctx, e.ID+100, "x"), betaport.ENOTFOUND)
+	_, err := s.ExtensionKey(ctx, e.ID+100)
+	wantCode(t, err, betaport.ENOTFOUND)
+}
+
+func testUsersAndSessions(t *testing.T, s betaport.Store) {
+	ctx := context.Background()
+	team := MustTeam(t, s, api.PlanProfessional)
+	u := &betaport.User{TeamID: team.ID, Email: " Ada@Example.com "}
+	if err := s.CreateUser(ctx, u, "hash"); err != nil {
+		t.Fatal(err)
+	}
+	if u.ID == 0 || u.Email != "ada@example.com" {
+		t.Fatalf("created user = %+v", u)
+	}
+	wantCode(t, s.CreateUser(ctx, &betaport.User{TeamID: team.ID, Email: "ADA@example.com"}, "h"), betaport.ECONFLICT)
+	wantCode(t, s.CreateUser(ctx, &betaport.User{TeamID: team.ID, Email: "nobody"}, "h"), betaport.EINVALID)
+	wantCode(t, s.CreateUser(ctx, &betaport.User{TeamID: team.ID + 100, Email: "x@example.com"}, "h"), betaport.ENOTFOUND)
+	got, hash, err := s.FindUserByEmail(ctx, "ADA@example.com ")
+	if err != nil || got.ID != u.ID || hash != "hash" {
+		t.Fatalf("FindUserByEmail = %+v, %q, %v", got, hash, err)
+	}
+	if got, err := s.FindUser(ctx, u.ID); err != nil || *got != *u {
+		t.Fatalf("FindUser = %+v, %v; want %+v", got, err, u)
+	}
+	_, _, err = s.FindUserByEmail(ctx, "grace@example.com")
+	wantCode(t, err, betaport.ENOTFOUND)
+
+	ss := &betaport.Session{TokenHash: "h1", UserID: u.ID, ExpiresAt: betaport.Now().Add(time.Hour)}
+	if err := s.CreateSession(ctx, ss); err != nil {
+		t.Fatal(err)
+	}
+	found, err := s.FindSession(ctx, "h1")
+	if err != nil || found.UserID != u.ID || found.TesterID != 0 || !found.ExpiresAt.Equal(ss.ExpiresAt) {
+		t.Fatalf("FindSession = %+v, %v", found, err)
+	}
+	later := betaport.Now().Add(48 * time.Hour)
+	if err := s.ExtendSession(ctx, "h1", later); err != nil {
+		t.Fatal(err)
+	}
+	if found, _ := s.FindSession(ctx, "h1"); !found.ExpiresAt.Equal(later) {
+		t.Fatalf("extended session expires %v, want %v", found.ExpiresAt, later)
+	}
+	s.CreateSession(ctx, &betaport.Session{TokenHash: "old", UserID: u.ID, ExpiresAt: betaport.Now().Add(-time.Second)})
+	_, err = s.FindSession(ctx, "old")
+	wantCode(t, err, betaport.EUNAUTHORIZED)
+	if err := s.DeleteSession(ctx, "h1"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.FindSession(ctx, "h1")
+	wantCode(t, err, betaport.EUNAUTHORIZED)
+}
+
+func testTesterSearch(t *testing.T, s betaport.Store) {
+	ctx := context.Background()
+	team := MustTeam(t, s, api.PlanProfessional)
+	e, other := MustExtension(t, s, team, "E"), MustExtension(t, s, team, "Other")
+	var ts []*betaport.Tester
+	for i, name := range []string{"Ada Lovelace", "Grace Hopper", "Alan Turing", "Barbara Liskov", "Adele Goldberg"} {
+		tt := &betaport.Tester{ExtensionID: e.ID, Email: fmt.Sprintf("t%d@%s.example", i, strings.ToLower(strings.Fields(name)[1])), Name: name}
+		if err := s.InviteTester(ctx, tt, fmt.Sprintf("invite-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+		ts = append(ts, tt)
+	}
+	if err := s.InviteTester(ctx, &betaport.Tester{ExtensionID: other.ID, Email: "t0@lovelace.example", Name: "Ada"}, "invite-other"); err != nil {
+		t.Fatalf("the same e-mail on another extension: %v", err)
+	}
+	wantCode(t, s.InviteTester(ctx, &betaport.Tester{ExtensionID: e.ID, Email: "T0@Lovelace.example"}, "invite-dup"), betaport.ECONFLICT)
+	s.ActivateTester(ctx, ts[1].ID)
+	s.ActivateTester(ctx, ts[3].ID)
+
+	names := func(f betaport.TesterFilter) string {
+		t.Helper()
+		f.ExtensionID = e.ID
+		if f.Limit == 0 {
+			f.Limit = 10
+		}
+		list, err := s.FindTesters(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tt := range list {
+			out = append(out, strings.Fields(tt.Name)[0])
+		}
+		return strings.Join(out, ",")
+	}
+	for _, tt := range []struct {
+		f    betaport.TesterFilter
+		want string
+	}{
+		{betaport.TesterFilter{}, "Adele,Barbara,Alan,Grace,Ada"},
+		{betaport.TesterFilter{Limit: 2}, "Adele,Barbara"},
+		{betaport.TesterFilter{BeforeID: ts[3].ID, Limit: 2}, "Alan,Grace"},
+		{betaport.TesterFilter{Query: "ad"}, "Adele,Ada"},                  // in the name, whatever its case
+		{betaport.TesterFilter{Query: "HOPPER"}, "Grace"},                  // in the e-mail, whatever the query's case
+		{betaport.TesterFilter{Status: api.TesterActive}, "Barbara,Grace"}, // a status
+		{betaport.TesterFilter{Status: api.TesterInvited, Query: "a"}, "Adele,Alan,Ada"},
+		{betaport.TesterFilter{Query: "%"}, ""}, // no pattern characters
+	} {
+		if got := names(tt.f); got != tt.want {
+			t.Errorf("FindTesters(%+v) = %s, want %s", tt.f, got, tt.want)
+		}
+	}
+	got, err := s.FindTesterByInvite(ctx, "invite-2")
+	if err != nil || got.ID != ts[2].ID {
+		t.Fatalf("FindTesterByInvite = %+v, %v", got, err)
+	}
+	_, err = s.FindTesterByInvite(ctx, "no-such-invite")
+	wantCode(t, err, betaport.ENOTFOUND)
+	if got, _ := s.FindTester(ctx, ts[1].ID); got.Status != api.TesterActive || got.LastSeenAt == nil {
+		t.Fatalf("activated tester = %+v", got)
+	}
+}
+
+// Revoking a tester ends their sessions at once, and they stay revoked.
+func testRevokeEndsSessions(t *testing.T, s betaport.Store) {
+	ctx := context.Background()
+	team := MustTeam(t, s, api.PlanProfessional)
+	e := MustExtension(t, s, team, "E")
+	tt := &betaport.Tester{ExtensionID: e.ID, Email: "ada@example.com", Name: "Ada"}
+	if err := s.InviteTester(ctx, tt, "invite"); err != nil {
+		t.Fatal(err)
+	}
+	s.ActivateTester(ctx, tt.ID)
+	if err := s.CreateSession(ctx, &betaport.Session{TokenHash: "t1", TesterID: tt.ID, ExpiresAt: betaport.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RevokeTester(ctx, tt.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.FindSession(ctx, "t1")
+	wantCode(t, err, betaport.EUNAUTHORIZED)
+	s.ActivateTester(ctx, tt.ID)
+	if got, _ := s.FindTester(ctx, tt.ID); got.Status != api.TesterRevoked {
+		t.Fatalf("a revoked tester who opens their link again is %s", got.Status)
+	}
+	wantCode(t, s.RevokeTester(ctx, tt.ID+100), betaport.ENOTFOUND)
+}
+
+// Builds are keyset-paged across extensions, newest first.
+func testBuilds(t *testing.T, s betaport.Store) {
+	ctx := context.Background()
+	team := MustTeam(t, s, api.PlanProfessional)
+	a, b, c := MustExtension(t, s, team, "A"), MustExtension(t, s, team, "B"), MustExtension(t, s, team, "C")
+	var ids []int64
+	for i := range 6 {
+		ext := []*betaport.Extension{a, b, c}[i%3]
+		bd := newBundle(ext.ID, i)
+		if err := s.PublishBundle(ctx, bd); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, bd.ID)
+	}
+	page, err := s.FindBuilds(ctx, []int64{a.ID, b.ID}, 0, 3)
+	if err != nil || len(page) != 3 || page[0].ID != ids[4] || page[1].ID != ids[3] || page[2].ID != ids[1] {
+		t.Fatalf("first page of builds = %v, %v; want bundles %d, %d, %d", page, err, ids[4], ids[3], ids[1])
+	}
+	if !page[0].Current || !page[1].Current || page[2].Current {
+		t.Fatalf("current flags of builds: %+v", page)
+	}
+	next, err := s.FindBuilds(ctx, []int64{a.ID, b.ID}, page[2].ID, 3)
+	if err != nil || len(next) != 1 || next[0].ID != ids[0] {
+		t.Fatalf("second page of builds = %v, %v; want bundle %d", next, err, ids[0])
+	}
+	if none, err := s.FindBuilds(ctx, nil, 0, 3); err != nil || len(none) != 0 {
+		t.Fatalf("builds of no extension = %v, %v", none, err)
 	}
 }

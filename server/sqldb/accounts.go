@@ -1,4 +1,4 @@
-package sqlite
+package sqldb
 
 import (
 	"context"
@@ -45,7 +45,7 @@ func (s *DB) InviteTester(ctx context.Context, t *betaport.Tester, inviteHash st
 		`INSERT INTO testers (extension_id, email, name, status, created_at, invite_hash)
 		 VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
 		t.ExtensionID, t.Email, t.Name, t.Status, millis(t.CreatedAt), inviteHash).Scan(&t.ID)
-	if isUniqueViolation(err) {
+	if s.dialect.isUniqueViolation(err) {
 		return testerExists(t.Email)
 	}
 	return err
@@ -98,7 +98,7 @@ func (s *DB) FindTesters(ctx context.Context, f betaport.TesterFilter) ([]*betap
 		args = append(args, f.BeforeID)
 	}
 	if f.Query != "" {
-		q += ` AND (instr(email, ?) > 0 OR instr(lower(name), ?) > 0)`
+		q += ` AND (` + s.dialect.contains("email") + ` OR ` + s.dialect.contains("lower(name)") + `)`
 		needle := strings.ToLower(f.Query)
 		args = append(args, needle, needle)
 	}
@@ -132,7 +132,7 @@ func (s *DB) ActivateTester(ctx context.Context, id int64) error {
 // RevokeTester revokes a tester and deletes their sessions in one
 // transaction, so no request after it sees them signed in.
 func (s *DB) RevokeTester(ctx context.Context, id int64) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE testers SET status = 'revoked' WHERE id = ?`, id)
 		if err != nil {
 			return err
@@ -158,7 +158,7 @@ func (s *DB) CreateUser(ctx context.Context, u *betaport.User, passwordHash stri
 	err := s.db.QueryRowContext(ctx,
 		`INSERT INTO users (team_id, email, password_hash, created_at) VALUES (?, ?, ?, ?) RETURNING id`,
 		u.TeamID, u.Email, passwordHash, millis(u.CreatedAt)).Scan(&u.ID)
-	if isUniqueViolation(err) {
+	if s.dialect.isUniqueViolation(err) {
 		return &betaport.Error{Code: betaport.ECONFLICT, Param: "email", Message: u.Email + " already has an account."}
 	}
 	return err

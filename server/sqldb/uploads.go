@@ -1,4 +1,4 @@
-package sqlite
+package sqldb
 
 import (
 	"context"
@@ -33,11 +33,31 @@ func (s *DB) ExtensionKey(ctx context.Context, extensionID int64) (string, error
 	return hash.String, err
 }
 
+// lockExtension takes the write lock on an extension's row until tx ends.
+// Transactions that change an extension's uploads and bundles take it
+// first, so concurrent ones (on any replica) run one after the other and
+// always lock rows in the same order: extension, then upload. In SQLite
+// every write transaction holds the database lock already.
+func lockExtension(ctx context.Context, tx *Tx, extensionID int64) error {
+	res, err := tx.ExecContext(ctx,
+		`UPDATE extensions SET last_bundle_number = last_bundle_number WHERE id = ?`, extensionID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return betaport.Errorf(betaport.ENOTFOUND, "Extension %d does not exist.", extensionID)
+	}
+	return nil
+}
+
 // CreateUpload inserts an upload and supersedes the extension's open ones.
 func (s *DB) CreateUpload(ctx context.Context, u *betaport.Upload) error {
 	u.State = betaport.UploadRequested
 	u.CreatedAt = betaport.Now()
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *Tx) error {
+		if err := lockExtension(ctx, tx, u.ExtensionID); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx,
 			`UPDATE uploads SET state = 'superseded' WHERE extension_id = ? AND state IN ('requested', 'received')`,
 			u.ExtensionID); err != nil {
@@ -123,7 +143,17 @@ func (s *DB) PublishUpload(ctx context.Context, uploadID int64, b *betaport.Bund
 		b.CreatedAt = betaport.Now()
 	}
 	published := false
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *Tx) error {
+		var extensionID int64
+		err := tx.QueryRowContext(ctx, `SELECT extension_id FROM uploads WHERE id = ?`, uploadID).Scan(&extensionID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return errNoUpload
+		} else if err != nil {
+			return err
+		}
+		if err := lockExtension(ctx, tx, extensionID); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx,
 			`UPDATE uploads SET state = 'published' WHERE id = ? AND state = 'received'`, uploadID)
 		if err != nil {

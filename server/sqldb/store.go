@@ -1,4 +1,4 @@
-package sqlite
+package sqldb
 
 import (
 	"context"
@@ -84,9 +84,12 @@ func (s *DB) FindExtension(ctx context.Context, id int64) (*betaport.Extension, 
 
 // FindExtensions lists extensions by ID.
 func (s *DB) FindExtensions(ctx context.Context, f betaport.ExtensionFilter) ([]*betaport.Extension, error) {
-	rows, err := s.db.QueryContext(ctx,
-		`SELECT `+extensionColumns+` FROM extensions WHERE (? = 0 OR team_id = ?) ORDER BY id`,
-		f.TeamID, f.TeamID)
+	q, args := `SELECT `+extensionColumns+` FROM extensions`, []any{}
+	if f.TeamID != 0 {
+		q += ` WHERE team_id = ?`
+		args = append(args, f.TeamID)
+	}
+	rows, err := s.db.QueryContext(ctx, q+` ORDER BY id`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -111,11 +114,11 @@ func (s *DB) PublishBundle(ctx context.Context, b *betaport.Bundle) error {
 	if b.CreatedAt.IsZero() {
 		b.CreatedAt = betaport.Now()
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error { return publishInTx(ctx, tx, b, 0) })
+	return s.inTx(ctx, func(tx *Tx) error { return publishInTx(ctx, tx, b, 0) })
 }
 
 // publishInTx numbers b, inserts it and makes it current inside tx.
-func publishInTx(ctx context.Context, tx *sql.Tx, b *betaport.Bundle, uploadID int64) error {
+func publishInTx(ctx context.Context, tx *Tx, b *betaport.Bundle, uploadID int64) error {
 	err := tx.QueryRowContext(ctx,
 		`UPDATE extensions SET last_bundle_number = last_bundle_number + 1
 		 WHERE id = ? RETURNING last_bundle_number`, b.ExtensionID).Scan(&b.Number)
@@ -231,7 +234,7 @@ func (s *DB) CreateTesters(ctx context.Context, ts []*betaport.Tester) error {
 			return err
 		}
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *Tx) error {
 		stmt, err := tx.PrepareContext(ctx,
 			`INSERT INTO testers (extension_id, email, name, status, created_at, last_seen_at)
 			 VALUES (?, ?, ?, ?, ?, ?) RETURNING id`)
@@ -243,7 +246,7 @@ func (s *DB) CreateTesters(ctx context.Context, ts []*betaport.Tester) error {
 			err := stmt.QueryRowContext(ctx, t.ExtensionID, t.Email, t.Name, t.Status,
 				millis(t.CreatedAt), nullMillis(t.LastSeenAt)).Scan(&t.ID)
 			if err != nil {
-				if isUniqueViolation(err) {
+				if s.dialect.isUniqueViolation(err) {
 					return testerExists(t.Email)
 				}
 				return err
@@ -258,8 +261,4 @@ func (s *DB) CountTesters(ctx context.Context, extensionID int64) (int64, error)
 	var n int64
 	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM testers WHERE extension_id = ?`, extensionID).Scan(&n)
 	return n, err
-}
-
-func isUniqueViolation(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
 }

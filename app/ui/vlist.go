@@ -1,0 +1,176 @@
+package ui
+
+import (
+	"math"
+
+	"github.com/maxence-charriere/go-app/v9/pkg/app"
+)
+
+// VList renders a long list of fixed-height rows as a window: only the rows
+// near the viewport are in the DOM, between two spacers that keep the
+// scroll height right, so 100,000 loaded rows weigh what 100 do. A sentinel
+// after the rows asks for more (IntersectionObserver) as it nears the
+// viewport.
+type VList struct {
+	app.Compo
+
+	ID        string
+	Count     int
+	RowHeight int                   // px; rows must be exactly this tall (CSS)
+	Row       func(i int) app.UI    // renders row i; rows should be components keyed by their item
+	OnNearEnd func(ctx app.Context) // the sentinel came near the viewport
+	// Busy is true while the list loads; when it turns false the list looks
+	// at its sentinel again, so loading goes on while the end stays in view.
+	Busy bool
+
+	first, last int // the rendered window [first, last)
+	onScroll    app.Func
+	observer    app.Value
+	onIntersect app.Func
+	pending     bool
+}
+
+// overscan rows are rendered above and below the viewport, so fast
+// scrolling does not show blank space.
+const overscan = 10
+
+// element finds one of the list's elements. Elements are looked up by id:
+// a node kept from Render is only the last render's description, not the
+// element go-app keeps mounted.
+func (v *VList) element(suffix string) app.Value {
+	e := app.Window().Get("document").Call("getElementById", v.ID+suffix)
+	if e.IsNull() || e.IsUndefined() {
+		return nil
+	}
+	return e
+}
+
+// applySpacers sizes the spacers through the CSSOM: the page's CSP refuses
+// style attributes, which is how go-app would set them.
+func (v *VList) applySpacers() {
+	if top := v.element("-top"); top != nil {
+		top.Get("style").Call("setProperty", "height", px(v.first*v.RowHeight))
+	}
+	if bottom := v.element("-bottom"); bottom != nil {
+		bottom.Get("style").Call("setProperty", "height", px((v.Count-v.last)*v.RowHeight))
+	}
+}
+
+// refresh recomputes the window, re-renders and sizes the spacers after.
+func (v *VList) refresh(ctx app.Context) {
+	v.computeWindow()
+	ctx.Defer(func(app.Context) {
+		v.applySpacers()
+		v.checkSentinel(ctx)
+	})
+}
+
+// checkSentinel asks for more when the sentinel is near the viewport. The
+// IntersectionObserver does this as the page scrolls; this covers a list
+// whose new rows left the sentinel where it was (no new intersection).
+func (v *VList) checkSentinel(ctx app.Context) {
+	s := v.element("-sentinel")
+	if s == nil || v.OnNearEnd == nil {
+		return
+	}
+	if s.Call("getBoundingClientRect").Get("top").Float() < app.Window().Get("innerHeight").Float()+nearEndMargin {
+		v.OnNearEnd(ctx)
+	}
+}
+
+// nearEndMargin is how close (px) the end must come to load more.
+const nearEndMargin = 600
+
+func (v *VList) OnMount(ctx app.Context) {
+	v.refresh(ctx)
+	v.onScroll = app.FuncOf(func(app.Value, []app.Value) any {
+		// One recomputation per frame, however many scroll events.
+		if v.pending {
+			return nil
+		}
+		v.pending = true
+		app.Window().Call("requestAnimationFrame", app.FuncOf(func(app.Value, []app.Value) any {
+			ctx.Dispatch(func(ctx app.Context) {
+				v.pending = false
+				v.refresh(ctx)
+			})
+			return nil
+		}))
+		return nil
+	})
+	app.Window().Call("addEventListener", "scroll", v.onScroll, map[string]any{"passive": true})
+	app.Window().Call("addEventListener", "resize", v.onScroll)
+	v.onIntersect = app.FuncOf(func(this app.Value, args []app.Value) any {
+		entries := args[0]
+		for i := 0; i < entries.Length(); i++ {
+			if entries.Index(i).Get("isIntersecting").Bool() {
+				ctx.Dispatch(func(ctx app.Context) {
+					if v.OnNearEnd != nil {
+						v.OnNearEnd(ctx)
+					}
+				})
+				break
+			}
+		}
+		return nil
+	})
+	v.observer = app.Window().Get("IntersectionObserver").New(v.onIntersect, map[string]any{"rootMargin": px(nearEndMargin) + " 0px"})
+	ctx.Defer(func(app.Context) {
+		if s := v.element("-sentinel"); s != nil && v.observer != nil {
+			v.observer.Call("observe", s)
+		}
+	})
+}
+
+func (v *VList) OnDismount() {
+	if v.onScroll != nil {
+		app.Window().Call("removeEventListener", "scroll", v.onScroll)
+		app.Window().Call("removeEventListener", "resize", v.onScroll)
+		v.onScroll.Release()
+		v.onScroll = nil
+	}
+	if v.observer != nil {
+		v.observer.Call("disconnect")
+		v.observer = nil
+		v.onIntersect.Release()
+	}
+}
+
+// OnUpdate keeps the window right when rows are added or removed.
+func (v *VList) OnUpdate(ctx app.Context) { v.refresh(ctx) }
+
+// computeWindow picks the rows that intersect the viewport, plus overscan.
+func (v *VList) computeWindow() {
+	first, last := 0, min(v.Count, 60) // the server's prerender: the first rows
+	root := v.element("")
+	if app.IsClient && root != nil && v.RowHeight > 0 {
+		top := root.Call("getBoundingClientRect").Get("top").Float()
+		viewport := app.Window().Get("innerHeight").Float()
+		h := float64(v.RowHeight)
+		first = max(0, int(math.Floor(-top/h))-overscan)
+		last = min(v.Count, int(math.Ceil((viewport-top)/h))+overscan)
+		if last < first {
+			last = first
+		}
+	}
+	v.first, v.last = first, last
+}
+
+func (v *VList) Render() app.UI {
+	v.first = min(v.first, v.Count)
+	v.last = min(max(v.last, v.first), v.Count)
+	rows := make([]app.UI, 0, v.last-v.first)
+	for i := v.first; i < v.last; i++ {
+		rows = append(rows, v.Row(i))
+	}
+	return app.Div().Body(
+		app.Div().ID(v.ID).Class("vlist").DataSet("count", v.Count).Body(
+			app.Div().ID(v.ID+"-top").Class("vlist-spacer"),
+			app.Div().Class("vlist-rows").Body(rows...),
+			app.Div().ID(v.ID+"-bottom").Class("vlist-spacer"),
+		),
+		app.Div().ID(v.ID+"-sentinel").Class("vlist-sentinel").Aria("hidden", "true"),
+	)
+}
+
+func px(n int) string { return itoa(n) + "px" }

@@ -1,0 +1,740 @@
+package browser_test
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/server/auth"
+	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/server/cli"
+	bphttp "github.com/betaport/betaport/server/http"
+)
+
+// The upload panel and the key file, as an admin uses them: files dropped
+// with a real DataTransfer (or chosen in the file picker opened from the
+// keyboard), the three calls against the real service, the bundles list
+// updated in place.
+
+// A valid zip and the key file, dropped together: the steps, the progress,
+// the new bundle on top of the list with the badge moved, no reload, and the
+// download serves the bytes that were dropped.
+func TestUploadPanelDropPublishes(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[0] // with bundles
+	key := setKey(t, m.Store, ext.ID)
+	next := lastBundle(t, m.Store, ext.ID) + 1
+	ctx := newTab(t)
+	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	openUploadPanel(t, ctx, m.URL(), ext.ID)
+	do(t, ctx, chromedp.Evaluate[chromedp.Void](`window.__sameDocument = true`))
+
+	zipBytes := extensionZip(t, map[string]string{
+		"manifest.json": `{"manifest_version": 3, "name": "Tab Tamer", "version": "9.1.0"}`,
+		"background.js": "console.log('9.1.0')\n",
+	})
+	files := []pageFile{
+		{Name: "tab-tamer.zip", Type: "application/zip", Data: zipBytes},
+		{Name: "key.json", Type: "application/json", Data: keyFile(ext.ID, key)},
+	}
+	// The zone highlights while files are dragged over it, and the browser
+	// is kept from opening them: dragover and drop are cancelled.
+	prevented := evalJS[[]bool](t, ctx, `__bp.drag(`+filesJS(files)+`)`)
+	if len(prevented) != 2 || !prevented[0] || !prevented[1] {
+		t.Fatalf("dragenter/dragover defaultPrevented = %v, want both true", prevented)
+	}
+	waitJS(t, ctx, `document.querySelector("#drop-zone").classList.contains("dragging")`)
+	if !evalJS[bool](t, ctx, `__bp.drop()`) {
+		t.Fatal("the drop was not cancelled: the browser would open the file")
+	}
+	waitJS(t, ctx, `!document.querySelector("#drop-zone").classList.contains("dragging")`)
+
+	waitJS(t, ctx, `document.querySelector("#upload-result") !== null`)
+	steps := evalJS[[]string](t, ctx, `[...document.querySelectorAll("#upload-steps li")].map(li => li.dataset.state)`)
+	if strings.Join(steps, ",") != "done,done,done" {
+		t.Fatalf("steps = %v, want all done", steps)
+	}
+	if got := text(t, ctx, `#upload-percent`); got != "100%" {
+		t.Fatalf("progress shows %q, want 100%%", got)
+	}
+	if got := text(t, ctx, `#upload-bytes`); !strings.Contains(got, "of") {
+		t.Fatalf("bytes sent = %q", got)
+	}
+	if got, want := text(t, ctx, `#upload-result-title`), fmt.Sprintf("Published bundle #%d, version 9.1.0.", next); got != want {
+		t.Fatalf("result = %q, want %q", got, want)
+	}
+	if got := evalJS[string](t, ctx, `document.querySelector("#upload-status").textContent`); !strings.Contains(got, fmt.Sprintf("Published bundle #%d", next)) {
+		t.Fatalf("the live region says %q", got)
+	}
+	if got := evalJS[string](t, ctx, `document.activeElement.id`); got != "upload-result" {
+		t.Fatalf("focus is on %q, want the result", got)
+	}
+
+	// The list shows it on top, current, without a reload.
+	waitJS(t, ctx, fmt.Sprintf(`document.querySelector("#bundle-rows [data-bundle]")?.dataset.bundle === "%d"`, next))
+	badges := evalJS[[]string](t, ctx, `[...document.querySelectorAll("#bundle-rows [data-bundle]")].filter(r => r.querySelector(".badge")).map(r => r.dataset.bundle)`)
+	if strings.Join(badges, ",") != strconv.FormatInt(next, 10) {
+		t.Fatalf("rows with the current badge: %v, want only %d", badges, next)
+	}
+	if got := text(t, ctx, `#current-bundle`); got != fmt.Sprintf("Current bundle #%d", next) {
+		t.Fatalf("current bundle = %q", got)
+	}
+	if !evalJS[bool](t, ctx, `window.__sameDocument === true`) {
+		t.Fatal("the page was reloaded")
+	}
+
+	// The download serves the same bytes.
+	got := evalJS[string](t, ctx, `fetch(document.querySelector('#bundle-rows [data-bundle="`+strconv.FormatInt(next, 10)+`"] a').href)
+		.then(r => r.arrayBuffer()).then(b => { let s = ""; for (const c of new Uint8Array(b)) s += String.fromCharCode(c); return btoa(s) })`)
+	if raw, _ := base64.StdEncoding.DecodeString(got); !bytes.Equal(raw, zipBytes) {
+		t.Fatalf("the download serves %d bytes that differ from the %d dropped", len(raw), len(zipBytes))
+	}
+	// The key was kept in memory only.
+	if evalJS[bool](t, ctx, fmt.Sprintf(`(JSON.stringify({...localStorage}) + JSON.stringify({...sessionStorage}) + document.cookie).includes(%q)`, key)) {
+		t.Fatal("the key was written to browser storage")
+	}
+	keepPanelScreenshot(t, ctx)
+}
+
+// A 50 MiB zip reports progress while the PUT is in flight, with go-app's
+// service worker controlling the page: uploads bypass it.
+func TestUploadPanelProgressOfLargeZip(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[2] // no bundle yet
+	key := setKey(t, m.Store, ext.ID)
+	ctx := newTab(t)
+	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	openUploadPanel(t, ctx, m.URL(), ext.ID)
+	// The worker is installed and controls the page, so the test would see
+	// it interfere.
+	waitJS(t, ctx, `navigator.serviceWorker.controller !== null`)
+	// On loopback 50 MiB goes in about 0.3 s, and Chromium reports upload
+	// progress only every 50 to 100 ms: the tab's uploads are held to
+	// 25 MiB/s (a fast office line), so the PUT lasts about 2 s. DevTools
+	// throttles in the network service, below any service worker.
+	throttleUploads(t, ctx, 25<<20)
+
+	do(t, ctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`__bp.files = [__bp.bigZip(50 << 20, "quiet-hours.zip"), __bp.file(%q, "key.json", "application/json")]; __bp.watch()`,
+		base64.StdEncoding.EncodeToString(keyFile(ext.ID, key)))))
+	start := time.Now()
+	evalJS[bool](t, ctx, `__bp.drop()`)
+	waitJS(t, ctx, `document.querySelector("#upload-result") !== null || document.querySelector("#upload-outcome") !== null`)
+	t.Logf("50 MiB uploaded and published in %v", time.Since(start).Round(time.Millisecond))
+	if msg := evalJS[string](t, ctx, `document.querySelector("#upload-outcome")?.textContent ?? ""`); msg != "" {
+		t.Fatalf("the upload failed: %s", msg)
+	}
+	seen := evalJS[[]float64](t, ctx, `__bp.stopWatch()`)
+	total := float64(evalJS[int](t, ctx, `__bp.files[0].size`))
+	var between []int64
+	for _, v := range seen {
+		if v > 0 && v < total {
+			between = append(between, int64(v))
+		}
+	}
+	if len(between) < 3 {
+		t.Fatalf("progress values shown while the PUT was in flight: %v of %v; want 3 or more", seen, total)
+	}
+	t.Logf("%d distinct progress values in flight: %v", len(between), between)
+
+	// The first bundle appears in the empty list, and the panel (which
+	// holds the key) is the same one: it was not remounted.
+	waitJS(t, ctx, `document.querySelector('#bundle-rows [data-bundle="1"] .badge') !== null`)
+	if got := text(t, ctx, `#current-bundle`); got != "Current bundle #1" {
+		t.Fatalf("current bundle = %q", got)
+	}
+	if got := text(t, ctx, `#upload-key`); !strings.Contains(got, "key.json") {
+		t.Fatalf("after the list changed the panel shows key %q: it was remounted", got)
+	}
+}
+
+// Files refused in the browser make no request and say what to do; a zip
+// the server rejects lists every problem with its path; a valid zip dropped
+// next publishes.
+func TestUploadPanelRefusesBadFiles(t *testing.T) {
+	m, d := startService(t)
+	ext, other := d.Extensions[0], d.Extensions[1]
+	key := setKey(t, m.Store, ext.ID)
+	next := lastBundle(t, m.Store, ext.ID) + 1
+	otherKey := setKey(t, m.Store, other.ID)
+	ctx := newTab(t)
+	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	openUploadPanel(t, ctx, m.URL(), ext.ID)
+
+	// Another extension's key.
+	dropFiles(t, ctx, pageFile{Name: "key.json", Type: "application/json", Data: keyFile(other.ID, otherKey)})
+	waitJS(t, ctx, `document.querySelector("#upload-notices") !== null`)
+	want := fmt.Sprintf("key.json is the key of extension #%d, not of %s (#%d)", other.ID, ext.Name, ext.ID)
+	if got := text(t, ctx, `#upload-notices`); !strings.Contains(got, want) || !strings.Contains(got, "settings page") {
+		t.Fatalf("notice = %q, want %q and where to get the right key", got, want)
+	}
+	if got := evalJS[string](t, ctx, `document.querySelector("#upload-key")?.textContent ?? "None yet"`); !strings.Contains(got, "None yet") {
+		t.Fatalf("the other extension's key was kept: %q", got)
+	}
+
+	// Not a zip, with the right key.
+	dropFiles(t, ctx,
+		pageFile{Name: "bundle.zip", Type: "application/zip", Data: []byte("these are notes, not a zip")},
+		pageFile{Name: "key.json", Type: "application/json", Data: keyFile(ext.ID, key)})
+	waitJS(t, ctx, `document.querySelector("#upload-notices")?.textContent.includes("bundle.zip is not a zip file")`)
+	if got := text(t, ctx, `#upload-key`); !strings.Contains(got, fmt.Sprintf("key of %s (#%d)", ext.Name, ext.ID)) {
+		t.Fatalf("the panel shows key %q, want the extension it belongs to", got)
+	}
+	// A key file that does not parse.
+	dropFiles(t, ctx, pageFile{Name: "key.json", Type: "application/json", Data: []byte(`{"service": `)})
+	waitJS(t, ctx, `document.querySelector("#upload-notices")?.textContent.includes("key.json is not a key file")`)
+	if _, err := m.Store.LatestUpload(context.Background(), ext.ID); betaport.ErrorCode(err) != betaport.ENOTFOUND {
+		t.Fatalf("refused files made a request: latest upload %v", err)
+	}
+
+	// A zip without manifest.json, with a path that leaves the folder: 422,
+	// every problem shown with its path.
+	bad := extensionZip(t, map[string]string{"background.js": "1", "../evil.js": "2"})
+	dropFiles(t, ctx, pageFile{Name: "broken.zip", Type: "application/zip", Data: bad})
+	waitJS(t, ctx, `document.querySelector("#upload-problems") !== null`)
+	problems := evalJS[[]string](t, ctx, `[...document.querySelectorAll("#upload-problems li")].map(li => li.dataset.code + " " + li.textContent)`)
+	joined := strings.Join(problems, "\n")
+	if len(problems) < 2 || !strings.Contains(joined, "path_traversal ../evil.js:") || !strings.Contains(joined, "manifest_missing (the whole zip):") {
+		t.Fatalf("problems shown:\n%s\nwant the traversal with its path and the missing manifest", joined)
+	}
+	if got := text(t, ctx, `#upload-outcome`); !strings.Contains(got, "422") || !strings.Contains(got, "Fix the zip") {
+		t.Fatalf("outcome = %q", got)
+	}
+	if got := evalJS[string](t, ctx, `document.querySelector('#upload-steps li[data-step="3"]').dataset.state`); got != "failed" {
+		t.Fatalf("step 3 is %q, want failed", got)
+	}
+
+	// The fixed zip, dropped alone, starts by itself with the key kept.
+	dropFiles(t, ctx, pageFile{Name: "fixed.zip", Type: "application/zip", Data: extensionZip(t, map[string]string{
+		"manifest.json": `{"manifest_version": 3, "name": "Tab Tamer", "version": "9.2.0"}`,
+	})})
+	waitJS(t, ctx, `document.querySelector("#upload-result") !== null`)
+	if got, want := text(t, ctx, `#upload-result-title`), fmt.Sprintf("Published bundle #%d, version 9.2.0.", next); got != want {
+		t.Fatalf("result = %q, want %q", got, want)
+	}
+}
+
+// A revoked (rotated) key is refused with the server's problem; dropping
+// the current key starts the upload again.
+func TestUploadPanelRevokedKey(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[1] // 3 bundles
+	old := setKey(t, m.Store, ext.ID)
+	current := setKey(t, m.Store, ext.ID) // rotates: old is revoked
+	ctx := newTab(t)
+	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	openUploadPanel(t, ctx, m.URL(), ext.ID)
+
+	zipBytes := extensionZip(t, map[string]string{"manifest.json": `{"manifest_version": 3, "name": "Reader", "version": "2.0.0"}`})
+	dropFiles(t, ctx,
+		pageFile{Name: "reader.zip", Type: "application/zip", Data: zipBytes},
+		pageFile{Name: "key.json", Type: "application/json", Data: keyFile(ext.ID, old)})
+	waitJS(t, ctx, `document.querySelector("#upload-error") !== null`)
+	if got := text(t, ctx, `#upload-error`); !strings.Contains(got, "do not match a current key") {
+		t.Fatalf("error = %q, want the server's detail", got)
+	}
+	if got := text(t, ctx, `#upload-outcome`); !strings.Contains(got, "Drop the new key file") {
+		t.Fatalf("outcome = %q, want what to do", got)
+	}
+	if got := evalJS[string](t, ctx, `document.activeElement.id`); got != "drop-zone" {
+		t.Fatalf("focus is on %q, want the drop zone", got)
+	}
+
+	dropFiles(t, ctx, pageFile{Name: "key (1).json", Type: "application/json", Data: keyFile(ext.ID, current)})
+	waitJS(t, ctx, `document.querySelector("#upload-result") !== null`)
+	if got := text(t, ctx, `#upload-result-title`); got != "Published bundle #4, version 2.0.0." {
+		t.Fatalf("result = %q", got)
+	}
+}
+
+// Cancel aborts the PUT mid-transfer: nothing is published, and the next
+// try (one click) works.
+func TestUploadPanelCancelThenRetry(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[1] // 3 bundles
+	key := setKey(t, m.Store, ext.ID)
+	ctx := newTab(t)
+	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	openUploadPanel(t, ctx, m.URL(), ext.ID)
+
+	// Uploads crawl at 2 MiB/s, so the cancel lands mid-transfer.
+	throttleUploads(t, ctx, 2<<20)
+	do(t, ctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`__bp.files = [__bp.bigZip(16 << 20, "reader.zip"), __bp.file(%q, "key.json", "application/json")]`,
+		base64.StdEncoding.EncodeToString(keyFile(ext.ID, key)))))
+	evalJS[bool](t, ctx, `__bp.drop()`)
+	waitJS(t, ctx, `Number(document.querySelector("#upload-progress")?.value) > 0`)
+	do(t, ctx, chromedp.Click(chromedp.CSS(`#upload-cancel`)))
+	waitJS(t, ctx, `document.querySelector('#upload-steps li[data-step="2"]').dataset.state === "cancelled"`)
+	waitJS(t, ctx, `document.activeElement.id === "upload-retry"`)
+	if got := text(t, ctx, `#upload-outcome`); !strings.Contains(got, "Nothing was published") {
+		t.Fatalf("outcome = %q", got)
+	}
+	sent := evalJS[float64](t, ctx, `Number(document.querySelector("#upload-progress").value)`)
+	if sent >= 16<<20 {
+		t.Fatalf("the cancel came after the whole zip was sent (%v bytes)", sent)
+	}
+	bg := context.Background()
+	if n, _ := m.Store.LastBundleNumber(bg, ext.ID); n != 3 {
+		t.Fatalf("after cancel the last bundle is #%d, want #3 (nothing published)", n)
+	}
+	if u, err := m.Store.LatestUpload(bg, ext.ID); err != nil || u.State != betaport.UploadRequested {
+		t.Fatalf("after cancel the upload is %+v (%v), want requested: no zip kept", u, err)
+	}
+
+	throttleUploads(t, ctx, 0)
+	do(t, ctx, chromedp.Click(chromedp.CSS(`#upload-retry`)))
+	waitJS(t, ctx, `document.querySelector("#upload-result") !== null`)
+	if got := text(t, ctx, `#upload-result-title`); !strings.HasPrefix(got, "Published bundle #4,") {
+		t.Fatalf("result = %q", got)
+	}
+}
+
+// The keyboard path: Enter on the focused drop zone opens the file picker;
+// the files chosen there upload as dropped ones do.
+func TestUploadPanelKeyboardPicker(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[1]
+	key := setKey(t, m.Store, ext.ID)
+	ctx := newTab(t)
+	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	openUploadPanel(t, ctx, m.URL(), ext.ID)
+
+	dir := t.TempDir()
+	zipPath, keyPath := filepath.Join(dir, "reader.zip"), filepath.Join(dir, "key.json")
+	writeFile(t, zipPath, extensionZip(t, map[string]string{"manifest.json": `{"manifest_version": 3, "name": "Reader", "version": "3.0.0"}`}))
+	writeFile(t, keyPath, keyFile(ext.ID, key))
+
+	if _, err := chromedp.Call(ctx, page.SetInterceptFileChooserDialog, page.SetInterceptFileChooserDialogParams{Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	chooser, err := chromedp.Run(ctx, chromedp.WaitEvent(page.FileChooserOpened, nil,
+		chromedp.Steps(chromedp.Focus(chromedp.CSS(`#drop-zone`)), chromedp.KeyEvent("\r"))))
+	if err != nil {
+		t.Fatalf("Enter on the drop zone opened no file picker: %v", err)
+	}
+	if chooser.Mode != page.FileChooserOpenedModeSelectMultiple {
+		t.Fatalf("the picker takes %q, want several files (the zip and the key)", chooser.Mode)
+	}
+	if _, err := chromedp.Call(ctx, dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: []string{zipPath, keyPath}, BackendNodeID: chooser.BackendNodeID}); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, `document.querySelector("#upload-result") !== null`)
+	if got := text(t, ctx, `#upload-result-title`); got != "Published bundle #4, version 3.0.0." {
+		t.Fatalf("result = %q", got)
+	}
+}
+
+// On the Starter plan the panel and the settings page say that manual
+// upload needs the Professional plan instead of offering it.
+func TestUploadNeedsProfessionalPlan(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[len(d.Extensions)-1] // Color Picker, Starter team
+	ctx := newTab(t)
+	signIn(t, ctx, m.URL(), d.Admins[1].Email, d.Admins[1].Password)
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
+	waitJS(t, ctx, `document.querySelector("#upload-plan") !== null`)
+	if got := text(t, ctx, `#upload-plan`); !strings.Contains(got, "Manual upload needs the Professional plan") || !strings.Contains(got, "Starter") {
+		t.Fatalf("panel says %q", got)
+	}
+	if evalJS[bool](t, ctx, `document.querySelector("#drop-zone") !== null`) {
+		t.Fatal("the panel offers a drop zone on the Starter plan")
+	}
+
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/settings", m.URL(), ext.ID))
+	waitJS(t, ctx, `document.querySelector("#key-plan-required") !== null`)
+	if got := text(t, ctx, `#key-plan-required`); !strings.Contains(got, "Manual upload needs the Professional plan") {
+		t.Fatalf("settings say %q", got)
+	}
+	if got := text(t, ctx, `#settings-plan`); got != "Starter" {
+		t.Fatalf("plan shown = %q", got)
+	}
+	if evalJS[bool](t, ctx, `document.querySelector("#download-key") !== null`) {
+		t.Fatal("the settings page offers a key on the Starter plan")
+	}
+}
+
+// The key file downloaded on the settings page (after a confirmation)
+// is accepted by a pipeline, and the previous key is refused afterwards.
+func TestSettingsDownloadsKeyFile(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[1] // 3 bundles
+	previous := setKey(t, m.Store, ext.ID)
+	ctx := newTab(t)
+	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+
+	downloads := t.TempDir()
+	if _, err := chromedp.CallBrowser(ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
+		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		chromedp.CallBrowser(browser, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{Behavior: cdpbrowser.SetDownloadBehaviorBehaviorDefault})
+	})
+
+	// Reached from the upload panel's link, in the app.
+	openUploadPanel(t, ctx, m.URL(), ext.ID)
+	do(t, ctx, chromedp.Click(chromedp.CSS(`#settings-link`)))
+	waitJS(t, ctx, `document.querySelector("#download-key") !== null`)
+	if got := text(t, ctx, `#settings-extension`); got != fmt.Sprintf("%s (#%d)", ext.Name, ext.ID) {
+		t.Fatalf("extension shown = %q", got)
+	}
+	if got := text(t, ctx, `#settings-plan`); got != "Professional" {
+		t.Fatalf("plan shown = %q", got)
+	}
+
+	// A confirmation first; cancelling changes nothing.
+	do(t, ctx, chromedp.Click(chromedp.CSS(`#download-key`)))
+	waitJS(t, ctx, `document.activeElement.id === "confirm-key"`)
+	if got := text(t, ctx, `#key-confirm-text`); !strings.Contains(got, "previous key stops working") || !strings.Contains(got, "pipeline") {
+		t.Fatalf("confirmation = %q", got)
+	}
+	do(t, ctx, chromedp.Click(chromedp.CSS(`#cancel-key`)))
+	waitJS(t, ctx, `document.querySelector("#key-confirm") === null && document.activeElement.id === "download-key"`)
+	if status := requestUpload(t, m.URL(), api.ServiceKey{ExtensionID: strconv.FormatInt(ext.ID, 10), APIKey: previous}); status != http.StatusOK {
+		t.Fatalf("after cancel the previous key gets %d, want 200", status)
+	}
+
+	do(t, ctx, chromedp.Click(chromedp.CSS(`#download-key`)))
+	do(t, ctx, chromedp.Click(chromedp.CSS(`#confirm-key`)))
+	waitJS(t, ctx, `document.querySelector("#key-downloaded") !== null`)
+	keyPath := filepath.Join(downloads, "key.json")
+	var raw []byte
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var err error
+		if raw, err = os.ReadFile(keyPath); err == nil && json.Valid(raw) {
+			break
+		}
+		if time.Now().After(deadline) {
+			entries, _ := os.ReadDir(downloads)
+			t.Fatalf("no key.json downloaded (%v); the folder holds %v", err, entries)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var kf api.KeyFile
+	if err := json.Unmarshal(raw, &kf); err != nil || kf.Service.ExtensionID != strconv.FormatInt(ext.ID, 10) || kf.Service.APIKey == "" {
+		t.Fatalf("key.json = %s (%v)", raw, err)
+	}
+
+	// A pipeline submits with it.
+	zipPath := filepath.Join(t.TempDir(), "reader.zip")
+	writeFile(t, zipPath, extensionZip(t, map[string]string{"manifest.json": `{"manifest_version": 3, "name": "Reader", "version": "4.0.0"}`}))
+	b := submitAsPipeline(t, m.URL(), keyPath, zipPath)
+	if b.Number != 4 || b.Version != "4.0.0" {
+		t.Fatalf("the pipeline published %+v, want #4 version 4.0.0", b)
+	}
+	// The previous key no longer works.
+	if status := requestUpload(t, m.URL(), api.ServiceKey{ExtensionID: strconv.FormatInt(ext.ID, 10), APIKey: previous}); status != http.StatusUnauthorized {
+		t.Fatalf("the previous key gets %d, want 401", status)
+	}
+}
+
+// pageFile is a file built in the page from bytes made by the test.
+type pageFile struct {
+	Name, Type string
+	Data       []byte
+}
+
+// uploadHelpersJS builds Files in the page and drops them on the drop zone
+// with a real DataTransfer, as a person dragging files from the desktop.
+const uploadHelpersJS = `window.__bp = {
+  files: [],
+  file(b64, name, type) {
+    const bin = atob(b64), a = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) a[i] = bin.charCodeAt(i);
+    return new File([a], name, {type});
+  },
+  fire(type) {
+    const dt = new DataTransfer();
+    for (const f of this.files) dt.items.add(f);
+    const ev = new DragEvent(type, {bubbles: true, cancelable: true, dataTransfer: dt});
+    document.querySelector("#drop-zone").dispatchEvent(ev);
+    return ev.defaultPrevented;
+  },
+  drag(files) { this.files = files; return [this.fire("dragenter"), this.fire("dragover")]; },
+  drop() { return this.fire("drop"); },
+  crc32(u8) {
+    if (!this.table) {
+      this.table = new Uint32Array(256);
+      for (let n = 0; n < 256; n++) { let c = n; for (let k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320 ^ (c >>> 1) : c >>> 1; this.table[n] = c >>> 0; }
+    }
+    let c = 0xFFFFFFFF;
+    for (let i = 0; i < u8.length; i++) c = this.table[(c ^ u8[i]) & 0xFF] ^ (c >>> 8);
+    return (c ^ 0xFFFFFFFF) >>> 0;
+  },
+  // storedZip writes a valid zip of stored entries: [{name, data}].
+  storedZip(entries, name) {
+    const enc = new TextEncoder(), parts = [], central = [];
+    let offset = 0;
+    for (const e of entries) {
+      const n = enc.encode(e.name), crc = this.crc32(e.data), size = e.data.length;
+      const lh = new DataView(new ArrayBuffer(30));
+      lh.setUint32(0, 0x04034b50, true); lh.setUint16(4, 20, true); lh.setUint16(12, 0x21, true);
+      lh.setUint32(14, crc, true); lh.setUint32(18, size, true); lh.setUint32(22, size, true); lh.setUint16(26, n.length, true);
+      parts.push(lh.buffer, n, e.data);
+      const ch = new DataView(new ArrayBuffer(46));
+      ch.setUint32(0, 0x02014b50, true); ch.setUint16(4, 20, true); ch.setUint16(6, 20, true); ch.setUint16(14, 0x21, true);
+      ch.setUint32(16, crc, true); ch.setUint32(20, size, true); ch.setUint32(24, size, true); ch.setUint16(28, n.length, true);
+      ch.setUint32(42, offset, true);
+      central.push(ch.buffer, n);
+      offset += 30 + n.length + size;
+    }
+    const cdSize = central.reduce((s, b) => s + b.byteLength, 0);
+    const end = new DataView(new ArrayBuffer(22));
+    end.setUint32(0, 0x06054b50, true); end.setUint16(8, entries.length, true); end.setUint16(10, entries.length, true);
+    end.setUint32(12, cdSize, true); end.setUint32(16, offset, true);
+    return new File([...parts, ...central, end.buffer], name, {type: "application/zip"});
+  },
+  // bigZip is a valid extension zip of about size bytes (incompressible filler).
+  bigZip(size, name) {
+    const data = new Uint8Array(size), words = new Uint32Array(data.buffer, 0, size >> 2);
+    let x = 2463534242;
+    for (let i = 0; i < words.length; i++) { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; words[i] = x >>> 0; }
+    const manifest = new TextEncoder().encode('{"manifest_version": 3, "name": "Big", "version": "1.0.0"}');
+    return this.storedZip([{name: "manifest.json", data: manifest}, {name: "filler.bin", data}], name);
+  },
+  // watch records each distinct progress value shown while step 2 (the
+  // PUT) is active; stopWatch returns them.
+  watch() {
+    const seen = [];
+    const id = setInterval(() => {
+      const p = document.querySelector("#upload-progress");
+      const putting = document.querySelector('#upload-steps li[data-step="2"][data-state="active"]');
+      if (p && putting) { const v = Number(p.value); if (seen[seen.length - 1] !== v) seen.push(v); }
+    }, 2);
+    this.stopWatch = () => { clearInterval(id); return seen; };
+  },
+};`
+
+// openUploadPanel opens an extension's page and waits for its panel.
+func openUploadPanel(t *testing.T, ctx context.Context, baseURL string, extID int64) {
+	t.Helper()
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", baseURL, extID))
+	do(t, ctx,
+		chromedp.WaitVisible(chromedp.CSS(`#drop-zone`)),
+		chromedp.Evaluate[chromedp.Void](uploadHelpersJS),
+	)
+}
+
+func filesJS(files []pageFile) string {
+	parts := make([]string, len(files))
+	for i, f := range files {
+		parts[i] = fmt.Sprintf("__bp.file(%q, %q, %q)", base64.StdEncoding.EncodeToString(f.Data), f.Name, f.Type)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// dropFiles drags files over the drop zone and drops them.
+func dropFiles(t *testing.T, ctx context.Context, files ...pageFile) {
+	t.Helper()
+	evalJS[[]bool](t, ctx, `__bp.drag(`+filesJS(files)+`)`)
+	if !evalJS[bool](t, ctx, `__bp.drop()`) {
+		t.Fatal("the drop was not cancelled")
+	}
+}
+
+func do(t *testing.T, ctx context.Context, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func evalJS[T any](t *testing.T, ctx context.Context, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("evaluating %.120q: %v", js, err)
+	}
+	return v
+}
+
+// waitJS waits until the expression is true in the page.
+func waitJS(t *testing.T, ctx context.Context, expr string) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		status, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#upload-panel")?.innerText ?? document.querySelector("main")?.innerText ?? ""`))
+		t.Fatalf("waiting for %s: %v\npanel:\n%s", expr, err, status)
+	}
+}
+
+func text(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel), chromedp.NodeReady))
+	if err != nil {
+		t.Fatalf("reading %s: %v", sel, err)
+	}
+	return strings.TrimSpace(s)
+}
+
+// throttleUploads limits the tab's upload throughput (bytes/s); 0 lifts it.
+func throttleUploads(t *testing.T, ctx context.Context, bytesPerSecond float64) {
+	t.Helper()
+	rules := []*network.Conditions{}
+	if bytesPerSecond > 0 {
+		rules = append(rules, &network.Conditions{DownloadThroughput: -1, UploadThroughput: bytesPerSecond})
+	}
+	if _, err := chromedp.Call(ctx, network.EmulateNetworkConditionsByRule, network.EmulateNetworkConditionsByRuleParams{MatchedNetworkConditions: rules}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func lastBundle(t *testing.T, store betaport.Store, extID int64) int64 {
+	t.Helper()
+	n, err := store.LastBundleNumber(context.Background(), extID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// setKey gives the extension a new key, as `betaport key create` does,
+// revoking the previous one, and returns it.
+func setKey(t *testing.T, store betaport.Store, extID int64) string {
+	t.Helper()
+	key := auth.NewToken()
+	if err := store.SetExtensionKey(context.Background(), extID, bphttp.HashKey(key)); err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+func keyFile(extID int64, key string) []byte {
+	b, _ := json.MarshalIndent(api.KeyFile{Service: api.ServiceKey{ExtensionID: strconv.FormatInt(extID, 10), APIKey: key}}, "", "  ")
+	return b
+}
+
+// extensionZip zips files (deflated, in name order).
+func extensionZip(t *testing.T, files map[string]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		w, err := zw.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(w, files[name])
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func writeFile(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// requestUpload makes call 1 of the submit flow and returns the status.
+func requestUpload(t *testing.T, baseURL string, key api.ServiceKey) int {
+	t.Helper()
+	body, _ := json.Marshal(key)
+	resp, err := http.Post(baseURL+api.PathSubmitUpload, "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
+}
+
+// submitAsPipeline submits zipPath with the key file at keyPath through
+// `betaport submit`. Where that command is not registered yet, it makes
+// the same three calls with net/http, from the key file's service object.
+func submitAsPipeline(t *testing.T, baseURL, keyPath, zipPath string) api.Bundle {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := cli.Run(context.Background(), []string{"submit", "--base-url", baseURL, "--key", keyPath, zipPath}, &stdout, &stderr)
+	if code == cli.ExitUsage && strings.Contains(stderr.String(), "unknown command") {
+		t.Log("`betaport submit` is not registered: making its three calls with net/http")
+		return submitWithHTTP(t, baseURL, keyPath, zipPath)
+	}
+	if code != 0 {
+		t.Fatalf("betaport submit: exit %d: %s", code, stderr.String())
+	}
+	var b api.Bundle
+	if err := json.Unmarshal(stdout.Bytes(), &b); err != nil {
+		t.Fatalf("betaport submit printed %q: %v", stdout.String(), err)
+	}
+	return b
+}
+
+func submitWithHTTP(t *testing.T, baseURL, keyPath, zipPath string) api.Bundle {
+	t.Helper()
+	raw, err := os.ReadFile(keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kf api.KeyFile
+	if err := json.Unmarshal(raw, &kf); err != nil {
+		t.Fatal(err)
+	}
+	key, _ := json.Marshal(kf.Service)
+	call := func(method, url, ctype string, body io.Reader, out any) {
+		t.Helper()
+		req, _ := http.NewRequest(method, url, body)
+		req.Header.Set("Content-Type", ctype)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s %s: %d %s", method, url, resp.StatusCode, b)
+		}
+		if out != nil {
+			if err := json.Unmarshal(b, out); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var up api.UploadURL
+	call(http.MethodPost, baseURL+api.PathSubmitUpload, "application/json", bytes.NewReader(key), &up)
+	f, err := os.Open(zipPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	call(http.MethodPut, up.URL, api.ZipContentType, f, nil)
+	var b api.Bundle
+	call(http.MethodPost, baseURL+api.PathSubmitSign, "application/json", bytes.NewReader(key), &b)
+	return b
+}
+
+// keepPanelScreenshot keeps a picture of the panel as a test artifact.
+func keepPanelScreenshot(t *testing.T, ctx context.Context) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(`#upload-panel`)))
+	if err != nil {
+		t.Fatalf("screenshot of the panel: %v", err)
+	}
+	if err := os.MkdirAll(artifactsDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(artifactsDir(), "upload-panel-after-success.png")
+	writeFile(t, path, png)
+	t.Logf("screenshot of the panel after the upload: %s", path)
+}

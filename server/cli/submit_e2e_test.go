@@ -1,0 +1,94 @@
+package cli_test
+
+import (
+	"archive/zip"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/server/cli"
+	"github.com/betaport/betaport/server/storetest"
+)
+
+func writeZip(t *testing.T, dir, name string, files map[string]string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(f)
+	for n, body := range files {
+		w, _ := zw.Create(n)
+		io.WriteString(w, body)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	return path
+}
+
+// betaport submit against the real server: published, rejected, refused,
+// unreachable — each with its exit code.
+func TestSubmitCommandAgainstServer(t *testing.T) {
+	m := cli.NewMain()
+	m.Config.Addr, m.Config.Data = "127.0.0.1:0", t.TempDir()
+	m.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if err := m.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	pro := storetest.MustExtension(t, m.Store, storetest.MustTeam(t, m.Store, api.PlanProfessional), "Tab Tamer")
+	starter := storetest.MustExtension(t, m.Store, storetest.MustTeam(t, m.Store, api.PlanStarter), "Hobby")
+
+	dir := t.TempDir()
+	keyFor := func(id int64, name string) string {
+		path := filepath.Join(dir, name)
+		code, _, errOut := run(t, "key", "create", "--data", m.Config.Data, "--extension", strconv.FormatInt(id, 10), "--out", path)
+		if code != 0 {
+			t.Fatalf("key create: exit %d: %s", code, errOut)
+		}
+		return path
+	}
+	proKey, starterKey := keyFor(pro.ID, "pro.json"), keyFor(starter.ID, "starter.json")
+	good := writeZip(t, dir, "good.zip", map[string]string{"manifest.json": `{"manifest_version": 3, "name": "Tab Tamer", "version": "1.4.0"}`, "bg.js": "1"})
+	bad := writeZip(t, dir, "bad.zip", map[string]string{"../x.js": "1", "a.js": "2"})
+
+	code, out, errOut := run(t, "submit", "--quiet", "--base-url", m.URL(), "--key", proKey, good)
+	var b api.Bundle
+	if code != 0 || json.Unmarshal([]byte(out), &b) != nil || b.Number != 1 || b.Version != "1.4.0" {
+		t.Fatalf("submit: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if ext, _ := m.Store.FindExtension(context.Background(), pro.ID); ext.CurrentBundle != 1 {
+		t.Fatalf("after submit testers get bundle %d", ext.CurrentBundle)
+	}
+
+	code, _, errOut = run(t, "submit", "--quiet", "--base-url", m.URL(), "--key", proKey, bad)
+	if code != cli.ExitInvalid || !strings.Contains(errOut, "../x.js") || !strings.Contains(errOut, "manifest") {
+		t.Fatalf("invalid zip: exit %d, stderr %q; want %d and every problem", code, errOut, cli.ExitInvalid)
+	}
+	if code, _, errOut = run(t, "submit", "--quiet", "--base-url", m.URL(), "--key", starterKey, good); code != cli.ExitAuth || !strings.Contains(errOut, "Professional") {
+		t.Fatalf("starter plan: exit %d, %q", code, errOut)
+	}
+	// A rotated key is refused.
+	keyFor(pro.ID, "new.json")
+	if code, _, errOut = run(t, "submit", "--quiet", "--base-url", m.URL(), "--key", proKey, good); code != cli.ExitAuth {
+		t.Fatalf("rotated key: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut = run(t, "submit", "--quiet", "--base-url", m.URL(), "--key", proKey, filepath.Join(dir, "missing.zip")); code != cli.ExitUsage {
+		t.Fatalf("missing file: exit %d, %q", code, errOut)
+	}
+	url := m.URL()
+	m.Close()
+	if code, _, errOut = run(t, "submit", "--quiet", "--retries", "0", "--base-url", url, "--key", proKey, good); code != cli.ExitServer {
+		t.Fatalf("server down: exit %d, %q", code, errOut)
+	}
+}
