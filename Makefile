@@ -10,7 +10,7 @@ SERVER_SOURCES := $(shell find server web -name '*.go' -not -name '*_test.go') $
 # every replica of one build agrees and a new build updates browsers.
 BUILD_ID = $(shell sha256sum web/app.wasm | cut -c1-12)
 
-.PHONY: all build wasm run test vet test-go test-wasm chromium bench clean help
+.PHONY: all build wasm run test vet test-go test-wasm chromium scaleout-deps versitygw postgresql bench clean help
 
 all: build
 
@@ -52,7 +52,10 @@ vet: wasm
 	GOOS=js GOARCH=wasm $(GO) vet ./app/...
 
 # Browser tests need Chromium; they share one browser and the built wasm.
-test-go: wasm chromium
+# The scale-out tests (store and API tests on PostgreSQL + S3, replicas) need
+# PostgreSQL and versitygw; BETAPORT_SKIP_SCALEOUT=1 skips them (CI never
+# sets it).
+test-go: wasm chromium scaleout-deps
 	$(GO) test -race -timeout 20m ./...
 
 # app/fetch runs in the browser too: its tests once more under GOOS=js (Node).
@@ -66,6 +69,28 @@ chromium:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else \
 	    echo "Chromium is missing. Install it with: sudo apt-get update && sudo apt-get install -y chromium" >&2; exit 1; \
+	  fi; }
+
+## What the scale-out tests start: a throwaway PostgreSQL cluster (initdb,
+## postgres) and versitygw, an S3 gateway, both on loopback.
+VERSITYGW_VERSION := v1.8.0
+GOBIN_DIR := $(or $(shell $(GO) env GOBIN),$(firstword $(subst :, ,$(shell $(GO) env GOPATH)))/bin)
+
+scaleout-deps: versitygw postgresql
+
+versitygw:
+	@[ "$$BETAPORT_SKIP_SCALEOUT" = 1 ] || command -v versitygw >/dev/null 2>&1 || [ -x "$(GOBIN_DIR)/versitygw" ] || { \
+	  echo "Installing versitygw $(VERSITYGW_VERSION) into $(GOBIN_DIR) for the scale-out tests (once, about a minute)…"; \
+	  $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION); }
+
+postgresql:
+	@[ "$$BETAPORT_SKIP_SCALEOUT" = 1 ] || command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "Installing PostgreSQL for the scale-out tests (apt-get)…"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
+	  else \
+	    echo "PostgreSQL is missing. Install it with: sudo apt-get update && sudo apt-get install -y postgresql" >&2; \
+	    echo "(or skip the PostgreSQL + S3 tests with BETAPORT_SKIP_SCALEOUT=1)" >&2; exit 1; \
 	  fi; }
 
 bench: wasm

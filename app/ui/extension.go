@@ -28,6 +28,7 @@ type ExtensionPage struct {
 	extension *api.Extension
 
 	closeList func()
+	path      string
 	bundles   fetch.InfiniteState[[]api.Bundle]
 	list      *fetch.Infinite[[]api.Bundle]
 }
@@ -55,7 +56,15 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 		fetch.IndexKeys[api.Bundle](api.BundlesPath(id), bundlesPageSize),
 		fetch.JSONFetcher[[]api.Bundle](httpOptions()),
 		fetch.InfiniteOptions[[]api.Bundle]{HasMore: fetch.IndexHasMore[api.Bundle](bundlesPageSize)})
-	p.closeList = bindInfinite(ctx, p.list, func(s fetch.InfiniteState[[]api.Bundle]) { p.bundles = s })
+	p.path = ctx.Page().URL().Path
+	restored := false
+	p.closeList = bindInfinite(ctx, p.list, func(s fetch.InfiniteState[[]api.Bundle]) {
+		p.bundles = s
+		if !restored && s.Data != nil {
+			restored = true
+			restoreScroll(ctx, p.path)
+		}
+	})
 }
 
 // OnDismount closes the list: its requests are cancelled.
@@ -84,6 +93,7 @@ func (p *ExtensionPage) Render() app.UI {
 			),
 			&UploadPanel{ExtensionID: e.ID, ExtensionName: e.Name, OnPublished: p.published},
 			app.If(e.CurrentBundle != 0, app.P().Body(downloadLink(*e))),
+			app.P().Body(app.A().ID("classic-link").Href("/extensions/" + strconv.FormatInt(e.ID, 10) + "/pages").Text("Page by page")),
 			app.P().Body(app.A().ID("testers-link").Href("/extensions/" + strconv.FormatInt(e.ID, 10) + "/testers").Text("Testers")),
 			p.renderBundles(),
 		}

@@ -69,3 +69,44 @@ func listError(err error) string {
 	}
 	return problemText(err)
 }
+
+// Scroll positions of lists left, by path: going back to a list returns
+// to where the person was. The pages themselves come back from the cache
+// (the list's size is kept under its first key), so the rows are there to
+// scroll to.
+var scrollPositions = map[string]float64{}
+
+// rememberScroll keeps the page's scroll position for path. Lists call it
+// as the page scrolls: by the time a page is dismounted, the next one has
+// replaced it and the browser has already moved the scroll position.
+func rememberScroll(path string) {
+	if app.IsClient && path != "" {
+		scrollPositions[path] = app.Window().Get("scrollY").Float()
+	}
+}
+
+// restoreScroll scrolls back to path's remembered position once the list
+// has rendered its rows.
+func restoreScroll(ctx app.Context, path string) {
+	y, ok := scrollPositions[path]
+	if !ok || y == 0 {
+		return
+	}
+	delete(scrollPositions, path)
+	// The page may still be growing (the extension's header, the list's
+	// spacers): try each frame until the position is reached, for at most
+	// about a second.
+	tries := 0
+	var step app.Func
+	step = app.FuncOf(func(app.Value, []app.Value) any {
+		app.Window().Call("scrollTo", 0, y)
+		tries++
+		if app.Window().Get("scrollY").Float() < y-1 && tries < 60 {
+			app.Window().Call("requestAnimationFrame", step)
+		} else {
+			step.Release()
+		}
+		return nil
+	})
+	ctx.Defer(func(app.Context) { app.Window().Call("requestAnimationFrame", step) })
+}

@@ -28,6 +28,7 @@ type TestersPage struct {
 	app.Compo
 
 	extensionID int64
+	path        string
 	query       string // as typed
 	appliedQ    string // as searched, after the debounce
 	status      string
@@ -67,6 +68,8 @@ func (p *TestersPage) OnNav(ctx app.Context) {
 	p.list = fetch.NewInfinite(listCache(), p.getKey(),
 		fetch.JSONFetcher[fetch.CursorPage[api.Tester]](httpOptions()),
 		fetch.InfiniteOptions[fetch.CursorPage[api.Tester]]{})
+	p.path = ctx.Page().URL().Path
+	restored := false
 	p.closeList = bindInfinite(ctx, p.list, func(s fetch.InfiniteState[fetch.CursorPage[api.Tester]]) {
 		if fetchUnauthorized(s.Err) {
 			setSession(nil)
@@ -74,6 +77,10 @@ func (p *TestersPage) OnNav(ctx app.Context) {
 			return
 		}
 		p.state = s
+		if !restored && s.Data != nil {
+			restored = true
+			restoreScroll(ctx, p.path)
+		}
 	})
 }
 

@@ -24,6 +24,7 @@ func Register() {
 		app.Route("/builds", &BuildsPage{})
 		app.RouteWithRegexp(`^/extensions/\d+$`, &ExtensionPage{})
 		app.RouteWithRegexp(`^/extensions/\d+/testers$`, &TestersPage{})
+		app.RouteWithRegexp(`^/extensions/\d+/pages$`, &ClassicBundles{})
 		app.RouteWithRegexp(`^/extensions/\d+/settings$`, &SettingsPage{})
 		if app.IsClient {
 			preventNativeSubmits()

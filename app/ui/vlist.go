@@ -23,7 +23,8 @@ type VList struct {
 	// at its sentinel again, so loading goes on while the end stays in view.
 	Busy bool
 
-	first, last int // the rendered window [first, last)
+	first, last int    // the rendered window [first, last)
+	path        string // the page's path, whose scroll position the list keeps
 	onScroll    app.Func
 	observer    app.Value
 	onIntersect app.Func
@@ -82,6 +83,7 @@ func (v *VList) checkSentinel(ctx app.Context) {
 const nearEndMargin = 600
 
 func (v *VList) OnMount(ctx app.Context) {
+	v.path = ctx.Page().URL().Path
 	v.refresh(ctx)
 	v.onScroll = app.FuncOf(func(app.Value, []app.Value) any {
 		// One recomputation per frame, however many scroll events.
@@ -92,6 +94,10 @@ func (v *VList) OnMount(ctx app.Context) {
 		app.Window().Call("requestAnimationFrame", app.FuncOf(func(app.Value, []app.Value) any {
 			ctx.Dispatch(func(ctx app.Context) {
 				v.pending = false
+				if v.onScroll == nil {
+					return // dismounted since: the page that scrolled is gone
+				}
+				rememberScroll(v.path)
 				v.refresh(ctx)
 			})
 			return nil

@@ -216,3 +216,145 @@ func TestTenThousandTestersStayLight(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The classic previous/next view renders the next page ahead, hidden, so
+// "Next" shows it at once, with no request.
+func TestClassicNextIsInstant(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[0]
+	ctx := newTab(t)
+	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/pages", m.URL(), ext.ID))
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelectorAll("#classic-next [data-bundle]").length === 20 && document.querySelector("#classic-next").hidden`)); err != nil {
+		t.Fatalf("the next page is not preloaded and hidden: %v", err)
+	}
+	requests := func(page int) int {
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](fmt.Sprintf(`performance.getEntriesByType("resource").filter(e => e.name.includes("/bundles?page=%d&")).length`, page)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := requests(1)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#classic-next-link`))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector("#classic-rows [data-bundle]")?.dataset.bundle === "100"`)); err != nil {
+		t.Fatalf("after Next the page does not show bundles from 100: %v", err)
+	}
+	if after := requests(1); after != before || before != 1 {
+		t.Fatalf("page 1 was requested %d times before Next and %d after; want once, ahead", before, after)
+	}
+	// And the page after is preloaded in turn.
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector("#classic-next [data-bundle]")?.dataset.bundle === "80"`)); err != nil {
+		t.Fatalf("page 2 is not preloaded: %v", err)
+	}
+}
+
+// A failing page shows the error, keeps the pages already loaded, and a
+// retry recovers.
+func TestListErrorAndRetry(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[0]
+	ctx := newTab(t)
+	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`+(document.getElementById("bundle-rows")?.dataset.count) >= 20`)); err != nil {
+		t.Fatal(err)
+	}
+	// The next page request fails once, as a server error would.
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`
+		window.__realFetch = window.fetch;
+		window.__failures = 0;
+		window.fetch = (input, init) => {
+			const url = typeof input === "string" ? input : input.url;
+			if (url.includes("/bundles?") && !url.includes("page=0") && window.__failures === 0) {
+				window.__failures++;
+				return Promise.resolve(new Response(JSON.stringify({type: "/problems/internal", title: "Internal Server Error", status: 500, detail: "Injected failure: try again."}), {status: 500, headers: {"Content-Type": "application/problem+json"}}));
+			}
+			return window.__realFetch(input, init);
+		};`)); err != nil {
+		t.Fatal(err)
+	}
+	loaded := readList(t, ctx, "bundle-rows", "bundle").Count
+	// The button's own click (a mouse click here can land while the list
+	// auto-loads and moves the button; the mouse path is covered above).
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector("#load-more-bundles").click()`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#retry-bundles`))); err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#bundles`)))
+	if !strings.Contains(msg, "Injected failure") || readList(t, ctx, "bundle-rows", "bundle").Count != loaded {
+		t.Fatalf("after a failed page: %q with %d rows; want the error and the %d rows kept", msg, readList(t, ctx, "bundle-rows", "bundle").Count, loaded)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#retry-bundles`)), chromedp.WaitNotPresent(chromedp.CSS(`#retry-bundles`))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`+(document.getElementById("bundle-rows")?.dataset.count) > %d`, loaded))); err != nil {
+		t.Fatalf("the retry did not load the page: %v", err)
+	}
+}
+
+// An extension without bundles says what to do.
+func TestEmptyBundlesList(t *testing.T) {
+	m, d := startService(t)
+	ctx := newTab(t)
+	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), d.Extensions[2].ID)) // Quiet Hours: none
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector("#bundles .state-empty")?.textContent.includes("No bundles yet")`)); err != nil {
+		t.Fatalf("no empty view: %v", err)
+	}
+}
+
+// Refresh revalidates the list: a tester added elsewhere appears.
+func TestTestersRefresh(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[1] // 5 testers
+	ctx := newTab(t)
+	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID))
+	waitList(t, ctx, "testers", 5)
+	err := m.Store.CreateTesters(context.Background(), []*betaport.Tester{{ExtensionID: ext.ID, Email: "late@example.com", Name: "Late"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#refresh-testers`))); err != nil {
+		t.Fatal(err)
+	}
+	waitList(t, ctx, "testers", 6)
+}
+
+// Going back to a list returns to the same pages and scroll position.
+func TestBackRestoresList(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[0]
+	ctx := newTab(t)
+	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
+	for i := 0; i < 30 && readList(t, ctx, "bundle-rows", "bundle").Count < 80; i++ {
+		chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, document.body.scrollHeight)`))
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 2000)`)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	count := readList(t, ctx, "bundle-rows", "bundle").Count
+	y, _ := chromedp.Run(ctx, chromedp.Evaluate[float64](`window.scrollY`))
+	// Leave through a link (in-app navigation), then come back.
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector("#testers-link").click()`)); err != nil {
+		t.Fatal(err)
+	}
+	waitLocation(t, ctx, fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID))
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`history.back()`)); err != nil {
+		t.Fatal(err)
+	}
+	waitLocation(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
+	waitList(t, ctx, "bundle-rows", count)
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`Math.abs(window.scrollY - %f) < 50`, y))); err != nil {
+		got, _ := chromedp.Run(ctx, chromedp.Evaluate[float64](`window.scrollY`))
+		t.Fatalf("back at the list, scrollY is %v, want %v", got, y)
+	}
+}

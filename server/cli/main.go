@@ -248,5 +248,7 @@ Usage:
   betaport seed
 
 Commands that touch storage take --data, --db and --blob (env BETAPORT_DATA,
-BETAPORT_DB, BETAPORT_BLOB). Run "betaport COMMAND -h" for a command's flags.
+BETAPORT_DB, BETAPORT_BLOB). Several replicas share --db postgres://… and
+--blob s3://…, and one --secret (see README, "Scaling out"). Run
+"betaport COMMAND -h" for a command's flags.
 `

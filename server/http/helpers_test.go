@@ -49,6 +49,10 @@ var fileOnlyTests = []string{
 	"TestSubmitRaces", "TestLargeZipStreams",
 }
 
+// storageFreeTests serve only the embedded assets: running them again on
+// other storage would test nothing new.
+var storageFreeTests = []string{"TestWasmIsPrecompressed", "TestWasmExecIsGOROOTs", "TestServiceWorkerLeavesOtherRequestsAlone"}
+
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 // TestOnPostgresAndS3 runs this package's tests again on PostgreSQL and S3
@@ -60,7 +64,7 @@ func TestOnPostgresAndS3(t *testing.T) {
 	}
 	testenv.SkipIfAsked(t)
 	env := testenv.Environ(t)
-	skip := "^(" + strings.Join(append(fileOnlyTests, "TestOnPostgresAndS3"), "|") + ")$"
+	skip := "^(" + strings.Join(append(append(fileOnlyTests, storageFreeTests...), "TestOnPostgresAndS3"), "|") + ")$"
 	args := []string{"-test.v", "-test.count=1", "-test.skip=" + skip, "-test.timeout=15m"}
 	if testing.Short() {
 		args = append(args, "-test.short")

@@ -343,7 +343,7 @@ func (s *Server) handleSubmitSign(w http.ResponseWriter, r *http.Request, _ *sub
 		// handler does on file storage.
 		d, p, err := s.receiveDirect(ctx, u)
 		if d != nil && d.snapshot != "" {
-			defer s.Blobs.Delete(context.WithoutCancel(ctx), d.snapshot)
+			defer s.deleteQuietly(ctx, d.snapshot)
 		}
 		if p != nil {
 			writeProblem(w, p)

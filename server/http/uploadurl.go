@@ -198,7 +198,6 @@ func (s *Server) receiveDirect(ctx context.Context, u *betaport.Upload) (*direct
 // bytes it wrote; the winner deletes the upload's object, which it has
 // copied.
 func (s *Server) afterDirectPublish(ctx context.Context, u *betaport.Upload, mine, published *betaport.Bundle, fresh bool, err error) {
-	ctx = context.WithoutCancel(ctx)
 	if err != nil || !fresh {
 		if published == nil || published.BlobKey != mine.BlobKey {
 			s.deleteQuietly(ctx, mine.BlobKey)
@@ -208,7 +207,10 @@ func (s *Server) afterDirectPublish(ctx context.Context, u *betaport.Upload, min
 	s.deleteQuietly(ctx, uploadBlobKey(u.ID))
 }
 
+// deleteQuietly deletes a blob the request no longer needs, even when the
+// client has gone, logging a failure rather than answering it.
 func (s *Server) deleteQuietly(ctx context.Context, key string) {
+	ctx = context.WithoutCancel(ctx)
 	if err := s.Blobs.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
 		s.Logger.WarnContext(ctx, "deleting a blob", "key", key, "err", err)
 	}

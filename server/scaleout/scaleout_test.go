@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -387,21 +388,23 @@ func TestRateLimitsArePerReplica(t *testing.T) {
 	}
 }
 
-// Every replica of one build serves the same app version, so a browser
-// moving between replicas is not told to update.
+// Every replica of one build serves the same app version (the build id),
+// so a browser moving between replicas is not told to update.
 func TestReplicasServeOneVersion(t *testing.T) {
 	d := newDeployment(t)
 	a, b := d.replica(t), d.replica(t)
-	var bodies [2][]byte
+	cacheName := regexp.MustCompile(`const cacheName = "betaport-([^"]+)"`)
+	var versions [2]string
 	for i, m := range []*cli.Main{a, b} {
-		resp, body := call(t, "GET", m.URL()+"/app.js", nil, nil)
-		if resp.StatusCode != 200 || len(body) == 0 {
-			t.Fatalf("GET /app.js on %s = %d", m.URL(), resp.StatusCode)
+		resp, body := call(t, "GET", m.URL()+"/app-worker.js", nil, nil)
+		match := cacheName.FindSubmatch(body)
+		if resp.StatusCode != 200 || match == nil {
+			t.Fatalf("GET /app-worker.js on %s = %d, no version in it", m.URL(), resp.StatusCode)
 		}
-		bodies[i] = body
+		versions[i] = string(match[1])
 	}
-	if !bytes.Equal(bodies[0], bodies[1]) {
-		t.Fatal("the replicas serve different app.js (different versions)")
+	if versions[0] != versions[1] {
+		t.Fatalf("replica A serves version %s, B %s", versions[0], versions[1])
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -52,6 +53,7 @@ func versitygwBin() (string, error) {
 	if home, err := os.UserHomeDir(); err == nil {
 		dirs = append(dirs, filepath.Join(home, "go", "bin"))
 	}
+	dirs = slices.Compact(dirs)
 	for _, d := range dirs {
 		p := filepath.Join(d, "versitygw")
 		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {

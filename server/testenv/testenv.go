@@ -72,6 +72,10 @@ var (
 	pg      *postgres
 	pgAdmin *sql.DB
 	pgErr   error
+	// pgReady holds databases created ahead of the tests; pgFailed the
+	// error that stopped creating them.
+	pgReady  = make(chan string, 2)
+	pgFailed = make(chan error, 1)
 
 	s3Once sync.Once
 	gw     *gateway
@@ -93,9 +97,6 @@ func Stop() {
 		stoppers[i]()
 	}
 	stoppers = nil
-	if pgAdmin != nil {
-		pgAdmin.Close()
-	}
 }
 
 func atExit(f func()) {
@@ -109,21 +110,42 @@ func atExit(f func()) {
 func PostgresURL(t testing.TB) string {
 	t.Helper()
 	SkipIfAsked(t)
-	admin, err := postgresAdmin()
-	if err != nil {
+	if _, err := postgresAdmin(); err != nil {
 		t.Fatal(err)
 	}
-	name := "t_" + randomHex(8)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	// template0: nobody is ever connected to it, so databases can be
-	// created from it concurrently.
-	if _, err := admin.ExecContext(ctx, `CREATE DATABASE `+name+` TEMPLATE template0`); err != nil {
-		t.Fatalf("testenv: creating database %s: %v", name, err)
+	var name string
+	select {
+	case name = <-pgReady:
+	case err := <-pgFailed:
+		pgFailed <- err
+		t.Fatalf("testenv: creating a database: %v", err)
 	}
 	u, _ := url.Parse(pgURL())
 	u.Path = "/" + name
 	return u.String()
+}
+
+// fillDatabases creates empty databases ahead of the tests that ask for
+// them (a CREATE DATABASE takes a few hundred milliseconds), until stop.
+func fillDatabases(admin *sql.DB, stop <-chan struct{}) {
+	for {
+		name := "t_" + randomHex(8)
+		// template0: nobody is ever connected to it, so databases can be
+		// created from it while other tests run.
+		_, err := admin.Exec(`CREATE DATABASE ` + name + ` TEMPLATE template0`)
+		if err != nil {
+			select {
+			case <-stop:
+			case pgFailed <- err:
+			}
+			return
+		}
+		select {
+		case <-stop:
+			return
+		case pgReady <- name:
+		}
+	}
 }
 
 // pgURL is the admin URL of the cluster this process uses.
@@ -144,9 +166,16 @@ func postgresAdmin() (*sql.DB, error) {
 			atExit(pg.stop)
 		}
 		pgAdmin, pgErr = sql.Open("pgx", pgURL())
-		if pgErr == nil {
-			pgAdmin.SetMaxOpenConns(4)
+		if pgErr != nil {
+			return
 		}
+		pgAdmin.SetMaxOpenConns(4)
+		stop := make(chan struct{})
+		var fillers sync.WaitGroup
+		for range 2 {
+			fillers.Go(func() { fillDatabases(pgAdmin, stop) })
+		}
+		atExit(func() { close(stop); fillers.Wait(); pgAdmin.Close() })
 	})
 	return pgAdmin, pgErr
 }

@@ -1,0 +1,113 @@
+package ui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/maxence-charriere/go-app/v9/pkg/app"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/fetch"
+)
+
+// classicDedupe keeps a preloaded page fresh long enough that pressing
+// "Next" shows it without asking again.
+const classicDedupe = 30 * time.Second
+
+// ClassicBundles is the previous/next view of an extension's bundles. It
+// needs only the base model, with the page index in the key; the next page
+// is fetched and rendered, hidden, ahead of time, so "Next" is instant and
+// makes no request.
+type ClassicBundles struct {
+	app.Compo
+
+	extensionID int64
+	page        int
+	current     *fetch.Query[[]api.Bundle]
+	next        *fetch.Query[[]api.Bundle]
+	unsubscribe []func()
+	cur, nxt    fetch.State[[]api.Bundle]
+}
+
+func classicKey(extensionID int64, page int) string {
+	return fmt.Sprintf("%s?page=%d&limit=%d", api.BundlesPath(extensionID), page, bundlesPageSize)
+}
+
+func (c *ClassicBundles) OnNav(ctx app.Context) {
+	u := ctx.Page().URL()
+	id, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimPrefix(u.Path, "/extensions/"), "/pages"), 10, 64)
+	page, _ := strconv.Atoi(u.Query().Get("page"))
+	c.page = max(page, 0)
+	if c.current != nil && id == c.extensionID {
+		c.current.SetKey(classicKey(id, c.page))
+		c.next.SetKey(classicKey(id, c.page+1))
+		return
+	}
+	c.OnDismount()
+	c.extensionID = id
+	opts := fetch.Options[[]api.Bundle]{Config: fetch.Config{DedupingInterval: classicDedupe}}
+	fetcher := fetch.JSONFetcher[[]api.Bundle](httpOptions())
+	c.current = fetch.New(listCache(), classicKey(id, c.page), fetcher, opts)
+	c.next = fetch.New(listCache(), classicKey(id, c.page+1), fetcher, opts)
+	for _, q := range []struct {
+		q   *fetch.Query[[]api.Bundle]
+		dst *fetch.State[[]api.Bundle]
+	}{{c.current, &c.cur}, {c.next, &c.nxt}} {
+		q := q
+		c.unsubscribe = append(c.unsubscribe, q.q.Subscribe(func() {
+			ctx.Dispatch(func(app.Context) { *q.dst = q.q.Snapshot() })
+		}))
+		*q.dst = q.q.Snapshot()
+	}
+}
+
+func (c *ClassicBundles) OnDismount() {
+	for _, u := range c.unsubscribe {
+		u()
+	}
+	c.unsubscribe = nil
+	if c.current != nil {
+		c.current.Close()
+		c.next.Close()
+		c.current, c.next = nil, nil
+	}
+}
+
+func (c *ClassicBundles) Render() app.UI {
+	base := fmt.Sprintf("/extensions/%d/pages", c.extensionID)
+	var body app.UI
+	switch {
+	case !c.cur.HasData && c.cur.Err != nil:
+		body = statusView("error", listError(c.cur.Err))
+	case !c.cur.HasData:
+		body = statusView("loading", "Loading bundles…")
+	case len(c.cur.Data) == 0:
+		body = statusView("empty", "No bundles on this page.")
+	default:
+		body = classicRows("classic-rows", c.cur.Data, false)
+	}
+	hasNext := c.nxt.HasData && len(c.nxt.Data) > 0
+	return shell("extensions",
+		app.P().Class("crumbs").Body(
+			app.A().Href("/").Text("Extensions"), app.Text(" / "),
+			app.A().Href(fmt.Sprintf("/extensions/%d", c.extensionID)).Text("Extension"), app.Text(" / "),
+		),
+		app.H1().Text(fmt.Sprintf("Bundles, page %d", c.page+1)),
+		body,
+		// The next page, rendered ahead and hidden: "Next" shows it at once.
+		app.If(c.nxt.HasData, classicRows("classic-next", c.nxt.Data, true)),
+		app.Nav().Class("list-footer").Aria("label", "Pages").Body(
+			app.If(c.page > 0, app.A().ID("classic-prev").Class("button").Href(fmt.Sprintf("%s?page=%d", base, c.page-1)).Text("Previous")),
+			app.If(hasNext, app.A().ID("classic-next-link").Class("button").Href(fmt.Sprintf("%s?page=%d", base, c.page+1)).Text("Next")),
+			app.If(c.nxt.HasData && !hasNext, app.Span().ID("classic-last").Class("muted").Text("Last page")),
+		),
+	)
+}
+
+func classicRows(id string, bundles []api.Bundle, hidden bool) app.UI {
+	return app.Div().ID(id).Hidden(hidden).Body(
+		app.Range(bundles).Slice(func(i int) app.UI { return &bundleRow{Bundle: bundles[i]} }),
+	)
+}
