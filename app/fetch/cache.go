@@ -568,3 +568,21 @@ func (c *Cache) storeLocked(r *request, v any, etag string, size int64, err erro
 	}
 	return res, c.notifierLocked(r.key)
 }
+
+// Prime stores value under key as if a fetch had just answered it, with its
+// ETag: a page the server rendered into the HTML. Within the deduping
+// interval it is used without asking again; after it, revalidation sends
+// the ETag and a "not modified" answer keeps it.
+func Prime[T any](c *Cache, key string, value T, etag string) {
+	c.mu.Lock()
+	c.seq++
+	e := c.entryLocked(key)
+	e.value, e.has, e.err, e.etag = value, true, nil, etag
+	e.seq = c.seq
+	e.fetchedAt = c.clock.Now()
+	c.resizeLocked(e, c.sizeOf(key, value, 0))
+	c.evictLocked()
+	notify := c.notifierLocked(key)
+	c.mu.Unlock()
+	notify()
+}

@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"testing"
+	"time"
 )
 
 func TestCache(t *testing.T) {
@@ -126,5 +127,30 @@ func testCacheGetSetDelete(t *testing.T) {
 	e.cache.Delete("k")
 	if _, ok := Get[int](e.cache, "k"); ok || e.cache.Len() != 0 || e.cache.Bytes() != 0 {
 		t.Fatal("Delete failed")
+	}
+}
+
+// A primed page is used within the deduping interval without a request,
+// and revalidated with its ETag after it.
+func TestPrime(t *testing.T) {
+	clock := NewFakeClock(time.Unix(0, 0))
+	c := NewCache(CacheOptions{Clock: clock})
+	Prime(c, "/a", "primed", `"e1"`)
+	var calls []string
+	fetcher := Fetcher[string](func(ctx context.Context, key, etag string) (Result[string], error) {
+		calls = append(calls, key+" "+etag)
+		return Result[string]{}, ErrNotModified
+	})
+	q := New(c, "/a", fetcher, Options[string]{})
+	defer q.Close()
+	c.quiesce()
+	if s := q.Snapshot(); !s.HasData || s.Data != "primed" || len(calls) != 0 {
+		t.Fatalf("within the deduping interval: %+v, calls %v; want the primed value and no request", s, calls)
+	}
+	clock.Advance(3 * time.Second)
+	q.Revalidate()
+	c.quiesce()
+	if s := q.Snapshot(); s.Data != "primed" || len(calls) != 1 || calls[0] != `/a "e1"` {
+		t.Fatalf("after it: %+v, calls %v; want one conditional request keeping the value", s, calls)
 	}
 }

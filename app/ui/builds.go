@@ -25,9 +25,9 @@ func (p *BuildsPage) OnNav(ctx app.Context) {
 		return
 	}
 	p.list = fetch.NewInfinite(listCache(),
-		fetch.CursorKeys[api.Bundle](api.PathBuilds, nil, 50),
+		fetch.CursorKeys[api.Bundle](api.PathBuilds, nil, buildsPageSize),
 		fetch.JSONFetcher[fetch.CursorPage[api.Bundle]](httpOptions()),
-		fetch.InfiniteOptions[fetch.CursorPage[api.Bundle]]{})
+		fetch.InfiniteOptions[fetch.CursorPage[api.Bundle]]{FallbackData: prerenderedPages[fetch.CursorPage[api.Bundle]](firstBuildsKey())})
 	p.closeList = bindInfinite(ctx, p.list, func(s fetch.InfiniteState[fetch.CursorPage[api.Bundle]]) {
 		if fetchUnauthorized(s.Err) {
 			setSession(nil)
@@ -36,6 +36,13 @@ func (p *BuildsPage) OnNav(ctx app.Context) {
 		}
 		p.state = s
 	})
+}
+
+// OnPreRender renders, on the server, the first page of builds.
+func (p *BuildsPage) OnPreRender(ctx app.Context) {
+	if page, ok := prerendered[fetch.CursorPage[api.Bundle]](firstBuildsKey()); ok {
+		p.state = fetch.InfiniteState[fetch.CursorPage[api.Bundle]]{Data: []fetch.CursorPage[api.Bundle]{page}, Size: 1, HasMore: page.NextCursor != ""}
+	}
 }
 
 func (p *BuildsPage) OnDismount() {

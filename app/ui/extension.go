@@ -42,6 +42,9 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 	}
 	p.OnDismount()
 	p.id, p.extension, p.err = id, nil, nil
+	if e, ok := prerendered[api.Extension](api.ExtensionPath(id)); ok {
+		p.extension = &e // rendered by the server a moment ago
+	}
 	c := apiClient()
 	ctx.Async(func() {
 		e, err := c.Extension(ctx, id)
@@ -55,7 +58,7 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 	p.list = fetch.NewInfinite(listCache(),
 		fetch.IndexKeys[api.Bundle](api.BundlesPath(id), bundlesPageSize),
 		fetch.JSONFetcher[[]api.Bundle](httpOptions()),
-		fetch.InfiniteOptions[[]api.Bundle]{HasMore: fetch.IndexHasMore[api.Bundle](bundlesPageSize)})
+		fetch.InfiniteOptions[[]api.Bundle]{HasMore: fetch.IndexHasMore[api.Bundle](bundlesPageSize), FallbackData: prerenderedPages[[]api.Bundle](firstBundlesKey(id))})
 	p.path = ctx.Page().URL().Path
 	restored := false
 	p.closeList = bindInfinite(ctx, p.list, func(s fetch.InfiniteState[[]api.Bundle]) {
@@ -65,6 +68,20 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 			restoreScroll(ctx, p.path)
 		}
 	})
+}
+
+// OnPreRender renders, on the server, the extension and the first page of
+// its bundles that the server fetched for this visitor.
+func (p *ExtensionPage) OnPreRender(ctx app.Context) {
+	id, _ := strconv.ParseInt(strings.TrimPrefix(ctx.Page().URL().Path, "/extensions/"), 10, 64)
+	p.id = id
+	if e, ok := prerendered[api.Extension](api.ExtensionPath(id)); ok {
+		p.extension = &e
+		ctx.Page().SetTitle(e.Name + " · Betaport")
+	}
+	if page, ok := prerendered[[]api.Bundle](firstBundlesKey(id)); ok {
+		p.bundles = fetch.InfiniteState[[]api.Bundle]{Data: [][]api.Bundle{page}, Size: 1, HasMore: len(page) == bundlesPageSize}
+	}
 }
 
 // OnDismount closes the list: its requests are cancelled.

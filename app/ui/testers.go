@@ -67,7 +67,7 @@ func (p *TestersPage) OnNav(ctx app.Context) {
 	p.extensionID, p.invited, p.inviteErr = id, nil, nil
 	p.list = fetch.NewInfinite(listCache(), p.getKey(),
 		fetch.JSONFetcher[fetch.CursorPage[api.Tester]](httpOptions()),
-		fetch.InfiniteOptions[fetch.CursorPage[api.Tester]]{})
+		fetch.InfiniteOptions[fetch.CursorPage[api.Tester]]{FallbackData: prerenderedPages[fetch.CursorPage[api.Tester]](firstTestersKey(id))})
 	p.path = ctx.Page().URL().Path
 	restored := false
 	p.closeList = bindInfinite(ctx, p.list, func(s fetch.InfiniteState[fetch.CursorPage[api.Tester]]) {
@@ -82,6 +82,16 @@ func (p *TestersPage) OnNav(ctx app.Context) {
 			restoreScroll(ctx, p.path)
 		}
 	})
+}
+
+// OnPreRender renders, on the server, the first page of testers the server
+// fetched for this admin.
+func (p *TestersPage) OnPreRender(ctx app.Context) {
+	path := strings.TrimPrefix(ctx.Page().URL().Path, "/extensions/")
+	p.extensionID, _ = strconv.ParseInt(strings.TrimSuffix(path, "/testers"), 10, 64)
+	if page, ok := prerendered[fetch.CursorPage[api.Tester]](firstTestersKey(p.extensionID)); ok {
+		p.state = fetch.InfiniteState[fetch.CursorPage[api.Tester]]{Data: []fetch.CursorPage[api.Tester]{page}, Size: 1, HasMore: page.NextCursor != ""}
+	}
 }
 
 func (p *TestersPage) OnDismount() {

@@ -27,6 +27,7 @@ func Register() {
 		app.RouteWithRegexp(`^/extensions/\d+/pages$`, &ClassicBundles{})
 		app.RouteWithRegexp(`^/extensions/\d+/settings$`, &SettingsPage{})
 		if app.IsClient {
+			readPrerendered()
 			preventNativeSubmits()
 			feedBrowserEvents()
 		}

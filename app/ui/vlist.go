@@ -148,8 +148,11 @@ func (v *VList) OnUpdate(ctx app.Context) { v.refresh(ctx) }
 // computeWindow picks the rows that intersect the viewport, plus overscan.
 func (v *VList) computeWindow() {
 	first, last := 0, min(v.Count, 60) // the server's prerender: the first rows
-	root := v.element("")
-	if app.IsClient && root != nil && v.RowHeight > 0 {
+	var root app.Value
+	if app.IsClient {
+		root = v.element("")
+	}
+	if app.IsClient && v.RowHeight > 0 && root != nil {
 		top := root.Call("getBoundingClientRect").Get("top").Float()
 		viewport := app.Window().Get("innerHeight").Float()
 		h := float64(v.RowHeight)
@@ -163,6 +166,9 @@ func (v *VList) computeWindow() {
 }
 
 func (v *VList) Render() app.UI {
+	if app.IsServer {
+		v.computeWindow() // no mount on the server: the prerender's window
+	}
 	v.first = min(v.first, v.Count)
 	v.last = min(max(v.last, v.first), v.Count)
 	rows := make([]app.UI, 0, v.last-v.first)

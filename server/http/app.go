@@ -1,7 +1,13 @@
 package http
 
 import (
+	"bytes"
+	"fmt"
+	"html"
 	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
 
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
@@ -17,8 +23,9 @@ func (resources) Package() string { return "" }
 func (resources) Static() string  { return "" }
 func (resources) AppWASM() string { return "/web/app.wasm" }
 
-// newAppHandler returns go-app's handler for the browser app's pages.
-func newAppHandler(version string) http.Handler {
+// newAppHandler returns go-app's handler for the browser app's pages. api
+// answers the API requests a page is prerendered with.
+func newAppHandler(version string, api http.Handler) http.Handler {
 	ui.Register()
 	h := &app.Handler{
 		Name:        "Betaport",
@@ -50,9 +57,81 @@ func newAppHandler(version string) http.Handler {
 		if !isGoAppFile(r.URL.Path) {
 			r.Header.Del("If-None-Match")
 		}
-		h.ServeHTTP(w, r)
+		reqs := ui.PrerenderRequests(r.URL.Path)
+		if len(reqs) == 0 {
+			h.ServeHTTP(w, r)
+			return
+		}
+		servePrerendered(w, r, h, api, reqs)
 	})
 }
+
+// servePrerendered renders a page with the first pages of its lists,
+// fetched through the API with the visitor's own session (so the same
+// access rules hold), and embeds those answers as JSON for the wasm to
+// start from.
+func servePrerendered(w http.ResponseWriter, r *http.Request, h http.Handler, apiHandler http.Handler, reqs []ui.PrerenderRequest) {
+	pages := map[string][]byte{}
+	var blocks strings.Builder
+	for _, pr := range reqs {
+		body, etag, ok := internalGet(r, apiHandler, pr.Key)
+		if !ok {
+			continue
+		}
+		pages[pr.Key] = body
+		// encoding/json escapes <, > and & in strings, so the JSON cannot
+		// close the script element it sits in.
+		fmt.Fprintf(&blocks, `<script type="application/json" data-prerender-kind="%s" data-prerender-key="%s" data-etag="%s">%s</script>`,
+			html.EscapeString(pr.Kind), html.EscapeString(pr.Key), html.EscapeString(etag), bytes.TrimSpace(body))
+	}
+	rec := &bufferedResponse{header: http.Header{}, status: http.StatusOK}
+	ui.RenderWith(pages, func() { h.ServeHTTP(rec, r) })
+	out := rec.body.Bytes()
+	if rec.status == http.StatusOK && blocks.Len() > 0 {
+		if i := bytes.LastIndex(out, []byte("</body>")); i >= 0 {
+			out = append(out[:i:i], append([]byte(blocks.String()), out[i:]...)...)
+		}
+	}
+	for k, v := range rec.header {
+		w.Header()[k] = v
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	w.Header().Set("Cache-Control", "private, no-cache")
+	w.WriteHeader(rec.status)
+	w.Write(out)
+}
+
+// internalGet answers GET key through the API handler with the visitor's
+// cookies, as if the browser had asked.
+func internalGet(r *http.Request, apiHandler http.Handler, key string) ([]byte, string, bool) {
+	u, err := url.Parse(key)
+	if err != nil {
+		return nil, "", false
+	}
+	req := r.Clone(r.Context())
+	req.Method, req.URL, req.RequestURI, req.Body = http.MethodGet, u, key, http.NoBody
+	req.Header = http.Header{"Accept": {"application/json"}}
+	if c := r.Header.Get("Cookie"); c != "" {
+		req.Header.Set("Cookie", c)
+	}
+	rec := &bufferedResponse{header: http.Header{}, status: http.StatusOK}
+	apiHandler.ServeHTTP(rec, req)
+	if rec.status != http.StatusOK {
+		return nil, "", false
+	}
+	return rec.body.Bytes(), rec.header.Get("ETag"), true
+}
+
+// bufferedResponse keeps a response in memory (a page or an API page: small).
+type bufferedResponse struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (b *bufferedResponse) Header() http.Header         { return b.header }
+func (b *bufferedResponse) Write(p []byte) (int, error) { return b.body.Write(p) }
+func (b *bufferedResponse) WriteHeader(status int)      { b.status = status }
 
 func isGoAppFile(path string) bool {
 	switch path {

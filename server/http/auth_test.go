@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -373,4 +374,35 @@ func TestBuildsList(t *testing.T) {
 	}
 	resp, body := e.do(t, "GET", api.PathBuilds+"?cursor=forged", e.adminOf(t, team))
 	wantProblem(t, resp, body, 400, api.ProblemBadRequest)
+}
+
+// A list page comes from the server with its first page rendered and
+// embedded as JSON, fetched with the visitor's own access.
+func TestPrerenderedListPage(t *testing.T) {
+	e := newEnv(t)
+	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	ext := storetest.MustExtension(t, e.DB, team, "Tab Tamer")
+	for i := 1; i <= 3; i++ {
+		e.publish(t, ext, fmt.Sprintf("1.0.%d", i))
+	}
+	path := fmt.Sprintf("/extensions/%d", ext.ID)
+	resp, body := e.do(t, "GET", path, e.adminOf(t, team))
+	html := string(body)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Length") != strconv.Itoa(len(body)) {
+		t.Fatalf("GET %s = %d, Content-Length %s for %d bytes", path, resp.StatusCode, resp.Header.Get("Content-Length"), len(body))
+	}
+	for _, want := range []string{`id="extension-name">Tab Tamer<`, `data-bundle="3"`, `data-bundle="1"`,
+		`data-prerender-kind="bundles" data-prerender-key="/api/extensions/` + strconv.FormatInt(ext.ID, 10) + `/bundles?page=0&amp;limit=20"`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the prerendered page lacks %s", want)
+		}
+	}
+	// Someone else gets the page shell, and none of the data.
+	other := e.adminOf(t, storetest.MustTeam(t, e.DB, api.PlanProfessional))
+	for _, h := range []http.Header{nil, other} {
+		_, body := e.do(t, "GET", path, h)
+		if strings.Contains(string(body), "data-prerender") || strings.Contains(string(body), "Tab Tamer") {
+			t.Fatalf("a visitor without access got the data in the page")
+		}
+	}
 }

@@ -99,7 +99,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /robots.txt", assets)
 
 	// Everything else is a page of the browser app, prerendered by go-app.
-	mux.Handle("GET /", newAppHandler(assets.version))
+	mux.Handle("GET /", newAppHandler(assets.version, mux))
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, pattern := mux.Handler(r); pattern == "" || pattern == "GET /" {

@@ -1,0 +1,159 @@
+package ui
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/maxence-charriere/go-app/v9/pkg/app"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/fetch"
+)
+
+// Prerendered first pages. The server fetches, with the visitor's own
+// session, the first page of the lists a page shows (PrerenderRequests),
+// renders the page with them (OnPreRender) and embeds them in the HTML as
+// JSON. When the wasm takes over, it primes the fetch cache with them, so
+// the list shows the same rows at once and asks for nothing.
+
+// Kinds of prerendered data.
+const (
+	KindExtension = "extension"
+	KindBundles   = "bundles"
+	KindTesters   = "testers"
+	KindBuilds    = "builds"
+)
+
+// PrerenderRequest is one API answer a page is rendered with; Key is both
+// the API path and the list's fetch key.
+type PrerenderRequest struct {
+	Kind string
+	Key  string
+}
+
+// Page sizes of the lists: the server must ask for the same first page
+// the browser would.
+const (
+	buildsPageSize = 50
+)
+
+func firstBundlesKey(id int64) string {
+	key, _ := fetch.IndexKeys[api.Bundle](api.BundlesPath(id), bundlesPageSize)(0, nil)
+	return key
+}
+
+func firstTestersKey(id int64) string {
+	key, _ := fetch.CursorKeys[api.Tester](api.TestersPath(id), nil, testersPageSize)(0, nil)
+	return key
+}
+
+func firstBuildsKey() string {
+	key, _ := fetch.CursorKeys[api.Bundle](api.PathBuilds, nil, buildsPageSize)(0, nil)
+	return key
+}
+
+// PrerenderRequests lists the API answers the page at path is rendered
+// with.
+func PrerenderRequests(path string) []PrerenderRequest {
+	if path == "/builds" {
+		return []PrerenderRequest{{KindBuilds, firstBuildsKey()}}
+	}
+	rest, ok := strings.CutPrefix(path, "/extensions/")
+	if !ok {
+		return nil
+	}
+	idText, sub, _ := strings.Cut(rest, "/")
+	id, err := strconv.ParseInt(idText, 10, 64)
+	if err != nil || id <= 0 {
+		return nil
+	}
+	switch sub {
+	case "":
+		return []PrerenderRequest{{KindExtension, api.ExtensionPath(id)}, {KindBundles, firstBundlesKey(id)}}
+	case "testers":
+		return []PrerenderRequest{{KindTesters, firstTestersKey(id)}}
+	}
+	return nil
+}
+
+// Server side: the answers for the page being rendered. go-app renders a
+// page synchronously in the request's goroutine, so a lock held around the
+// render scopes the data to one request.
+var serverPages struct {
+	sync.Mutex
+	pages map[string][]byte
+}
+
+// RenderWith runs render (the server's prerender of one page) with the
+// given API answers, by key.
+func RenderWith(pages map[string][]byte, render func()) {
+	serverPages.Lock()
+	defer serverPages.Unlock()
+	serverPages.pages = pages
+	defer func() { serverPages.pages = nil }()
+	render()
+}
+
+// Client side: the answers embedded in the page, decoded at start.
+var clientPages = map[string]any{}
+
+// prerendered returns the page-time answer for key, on the server while
+// rendering and in the browser from the embedded JSON.
+func prerendered[T any](key string) (T, bool) {
+	var zero T
+	if app.IsServer {
+		b, ok := serverPages.pages[key] // read under RenderWith's lock
+		if !ok {
+			return zero, false
+		}
+		var v T
+		if json.Unmarshal(b, &v) != nil {
+			return zero, false
+		}
+		return v, true
+	}
+	v, ok := clientPages[key].(T)
+	return v, ok
+}
+
+// readPrerendered reads the answers the server embedded, before go-app
+// replaces the prerendered body, and primes the fetch cache with them.
+func readPrerendered() {
+	nodes := app.Window().Get("document").Call("querySelectorAll", "script[data-prerender-key]")
+	for i := 0; i < nodes.Length(); i++ {
+		n := nodes.Index(i)
+		key, kind := n.Call("getAttribute", "data-prerender-key").String(), n.Call("getAttribute", "data-prerender-kind").String()
+		etag := n.Call("getAttribute", "data-etag").String()
+		body := []byte(n.Get("textContent").String())
+		switch kind {
+		case KindExtension:
+			primeJSON[api.Extension](key, body, etag)
+		case KindBundles:
+			primeJSON[[]api.Bundle](key, body, etag)
+		case KindTesters:
+			primeJSON[fetch.CursorPage[api.Tester]](key, body, etag)
+		case KindBuilds:
+			primeJSON[fetch.CursorPage[api.Bundle]](key, body, etag)
+		}
+	}
+}
+
+func primeJSON[T any](key string, body []byte, etag string) {
+	var v T
+	if json.Unmarshal(body, &v) != nil {
+		return
+	}
+	clientPages[key] = v
+	fetch.Prime(listCache(), key, v, etag)
+}
+
+// prerenderedPages is a list's first page from the server, as fallback
+// pages (nil when there is none).
+func prerenderedPages[P any](key string) []P {
+	if page, ok := prerendered[P](key); ok {
+		return []P{page}
+	}
+	return nil
+}
