@@ -251,13 +251,19 @@ func (c *Cache) peekEntry(key string) (value any, has bool, err error) {
 // write stores a locally produced value (a mutation or a list size). It
 // returns the notification to run once the caller holds no lock.
 func (c *Cache) write(key string, value any) (notify func()) {
+	return c.store(key, value, "", time.Time{})
+}
+
+// store writes value under key as answered at fetchedAt with etag (a local
+// write: no etag, zero time).
+func (c *Cache) store(key string, value any, etag string, fetchedAt time.Time) (notify func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.seq++
 	e := c.entryLocked(key)
-	e.value, e.has, e.err, e.etag = value, true, nil, ""
+	e.value, e.has, e.err, e.etag = value, true, nil, etag
 	e.seq = c.seq
-	e.fetchedAt = time.Time{}
+	e.fetchedAt = fetchedAt
 	c.resizeLocked(e, c.sizeOf(key, value, 0))
 	c.evictLocked()
 	return c.notifierLocked(key)
@@ -574,15 +580,5 @@ func (c *Cache) storeLocked(r *request, v any, etag string, size int64, err erro
 // interval it is used without asking again; after it, revalidation sends
 // the ETag and a "not modified" answer keeps it.
 func Prime[T any](c *Cache, key string, value T, etag string) {
-	c.mu.Lock()
-	c.seq++
-	e := c.entryLocked(key)
-	e.value, e.has, e.err, e.etag = value, true, nil, etag
-	e.seq = c.seq
-	e.fetchedAt = c.clock.Now()
-	c.resizeLocked(e, c.sizeOf(key, value, 0))
-	c.evictLocked()
-	notify := c.notifierLocked(key)
-	c.mu.Unlock()
-	notify()
+	c.store(key, value, etag, c.clock.Now())()
 }

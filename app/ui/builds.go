@@ -28,12 +28,7 @@ func (p *BuildsPage) OnNav(ctx app.Context) {
 		fetch.CursorKeys[api.Bundle](api.PathBuilds, nil, buildsPageSize),
 		fetch.JSONFetcher[fetch.CursorPage[api.Bundle]](httpOptions()),
 		fetch.InfiniteOptions[fetch.CursorPage[api.Bundle]]{FallbackData: prerenderedPages[fetch.CursorPage[api.Bundle]](firstBuildsKey())})
-	p.closeList = bindInfinite(ctx, p.list, func(s fetch.InfiniteState[fetch.CursorPage[api.Bundle]]) {
-		if fetchUnauthorized(s.Err) {
-			setSession(nil)
-			ctx.Navigate("/login")
-			return
-		}
+	p.closeList = bindPage(ctx, p.list, func(s fetch.InfiniteState[fetch.CursorPage[api.Bundle]]) {
 		p.state = s
 	})
 }

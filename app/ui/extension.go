@@ -61,7 +61,7 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 		fetch.InfiniteOptions[[]api.Bundle]{HasMore: fetch.IndexHasMore[api.Bundle](bundlesPageSize), FallbackData: prerenderedPages[[]api.Bundle](firstBundlesKey(id))})
 	p.path = ctx.Page().URL().Path
 	restored := false
-	p.closeList = bindInfinite(ctx, p.list, func(s fetch.InfiniteState[[]api.Bundle]) {
+	p.closeList = bindPage(ctx, p.list, func(s fetch.InfiniteState[[]api.Bundle]) {
 		p.bundles = s
 		if !restored && s.Data != nil {
 			restored = true

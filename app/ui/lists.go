@@ -62,6 +62,19 @@ func bindInfinite[P any](ctx app.Context, l *fetch.Infinite[P], set func(fetch.I
 	}
 }
 
+// bindPage is bindInfinite for a page's main list: a 401 sends the person
+// to the sign-in page instead of showing an error.
+func bindPage[P any](ctx app.Context, l *fetch.Infinite[P], set func(fetch.InfiniteState[P])) (closeList func()) {
+	return bindInfinite(ctx, l, func(s fetch.InfiniteState[P]) {
+		if he, ok := fetch.AsHTTPError(s.Err); ok && he.Status == 401 {
+			setSession(nil)
+			ctx.Navigate("/login")
+			return
+		}
+		set(s)
+	})
+}
+
 // listError is the message for a list's error.
 func listError(err error) string {
 	if he, ok := fetch.AsHTTPError(err); ok {

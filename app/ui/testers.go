@@ -70,12 +70,7 @@ func (p *TestersPage) OnNav(ctx app.Context) {
 		fetch.InfiniteOptions[fetch.CursorPage[api.Tester]]{FallbackData: prerenderedPages[fetch.CursorPage[api.Tester]](firstTestersKey(id))})
 	p.path = ctx.Page().URL().Path
 	restored := false
-	p.closeList = bindInfinite(ctx, p.list, func(s fetch.InfiniteState[fetch.CursorPage[api.Tester]]) {
-		if fetchUnauthorized(s.Err) {
-			setSession(nil)
-			ctx.Navigate("/login")
-			return
-		}
+	p.closeList = bindPage(ctx, p.list, func(s fetch.InfiniteState[fetch.CursorPage[api.Tester]]) {
 		p.state = s
 		if !restored && s.Data != nil {
 			restored = true
@@ -358,11 +353,4 @@ func (r *testerRow) revoke(ctx app.Context, e app.Event) {
 	if r.OnRevoke != nil {
 		r.OnRevoke(ctx, r.Tester)
 	}
-}
-
-// fetchUnauthorized reports whether a list's error says the person is not
-// signed in.
-func fetchUnauthorized(err error) bool {
-	he, ok := fetch.AsHTTPError(err)
-	return ok && he.Status == 401
 }

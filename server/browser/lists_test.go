@@ -38,6 +38,27 @@ func waitList(t *testing.T, ctx context.Context, id string, n int) {
 	}
 }
 
+// scrollToLoad scrolls to the end of the page until the list holds want
+// items, or nothing more comes for two seconds; pages load as the end
+// comes into view, with no click.
+func scrollToLoad(t *testing.T, ctx context.Context, id string, want int) {
+	t.Helper()
+	for last, stalled := 0, 0; stalled < 20; {
+		chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, document.body.scrollHeight)`))
+		time.Sleep(100 * time.Millisecond)
+		n := readList(t, ctx, id, "x").Count
+		if n >= want {
+			return
+		}
+		if n == last {
+			stalled++
+		} else {
+			last, stalled = n, 0
+		}
+	}
+	t.Fatalf("scrolling to the end, list #%s stopped at %d items, want %d", id, readList(t, ctx, id, "x").Count, want)
+}
+
 // The bundles list loads pages as the end comes into view and on "Load
 // more", keeps only a window of rows in the DOM, and says when there is
 // nothing more: app/fetch's infinite model through the go-app adapter,
@@ -72,11 +93,7 @@ func TestBundlesListLoadsMore(t *testing.T) {
 	waitAtLeast(first + 20)
 
 	// Scrolling to the end loads the rest, page by page, with no click.
-	for i := 0; i < 20 && readList(t, ctx, "bundle-rows", "bundle").Count < 120; i++ {
-		chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, document.body.scrollHeight)`))
-		chromedp.Run(ctx, chromedp.Poll[bool](`!document.querySelector("#load-more-bundles")?.disabled`))
-	}
-	waitList(t, ctx, "bundle-rows", 120)
+	scrollToLoad(t, ctx, "bundle-rows", 120)
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#bundles-end`))); err != nil {
 		t.Fatal(err)
 	}
@@ -130,11 +147,7 @@ func TestBundlesListRequests(t *testing.T) {
 	ctx := newTab(t)
 	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
-	for i := 0; i < 30 && readList(t, ctx, "bundle-rows", "bundle").Count < 120; i++ {
-		chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, document.body.scrollHeight)`))
-		chromedp.Run(ctx, chromedp.Poll[bool](`!document.querySelector("#load-more-bundles")?.disabled`))
-	}
-	waitList(t, ctx, "bundle-rows", 120)
+	scrollToLoad(t, ctx, "bundle-rows", 120)
 	type req struct {
 		URL    string `json:"url"`
 		Status int    `json:"status"`
@@ -190,25 +203,7 @@ func TestTenThousandTestersStayLight(t *testing.T) {
 	ctx := newTab(t)
 	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID))
-	// Scroll to the end; pages load while it stays in view. Stop when
-	// nothing more came for a while.
-	for last, stalled := 0, 0; stalled < 20; {
-		chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, document.body.scrollHeight)`))
-		time.Sleep(100 * time.Millisecond)
-		n := readList(t, ctx, "testers", "tester").Count
-		if n == 10_000 {
-			break
-		}
-		if n == last {
-			stalled++
-		} else {
-			last, stalled = n, 0
-		}
-	}
-	if got := readList(t, ctx, "testers", "tester").Count; got != 10_000 {
-		state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`[document.querySelector("#testers-error")?.textContent, document.querySelector("#load-more-testers")?.outerHTML, document.body.scrollHeight, window.scrollY].join(" | ")`))
-		t.Fatalf("scrolling to the end loaded %d testers, want 10,000; page: %s", got, state)
-	}
+	scrollToLoad(t, ctx, "testers", 10_000)
 	s := readList(t, ctx, "testers", "tester")
 	nodes, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.getElementsByTagName("*").length`))
 	t.Logf("10,000 testers loaded: %d rows and %d elements in the DOM", len(s.Rows), nodes)
@@ -336,10 +331,7 @@ func TestBackRestoresList(t *testing.T) {
 	ctx := newTab(t)
 	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
-	for i := 0; i < 30 && readList(t, ctx, "bundle-rows", "bundle").Count < 80; i++ {
-		chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, document.body.scrollHeight)`))
-		time.Sleep(100 * time.Millisecond)
-	}
+	scrollToLoad(t, ctx, "bundle-rows", 80)
 	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 2000)`)); err != nil {
 		t.Fatal(err)
 	}
@@ -399,5 +391,55 @@ func TestPrerenderedFirstPage(t *testing.T) {
 		if st != 304 {
 			t.Fatalf("the prerendered first page was fetched again (statuses %v); want no request, or a 304", statuses)
 		}
+	}
+}
+
+// Inviting shows the tester on top at once and keeps them when the server
+// agrees; a refused invite (an address already invited) is taken back.
+// Revoking marks the row at once.
+func TestTestersInviteAndRevokeUpdateTheList(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[1] // 5 testers
+	ctx := newTab(t)
+	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID))
+	waitList(t, ctx, "testers", 5)
+
+	invite := func(email string) {
+		t.Helper()
+		if err := chromedp.Do(ctx,
+			chromedp.SendKeys(chromedp.CSS(`#invite-email`), email),
+			chromedp.SendKeys(chromedp.CSS(`#invite-name`), "Ada"),
+			chromedp.Click(chromedp.CSS(`#invite`)),
+		); err != nil {
+			t.Fatal(err)
+		}
+	}
+	invite("ada.new@example.com")
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#invite-url`))); err != nil {
+		t.Fatal(err)
+	}
+	waitList(t, ctx, "testers", 6)
+	top, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#testers .row`)))
+	if !strings.Contains(top, "ada.new@example.com") {
+		t.Fatalf("the new tester is not on top: %q", top)
+	}
+	// The same address again: the server says 409; the optimistic row goes.
+	invite("ada.new@example.com")
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#invite-error`))); err != nil {
+		t.Fatal(err)
+	}
+	waitList(t, ctx, "testers", 6)
+
+	// Revoke the top tester: the row says revoked, and the server agrees.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#testers .row button.revoke`))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector("#testers .row .badge").textContent === "revoked"`)); err != nil {
+		t.Fatal(err)
+	}
+	list, err := m.Store.FindTesters(context.Background(), betaport.TesterFilter{ExtensionID: ext.ID, Limit: 1})
+	if err != nil || list[0].Email != "ada.new@example.com" || list[0].Status != "revoked" {
+		t.Fatalf("the newest tester in the store is %+v (%v), want ada.new revoked", list[0], err)
 	}
 }

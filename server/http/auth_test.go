@@ -266,6 +266,12 @@ func TestTesterList(t *testing.T) {
 	if len(seen) != 5 || seen[0] < seen[4] {
 		t.Fatalf("pages gave testers %v, want all 5 newest first", seen)
 	}
+	resp, _ := e.do(t, "GET", api.TestersPath(ext.ID)+"?limit=2", admin)
+	etag := resp.Header.Get("ETag")
+	resp, body := e.do(t, "GET", api.TestersPath(ext.ID)+"?limit=2", http.Header{"Cookie": admin["Cookie"], "If-None-Match": {etag}})
+	if etag == "" || resp.StatusCode != http.StatusNotModified || len(body) != 0 {
+		t.Fatalf("testers page revalidation = %d with %d bytes (ETag %q), want 304", resp.StatusCode, len(body), etag)
+	}
 	for _, bad := range []string{"?limit=0", "?limit=101", "?limit=x", "?status=gone", "?cursor=abc", "?cursor=1.AAAAAAAAAAAAAAAA"} {
 		resp, body := e.do(t, "GET", api.TestersPath(ext.ID)+bad, admin)
 		p := wantProblem(t, resp, body, 400, api.ProblemBadRequest)
