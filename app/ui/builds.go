@@ -67,10 +67,11 @@ func (p *BuildsPage) Render() app.UI {
 			),
 			&VList{ID: "builds", Count: len(builds), RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: s.IsValidating,
 				Row: func(i int) app.UI { return &buildRow{Bundle: builds[i]} }},
-			app.If(s.Err != nil, statusView("error", listError(s.Err))),
-			app.If(!s.HasMore, app.P().ID("builds-end").Class("muted").Text("That is every build.")),
-			app.If(s.HasMore, app.Button().ID("load-more-builds").Type("button").Disabled(s.IsLoadingMore).
-				Text("Load more").OnClick(func(ctx app.Context, e app.Event) { p.nearEnd(ctx) })),
+			// Always in the tree, shown or hidden: see ExtensionPage.
+			app.Div().Hidden(s.Err == nil).Body(statusView("error", listError(s.Err))),
+			app.P().ID("builds-end").Class("muted").Hidden(s.HasMore).Text("That is every build."),
+			app.Button().ID("load-more-builds").Type("button").Hidden(!s.HasMore).Disabled(s.IsLoadingMore).
+				Text("Load more").OnClick(p.onLoadMore),
 		)
 	}
 	return shell("builds", app.H1().Text("My builds"), body)
@@ -81,6 +82,8 @@ func (p *BuildsPage) retry(ctx app.Context, e app.Event) {
 		p.list.Revalidate()
 	}
 }
+
+func (p *BuildsPage) onLoadMore(ctx app.Context, e app.Event) { p.nearEnd(ctx) }
 
 func (p *BuildsPage) nearEnd(ctx app.Context) {
 	if p.list != nil && p.state.HasMore && !p.state.IsLoadingMore && p.state.Err == nil {

@@ -136,7 +136,8 @@ func (p *ExtensionPage) renderBundles() app.UI {
 	if state != nil {
 		return app.Section().ID("bundles").Body(app.H2().Text("Bundles"), state)
 	}
-	return app.Section().ID("bundles").Body(
+	return app.Section().ID("bundles").DataSet("size", s.Size).DataSet("validating", s.IsValidating).
+		DataSet("loading-more", s.IsLoadingMore).DataSet("has-more", s.HasMore).Body(
 		app.H2().Body(
 			app.Text("Bundles "),
 			app.Span().ID("bundles-total").Class("muted").Text(fmt.Sprintf("(%d loaded)", fetch.Total(s.Data))),
@@ -147,15 +148,18 @@ func (p *ExtensionPage) renderBundles() app.UI {
 		),
 		&VList{ID: "bundle-rows", Count: len(rows), RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: p.bundles.IsValidating,
 			Row: func(i int) app.UI { return &bundleRow{Bundle: rows[i]} }},
-		app.If(s.Err != nil, app.Div().Body(
+		// The error and the footer are always in the tree, shown or hidden:
+		// go-app matches children by position, and a button that moves to
+		// another position is a new node whose clicks go nowhere.
+		app.Div().ID("bundles-error").Hidden(s.Err == nil).Body(
 			statusView("error", listError(s.Err)),
 			app.Button().ID("retry-bundles").Type("button").Text("Retry").OnClick(p.retry),
-		)),
+		),
 		app.Div().Class("list-footer").Body(
-			app.If(s.HasMore, app.Button().ID("load-more-bundles").Type("button").
+			app.Button().ID("load-more-bundles").Type("button").Hidden(!s.HasMore).
 				Disabled(s.IsLoadingMore).OnClick(p.loadMore).
-				Text(map[bool]string{true: "Loading…", false: "Load more"}[s.IsLoadingMore])),
-			app.If(!s.HasMore, app.P().ID("bundles-end").Class("muted").Text("That is every bundle.")),
+				Text(map[bool]string{true: "Loading…", false: "Load more"}[s.IsLoadingMore]),
+			app.P().ID("bundles-end").Class("muted").Hidden(s.HasMore).Text("That is every bundle."),
 		),
 	)
 }

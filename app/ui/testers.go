@@ -178,15 +178,18 @@ func (p *TestersPage) renderList() app.UI {
 		),
 		&VList{ID: "testers", Count: len(testers), RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: s.IsValidating,
 			Row: func(i int) app.UI { return &testerRow{Tester: testers[i], OnRevoke: p.revoke} }},
-		app.If(s.Err != nil, app.Div().ID("testers-error").Body(statusView("error", listError(s.Err)), retry)),
+		// Always in the tree, shown or hidden: see ExtensionPage.
+		app.Div().ID("testers-error").Hidden(s.Err == nil).Body(statusView("error", listError(s.Err)), retry),
 		app.Div().Class("list-footer").Body(
-			app.If(s.HasMore, app.Button().ID("load-more-testers").Type("button").Disabled(s.IsLoadingMore).
-				OnClick(func(ctx app.Context, e app.Event) { p.loadMore() }).
-				Text(map[bool]string{true: "Loading…", false: "Load more"}[s.IsLoadingMore])),
-			app.If(!s.HasMore, app.P().ID("testers-end").Class("muted").Text("That is every tester.")),
+			app.Button().ID("load-more-testers").Type("button").Hidden(!s.HasMore).Disabled(s.IsLoadingMore).
+				OnClick(p.onLoadMore).
+				Text(map[bool]string{true: "Loading…", false: "Load more"}[s.IsLoadingMore]),
+			app.P().ID("testers-end").Class("muted").Hidden(s.HasMore).Text("That is every tester."),
 		),
 	)
 }
+
+func (p *TestersPage) onLoadMore(ctx app.Context, e app.Event) { p.loadMore() }
 
 func (p *TestersPage) loadMore() {
 	if p.list != nil {

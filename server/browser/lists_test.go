@@ -105,7 +105,7 @@ func TestBundlesListLoadsMore(t *testing.T) {
 	if !strings.Contains(total, "120 loaded") {
 		t.Fatalf("total = %q, want the sum of the page lengths", total)
 	}
-	if err := chromedp.Do(ctx, chromedp.WaitNotPresent(chromedp.CSS(`#load-more-bundles`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.WaitNotVisible(chromedp.CSS(`#load-more-bundles`))); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -260,14 +260,19 @@ func TestListErrorAndRetry(t *testing.T) {
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`+(document.getElementById("bundle-rows")?.dataset.count) >= 20`)); err != nil {
 		t.Fatal(err)
 	}
-	// The next page request fails once, as a server error would.
+	// Let loading settle, so no request from before the failure begins is
+	// still on its way.
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector("#bundles")?.dataset.validating === "false"`)); err != nil {
+		t.Fatal(err)
+	}
+	// Every next-page request fails, as a server error would, until the
+	// test says the server is back (the app's own retries fail meanwhile).
 	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`
 		window.__realFetch = window.fetch;
-		window.__failures = 0;
+		window.__failing = true;
 		window.fetch = (input, init) => {
 			const url = typeof input === "string" ? input : input.url;
-			if (url.includes("/bundles?") && !url.includes("page=0") && window.__failures === 0) {
-				window.__failures++;
+			if (window.__failing && url.includes("/bundles?") && !url.includes("page=0")) {
 				return Promise.resolve(new Response(JSON.stringify({type: "/problems/internal", title: "Internal Server Error", status: 500, detail: "Injected failure: try again."}), {status: 500, headers: {"Content-Type": "application/problem+json"}}));
 			}
 			return window.__realFetch(input, init);
@@ -275,19 +280,24 @@ func TestListErrorAndRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	loaded := readList(t, ctx, "bundle-rows", "bundle").Count
-	// The button's own click (a mouse click here can land while the list
-	// auto-loads and moves the button; the mouse path is covered above).
-	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector("#load-more-bundles").click()`)); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#load-more-bundles`))); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#retry-bundles`))); err != nil {
-		t.Fatal(err)
+	waitCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(waitCtx, chromedp.WaitVisible(chromedp.CSS(`#retry-bundles`))); err != nil {
+		state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(document.querySelector("#bundles").dataset) + " " + JSON.stringify(performance.getEntriesByType("resource").filter(e => e.name.includes("/bundles?")).map(e => e.name.split("?")[1] + ":" + e.responseStatus))`))
+		t.Fatalf("no error view after a failing page: %v; list state %s", err, state)
 	}
 	msg, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#bundles`)))
 	if !strings.Contains(msg, "Injected failure") || readList(t, ctx, "bundle-rows", "bundle").Count != loaded {
 		t.Fatalf("after a failed page: %q with %d rows; want the error and the %d rows kept", msg, readList(t, ctx, "bundle-rows", "bundle").Count, loaded)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#retry-bundles`)), chromedp.WaitNotPresent(chromedp.CSS(`#retry-bundles`))); err != nil {
+	if err := chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](`window.__failing = false`),
+		chromedp.Click(chromedp.CSS(`#retry-bundles`)),
+		chromedp.WaitNotVisible(chromedp.CSS(`#retry-bundles`)),
+	); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`+(document.getElementById("bundle-rows")?.dataset.count) > %d`, loaded))); err != nil {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -123,3 +124,16 @@ func (e *env) key(t *testing.T, ext *betaport.Extension) *api.ServiceKey {
 func hashKey(k string) string { return bphttp.HashKey(k) }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+// testLogger sends the server's errors to the test's log (shown when it
+// fails), and the rest nowhere.
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelError}))
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}

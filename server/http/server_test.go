@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -72,7 +71,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { blobs.Close() })
-	s := &bphttp.Server{Store: db, Blobs: blobs, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	s := &bphttp.Server{Store: db, Blobs: blobs, Logger: testLogger(t),
 		Secret: []byte(auth.NewToken())} // each server its own secret
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
