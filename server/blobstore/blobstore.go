@@ -93,3 +93,24 @@ func redact(urlstr string) string {
 	u.User = nil
 	return u.Redacted()
 }
+
+// UploadOrigin is the origin browsers send presigned PUTs to for an s3://
+// URL with an endpoint (S3-compatible storage), or AWS's regional S3 host;
+// "" for other storage.
+func UploadOrigin(urlstr string) string {
+	u, err := url.Parse(urlstr)
+	if err != nil || u.Scheme != "s3" {
+		return ""
+	}
+	q := u.Query()
+	if ep := q.Get("endpoint"); ep != "" {
+		if e, err := url.Parse(ep); err == nil && e.Scheme != "" && e.Host != "" {
+			return e.Scheme + "://" + e.Host
+		}
+		return ""
+	}
+	if region := q.Get("region"); region != "" {
+		return "https://" + u.Host + ".s3." + region + ".amazonaws.com"
+	}
+	return "https://*.amazonaws.com"
+}

@@ -120,6 +120,8 @@ func (m *Main) Run(ctx context.Context) error {
 		Logger:  m.Logger,
 		BaseURL: m.Config.baseURL(m.ln.Addr()),
 		Secret:  secret,
+		// The upload panel PUTs straight to S3: the page may connect there.
+		UploadOrigin: blobstore.UploadOrigin(m.Config.Blob),
 	}
 	m.Server.Handler() // build routes now, not on the first request
 	m.done = make(chan error, 1)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/server/auth"
 	"github.com/betaport/betaport/server/betaport"
+	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/storetest"
 )
 
@@ -410,5 +412,22 @@ func TestPrerenderedListPage(t *testing.T) {
 		if strings.Contains(string(body), "data-prerender") || strings.Contains(string(body), "Tab Tamer") {
 			t.Fatalf("a visitor without access got the data in the page")
 		}
+	}
+}
+
+// With S3 storage the page may PUT to the storage's origin, and nowhere
+// else.
+func TestCSPAllowsTheUploadOrigin(t *testing.T) {
+	e := newEnv(t)
+	s := &bphttp.Server{Store: e.DB, Blobs: e.Blobs, Logger: testLogger(t), Secret: []byte(auth.NewToken()),
+		UploadOrigin: "http://127.0.0.1:9000"}
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/login", nil))
+	if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "connect-src 'self' http://127.0.0.1:9000;") {
+		t.Fatalf("CSP %q does not let the page PUT to S3", csp)
+	}
+	resp, _ := e.do(t, "GET", "/login", nil)
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "connect-src 'self';") {
+		t.Fatalf("without S3 the CSP is %q, want connect-src 'self' only", csp)
 	}
 }

@@ -33,6 +33,10 @@ type Server struct {
 	Secret []byte
 	// SessionTTL is how long a session lasts unused; 0 means 14 days.
 	SessionTTL time.Duration
+	// UploadOrigin is the origin (scheme://host) of S3 storage's presigned
+	// upload URLs, which the browser's upload panel PUTs to; empty when
+	// uploads come to this server.
+	UploadOrigin string
 	// Submit tunes the submit flow (URL expiry, size and rate limits).
 	Submit SubmitConfig
 	// Now is the clock upload URLs expire by; nil means time.Now. Tests
@@ -57,7 +61,7 @@ func (s *Server) Handler() http.Handler {
 			s.Logger = slog.Default()
 		}
 		s.crossOrigin = http.NewCrossOriginProtection()
-		s.handler = s.logRequests(securityHeaders(s.routes()))
+		s.handler = s.logRequests(securityHeaders(s.UploadOrigin, s.routes()))
 	})
 	return s.handler
 }
