@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
 	"golang.org/x/time/rate"
 
 	"github.com/betaport/betaport/app/api"
@@ -345,14 +346,24 @@ func (s *Server) handleSubmitSign(w http.ResponseWriter, r *http.Request, _ *sub
 		if d != nil && d.snapshot != "" {
 			defer s.deleteQuietly(ctx, d.snapshot)
 		}
-		if p != nil {
+		switch {
+		case p != nil:
 			writeProblem(w, p)
 			return
-		} else if err != nil {
+		case gcerrors.Code(err) == gcerrors.NotFound:
+			// A racing sign published this upload and removed its source
+			// meanwhile: answer as a retried sign does, from the upload's
+			// state now.
+			if u, err = s.Store.FindUpload(ctx, u.ID); err != nil {
+				s.Error(w, r, err)
+				return
+			}
+		case err != nil:
 			s.Error(w, r, err)
 			return
+		default:
+			u, src, dst = d.upload, d.source, d.bundleKey
 		}
-		u, src, dst = d.upload, d.source, d.bundleKey
 	}
 	switch u.State {
 	case betaport.UploadRequested:
