@@ -83,13 +83,9 @@ func (p *BuildsPage) retry(ctx app.Context, e app.Event) {
 	}
 }
 
-func (p *BuildsPage) onLoadMore(ctx app.Context, e app.Event) { p.nearEnd(ctx) }
+func (p *BuildsPage) onLoadMore(ctx app.Context, e app.Event) { loadNextPage(p.list) }
 
-func (p *BuildsPage) nearEnd(ctx app.Context) {
-	if p.list != nil && p.state.HasMore && !p.state.IsLoadingMore && p.state.Err == nil {
-		p.list.SetSizeFunc(func(n int) int { return n + 1 })
-	}
-}
+func (p *BuildsPage) nearEnd(ctx app.Context) { loadNextPageIfIdle(p.list, p.state) }
 
 // buildRow is one build; the current one offers the download.
 type buildRow struct {

@@ -164,18 +164,10 @@ func (p *ExtensionPage) renderBundles() app.UI {
 	)
 }
 
-func (p *ExtensionPage) loadMore(ctx app.Context, e app.Event) {
-	if p.list != nil {
-		p.list.SetSizeFunc(func(n int) int { return n + 1 })
-	}
-}
+func (p *ExtensionPage) loadMore(ctx app.Context, e app.Event) { loadNextPage(p.list) }
 
 // nearEnd loads the next page when the end of the list comes into view.
-func (p *ExtensionPage) nearEnd(ctx app.Context) {
-	if p.list != nil && p.bundles.HasMore && !p.bundles.IsLoadingMore && p.bundles.Err == nil {
-		p.list.SetSizeFunc(func(n int) int { return n + 1 })
-	}
-}
+func (p *ExtensionPage) nearEnd(ctx app.Context) { loadNextPageIfIdle(p.list, p.bundles) }
 
 func (p *ExtensionPage) retry(ctx app.Context, e app.Event) {
 	if p.list != nil {

@@ -123,3 +123,20 @@ func restoreScroll(ctx app.Context, path string) {
 	})
 	ctx.Defer(func(app.Context) { app.Window().Call("requestAnimationFrame", step) })
 }
+
+// loadNextPage grows a list by one page (SWR: setSize(size + 1)): the
+// "Load more" button.
+func loadNextPage[P any](l *fetch.Infinite[P]) {
+	if l != nil {
+		l.SetSizeFunc(func(n int) int { return n + 1 })
+	}
+}
+
+// loadNextPageIfIdle is what a list's sentinel does: one more page, unless
+// there is none, one is loading, or the list shows an error (retrying is
+// the person's call).
+func loadNextPageIfIdle[P any](l *fetch.Infinite[P], s fetch.InfiniteState[P]) {
+	if s.HasMore && !s.IsLoadingMore && s.Err == nil {
+		loadNextPage(l)
+	}
+}

@@ -189,19 +189,9 @@ func (p *TestersPage) renderList() app.UI {
 	)
 }
 
-func (p *TestersPage) onLoadMore(ctx app.Context, e app.Event) { p.loadMore() }
+func (p *TestersPage) onLoadMore(ctx app.Context, e app.Event) { loadNextPage(p.list) }
 
-func (p *TestersPage) loadMore() {
-	if p.list != nil {
-		p.list.SetSizeFunc(func(n int) int { return n + 1 })
-	}
-}
-
-func (p *TestersPage) nearEnd(ctx app.Context) {
-	if p.state.HasMore && !p.state.IsLoadingMore && p.state.Err == nil {
-		p.loadMore()
-	}
-}
+func (p *TestersPage) nearEnd(ctx app.Context) { loadNextPageIfIdle(p.list, p.state) }
 
 func (p *TestersPage) renderInvite() app.UI {
 	var result app.UI
