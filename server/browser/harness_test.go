@@ -244,3 +244,12 @@ func logLevel() slog.Level {
 	}
 	return slog.LevelWarn
 }
+
+// adminTab opens a tab signed in as the demo's first admin (Acme, on the
+// Professional plan).
+func adminTab(t *testing.T, m *cli.Main, d *demo.Result) context.Context {
+	t.Helper()
+	ctx := newTab(t)
+	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	return ctx
+}

@@ -66,8 +66,7 @@ func scrollToLoad(t *testing.T, ctx context.Context, id string, want int) {
 func TestBundlesListLoadsMore(t *testing.T) {
 	m, d := startService(t)
 	ext := d.Extensions[0] // 120 bundles in the small demo
-	ctx := newTab(t)
-	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	ctx := adminTab(t, m, d)
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
 
 	waitAtLeast := func(n int) int {
@@ -116,8 +115,7 @@ func TestBundlesListLoadsMore(t *testing.T) {
 func TestTestersListSearchFilterAndWindow(t *testing.T) {
 	m, d := startService(t)
 	ext := d.Extensions[0]
-	ctx := newTab(t)
-	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	ctx := adminTab(t, m, d)
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID))
 	waitList(t, ctx, "testers", 61) // the small demo's 60 testers and its link tester
 
@@ -144,8 +142,7 @@ func TestTestersListSearchFilterAndWindow(t *testing.T) {
 func TestBundlesListRequests(t *testing.T) {
 	m, d := startService(t)
 	ext := d.Extensions[0] // 120 bundles: 6 pages of 20
-	ctx := newTab(t)
-	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	ctx := adminTab(t, m, d)
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
 	scrollToLoad(t, ctx, "bundle-rows", 120)
 	type req struct {
@@ -200,8 +197,7 @@ func TestTenThousandTestersStayLight(t *testing.T) {
 	if err := m.Store.CreateTesters(context.Background(), ts); err != nil {
 		t.Fatal(err)
 	}
-	ctx := newTab(t)
-	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	ctx := adminTab(t, m, d)
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID))
 	scrollToLoad(t, ctx, "testers", 10_000)
 	s := readList(t, ctx, "testers", "tester")
@@ -220,8 +216,7 @@ func TestTenThousandTestersStayLight(t *testing.T) {
 func TestClassicNextIsInstant(t *testing.T) {
 	m, d := startService(t)
 	ext := d.Extensions[0]
-	ctx := newTab(t)
-	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	ctx := adminTab(t, m, d)
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/pages", m.URL(), ext.ID))
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelectorAll("#classic-next [data-bundle]").length === 20 && document.querySelector("#classic-next").hidden`)); err != nil {
 		t.Fatalf("the next page is not preloaded and hidden: %v", err)
@@ -254,8 +249,7 @@ func TestClassicNextIsInstant(t *testing.T) {
 func TestListErrorAndRetry(t *testing.T) {
 	m, d := startService(t)
 	ext := d.Extensions[0]
-	ctx := newTab(t)
-	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	ctx := adminTab(t, m, d)
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`+(document.getElementById("bundle-rows")?.dataset.count) >= 20`)); err != nil {
 		t.Fatal(err)
@@ -308,8 +302,7 @@ func TestListErrorAndRetry(t *testing.T) {
 // An extension without bundles says what to do.
 func TestEmptyBundlesList(t *testing.T) {
 	m, d := startService(t)
-	ctx := newTab(t)
-	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	ctx := adminTab(t, m, d)
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), d.Extensions[2].ID)) // Quiet Hours: none
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector("#bundles .state-empty")?.textContent.includes("No bundles yet")`)); err != nil {
 		t.Fatalf("no empty view: %v", err)
@@ -320,8 +313,7 @@ func TestEmptyBundlesList(t *testing.T) {
 func TestTestersRefresh(t *testing.T) {
 	m, d := startService(t)
 	ext := d.Extensions[1] // 5 testers
-	ctx := newTab(t)
-	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	ctx := adminTab(t, m, d)
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID))
 	waitList(t, ctx, "testers", 5)
 	err := m.Store.CreateTesters(context.Background(), []*betaport.Tester{{ExtensionID: ext.ID, Email: "late@example.com", Name: "Late"}})
@@ -338,8 +330,7 @@ func TestTestersRefresh(t *testing.T) {
 func TestBackRestoresList(t *testing.T) {
 	m, d := startService(t)
 	ext := d.Extensions[0]
-	ctx := newTab(t)
-	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	ctx := adminTab(t, m, d)
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
 	scrollToLoad(t, ctx, "bundle-rows", 80)
 	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 2000)`)); err != nil {
@@ -370,8 +361,7 @@ func TestBackRestoresList(t *testing.T) {
 func TestPrerenderedFirstPage(t *testing.T) {
 	m, d := startService(t)
 	ext := d.Extensions[0]
-	ctx := newTab(t)
-	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	ctx := adminTab(t, m, d)
 	url := fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID)
 
 	// Before the wasm: load the page with JavaScript's wasm start disabled
@@ -410,8 +400,7 @@ func TestPrerenderedFirstPage(t *testing.T) {
 func TestTestersInviteAndRevokeUpdateTheList(t *testing.T) {
 	m, d := startService(t)
 	ext := d.Extensions[1] // 5 testers
-	ctx := newTab(t)
-	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	ctx := adminTab(t, m, d)
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID))
 	waitList(t, ctx, "testers", 5)
 

@@ -11,8 +11,7 @@ import (
 // its page, navigated by the app without reloading the page.
 func TestOpenExtensionFromHome(t *testing.T) {
 	m, d := startService(t)
-	ctx := newTab(t)
-	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	ctx := adminTab(t, m, d)
 	waitLocation(t, ctx, m.URL()+"/")
 
 	first := d.Extensions[0]

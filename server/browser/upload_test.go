@@ -44,8 +44,7 @@ func TestUploadPanelDropPublishes(t *testing.T) {
 	ext := d.Extensions[0] // with bundles
 	key := setKey(t, m.Store, ext.ID)
 	next := lastBundle(t, m.Store, ext.ID) + 1
-	ctx := newTab(t)
-	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	ctx := adminTab(t, m, d)
 	openUploadPanel(t, ctx, m.URL(), ext.ID)
 	do(t, ctx, chromedp.Evaluate[chromedp.Void](`window.__sameDocument = true`))
 
@@ -122,8 +121,7 @@ func TestUploadPanelProgressOfLargeZip(t *testing.T) {
 	m, d := startService(t)
 	ext := d.Extensions[2] // no bundle yet
 	key := setKey(t, m.Store, ext.ID)
-	ctx := newTab(t)
-	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	ctx := adminTab(t, m, d)
 	openUploadPanel(t, ctx, m.URL(), ext.ID)
 	// The worker is installed and controls the page, so the test would see
 	// it interfere.
@@ -176,8 +174,7 @@ func TestUploadPanelRefusesBadFiles(t *testing.T) {
 	key := setKey(t, m.Store, ext.ID)
 	next := lastBundle(t, m.Store, ext.ID) + 1
 	otherKey := setKey(t, m.Store, other.ID)
-	ctx := newTab(t)
-	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	ctx := adminTab(t, m, d)
 	openUploadPanel(t, ctx, m.URL(), ext.ID)
 
 	// Another extension's key.
@@ -240,8 +237,7 @@ func TestUploadPanelRevokedKey(t *testing.T) {
 	ext := d.Extensions[1] // 3 bundles
 	old := setKey(t, m.Store, ext.ID)
 	current := setKey(t, m.Store, ext.ID) // rotates: old is revoked
-	ctx := newTab(t)
-	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	ctx := adminTab(t, m, d)
 	openUploadPanel(t, ctx, m.URL(), ext.ID)
 
 	zipBytes := extensionZip(t, map[string]string{"manifest.json": `{"manifest_version": 3, "name": "Reader", "version": "2.0.0"}`})
@@ -272,8 +268,7 @@ func TestUploadPanelCancelThenRetry(t *testing.T) {
 	m, d := startService(t)
 	ext := d.Extensions[1] // 3 bundles
 	key := setKey(t, m.Store, ext.ID)
-	ctx := newTab(t)
-	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	ctx := adminTab(t, m, d)
 	openUploadPanel(t, ctx, m.URL(), ext.ID)
 
 	// Uploads crawl at 2 MiB/s, so the cancel lands mid-transfer.
@@ -314,8 +309,7 @@ func TestUploadPanelKeyboardPicker(t *testing.T) {
 	m, d := startService(t)
 	ext := d.Extensions[1]
 	key := setKey(t, m.Store, ext.ID)
-	ctx := newTab(t)
-	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	ctx := adminTab(t, m, d)
 	openUploadPanel(t, ctx, m.URL(), ext.ID)
 
 	dir := t.TempDir()
@@ -378,8 +372,7 @@ func TestSettingsDownloadsKeyFile(t *testing.T) {
 	m, d := startService(t)
 	ext := d.Extensions[1] // 3 bundles
 	previous := setKey(t, m.Store, ext.ID)
-	ctx := newTab(t)
-	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	ctx := adminTab(t, m, d)
 
 	downloads := t.TempDir()
 	if _, err := chromedp.CallBrowser(ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
