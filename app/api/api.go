@@ -31,15 +31,25 @@ type Extension struct {
 	// CurrentBundle is the number of the bundle testers get; 0 before the
 	// first publish.
 	CurrentBundle int64 `json:"currentBundle,omitempty"`
+	// ChromeID is the ID Chromium gives the extension's CRX packages
+	// (32 letters a–p, from the public half of its signing key); empty
+	// until the key is made, at the first sign or settings visit.
+	ChromeID string `json:"chromeId,omitempty"`
 }
 
 // Bundle is one published, immutable build of an extension.
 type Bundle struct {
-	ID              int64     `json:"id"`
-	ExtensionID     int64     `json:"extensionId"`
-	Number          int64     `json:"number"`
-	Name            string    `json:"name"`
-	Version         string    `json:"version"`
+	ID          int64  `json:"id"`
+	ExtensionID int64  `json:"extensionId"`
+	Number      int64  `json:"number"`
+	Name        string `json:"name"`
+	// Version is the manifest version browsers are served: always higher
+	// than every earlier bundle's, so installed copies update.
+	Version string `json:"version"`
+	// VersionName is the version the upload's manifest gave, when Version
+	// had to be derived from it. It is then the CRX's version_name, unless
+	// the manifest gave a version_name of its own, which is kept.
+	VersionName     string    `json:"versionName,omitempty"`
 	ManifestVersion int       `json:"manifestVersion"`
 	Size            int64     `json:"size"`
 	SHA256          string    `json:"sha256"`

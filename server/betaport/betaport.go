@@ -8,6 +8,7 @@ package betaport
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/betaport/betaport/app/api"
@@ -45,7 +46,37 @@ type Bundle struct {
 	api.Bundle
 	// BlobKey is the key of the immutable zip in blob storage.
 	BlobKey string `json:"-"`
+	// CRX is the bundle's signed package, once built.
+	CRX CRX `json:"-"`
 }
+
+// CRX is a bundle's signed CRX3 package as stored. The package embeds the
+// update URL, so it is rebuilt when the extension's update token changes.
+type CRX struct {
+	BlobKey string // "" until built
+	Size    int64
+	SHA256  string
+	// TokenHash is the hash of the update token its manifest's update_url
+	// carries.
+	TokenHash string
+}
+
+// Signing is what makes an extension's CRX packages: the private key that
+// signs them (so fixes the extension's Chrome ID) and the secret token in its
+// update URL. It never leaves the server: no API response carries it, and it
+// formats and logs as [redacted].
+type Signing struct {
+	ExtensionID int64
+	PrivateKey  []byte // PKCS#8 PEM of an RSA-2048 key
+	UpdateToken string
+	CreatedAt   time.Time
+	RotatedAt   *time.Time
+}
+
+func (s Signing) String() string             { return "[redacted]" }
+func (s Signing) GoString() string           { return "[redacted]" }
+func (s Signing) LogValue() slog.Value       { return slog.StringValue("[redacted]") }
+func (s Signing) Format(f fmt.State, _ rune) { f.Write([]byte("[redacted]")) }
 
 // Upload states. An upload is requested (URL issued), received (zip
 // stored), then published, or rejected (validation failed), superseded (a
@@ -102,7 +133,10 @@ type Store interface {
 	FindExtensions(ctx context.Context, f ExtensionFilter) ([]*Extension, error)
 
 	// PublishBundle numbers b as the extension's next bundle (numbers are
-	// never reused) and makes it the current one, atomically.
+	// never reused) and makes it the current one, atomically. When b.Number
+	// is set, it is the number the caller built b for (its served version
+	// and CRX depend on it): if another bundle took it meanwhile, nothing is
+	// published and the error is ECONFLICT. PublishUpload does the same.
 	PublishBundle(ctx context.Context, b *Bundle) error
 	FindBundle(ctx context.Context, extensionID, number int64) (*Bundle, error)
 	// FindBundles returns up to limit bundles numbered at most maxNumber,
@@ -115,6 +149,21 @@ type Store interface {
 	FindBuilds(ctx context.Context, extensionIDs []int64, beforeID int64, limit int) ([]*Bundle, error)
 	// LastBundleNumber is the highest number given out (0 before any).
 	LastBundleNumber(ctx context.Context, extensionID int64) (int64, error)
+	// BundleVersions lists the distinct versions the extension's bundles
+	// were served with.
+	BundleVersions(ctx context.Context, extensionID int64) ([]string, error)
+	// SetBundleCRX records a bundle's (re)built CRX package.
+	SetBundleCRX(ctx context.Context, bundleID int64, c CRX) error
+
+	// CreateSigning keeps s as the extension's signing key and update token
+	// and chromeID as its Chrome ID, unless it has them already. Either way
+	// it returns what is kept, so racing callers agree on one key.
+	CreateSigning(ctx context.Context, s *Signing, chromeID string) (*Signing, error)
+	// FindSigning returns an extension's signing key and update token
+	// (ENOTFOUND before CreateSigning).
+	FindSigning(ctx context.Context, extensionID int64) (*Signing, error)
+	// RotateUpdateToken replaces an extension's update token.
+	RotateUpdateToken(ctx context.Context, extensionID int64, token string) error
 
 	// SetExtensionKey replaces an extension's submit key (rotation).
 	SetExtensionKey(ctx context.Context, extensionID int64, keyHash string) error
@@ -177,4 +226,9 @@ func Now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
 // a stored bundle is never overwritten with other bytes.
 func BundleKey(extensionID int64, sha256hex string) string {
 	return fmt.Sprintf("bundles/%d/%s.zip", extensionID, sha256hex)
+}
+
+// CRXKey is where a bundle's CRX package is kept, addressed by its content.
+func CRXKey(extensionID int64, sha256hex string) string {
+	return fmt.Sprintf("bundles/%d/%s.crx", extensionID, sha256hex)
 }

@@ -12,20 +12,60 @@ type UpdateCheck struct {
 	Version string // currently installed version
 }
 
-// UpdateXML returns the gupdate (protocol 2.0) response telling Chromium that
-// extension appID is available at version from codebaseURL (the .crx URL).
-func UpdateXML(appID, version, codebaseURL string) []byte {
+// App statuses in an update response.
+const (
+	AppOK      = "ok"
+	AppUnknown = "error-unknownApplication"
+)
+
+// App is one extension's answer in an update response.
+type App struct {
+	ID     string
+	Status string // AppOK (or ""), or AppUnknown for an ID the feed does not serve
+	// Version and Codebase offer the CRX of Version at Codebase; an empty
+	// Version answers "no update".
+	Version  string
+	Codebase string
+}
+
+// UpdateResponse returns the gupdate (protocol 2.0) response Chromium's
+// extension updater reads, with one app element per entry.
+func UpdateResponse(apps ...App) []byte {
 	var b bytes.Buffer
 	b.WriteString("<?xml version='1.0' encoding='UTF-8'?>\n")
 	b.WriteString("<gupdate xmlns='http://www.google.com/update2/response' protocol='2.0'>\n")
-	b.WriteString("  <app appid='")
-	xmlAttr(&b, appID)
-	b.WriteString("'>\n    <updatecheck codebase='")
-	xmlAttr(&b, codebaseURL)
-	b.WriteString("' version='")
-	xmlAttr(&b, version)
-	b.WriteString("' />\n  </app>\n</gupdate>\n")
+	for _, a := range apps {
+		status := a.Status
+		if status == "" {
+			status = AppOK
+		}
+		b.WriteString("  <app appid='")
+		xmlAttr(&b, a.ID)
+		b.WriteString("' status='")
+		xmlAttr(&b, status)
+		switch {
+		case status != AppOK:
+			b.WriteString("' />\n")
+			continue
+		case a.Version == "":
+			b.WriteString("'>\n    <updatecheck status='noupdate' />\n")
+		default:
+			b.WriteString("'>\n    <updatecheck status='ok' codebase='")
+			xmlAttr(&b, a.Codebase)
+			b.WriteString("' version='")
+			xmlAttr(&b, a.Version)
+			b.WriteString("' />\n")
+		}
+		b.WriteString("  </app>\n")
+	}
+	b.WriteString("</gupdate>\n")
 	return b.Bytes()
+}
+
+// UpdateXML returns the update response offering extension appID at
+// version from codebaseURL (the .crx URL).
+func UpdateXML(appID, version, codebaseURL string) []byte {
+	return UpdateResponse(App{ID: appID, Version: version, Codebase: codebaseURL})
 }
 
 func xmlAttr(b *bytes.Buffer, s string) {

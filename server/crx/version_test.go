@@ -111,9 +111,21 @@ func TestUpdateXML(t *testing.T) {
 	got := string(UpdateXML("abcdefghijklmnopabcdefghijklmnop", "1.0.0.3", "https://beta.example.com/crx/x.crx?a=1&b='2'"))
 	want := `<?xml version='1.0' encoding='UTF-8'?>
 <gupdate xmlns='http://www.google.com/update2/response' protocol='2.0'>
-  <app appid='abcdefghijklmnopabcdefghijklmnop'>
-    <updatecheck codebase='https://beta.example.com/crx/x.crx?a=1&amp;b=&#39;2&#39;' version='1.0.0.3' />
+  <app appid='abcdefghijklmnopabcdefghijklmnop' status='ok'>
+    <updatecheck status='ok' codebase='https://beta.example.com/crx/x.crx?a=1&amp;b=&#39;2&#39;' version='1.0.0.3' />
   </app>
+</gupdate>
+`
+	if got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	got = string(UpdateResponse(App{ID: "current"}, App{ID: "other", Status: AppUnknown}))
+	want = `<?xml version='1.0' encoding='UTF-8'?>
+<gupdate xmlns='http://www.google.com/update2/response' protocol='2.0'>
+  <app appid='current' status='ok'>
+    <updatecheck status='noupdate' />
+  </app>
+  <app appid='other' status='error-unknownApplication' />
 </gupdate>
 `
 	if got != want {

@@ -23,8 +23,9 @@ const (
 	ExtensionMember Access = "extension-member"
 	// ExtensionAdmin routes answer the extension's admins only.
 	ExtensionAdmin Access = "extension-admin"
-	// KeyAuth routes authenticate by an extension key or a signed URL, never
-	// by cookie, so they need no cross-origin check.
+	// KeyAuth routes authenticate by an extension key, a signed URL or an
+	// update token in the URL, never by cookie, so they need no cross-origin
+	// check.
 	KeyAuth Access = "key"
 )
 

@@ -140,6 +140,16 @@ func TestAccess(t *testing.T) {
 			"/api/extensions/" + id + "/bundles/current/download", nil, [6]int{401, 200, 404, 200, 404, 401}},
 		"GET /api/extensions/{id}/bundles/{number}/download": {
 			"/api/extensions/" + id + "/bundles/1/download", nil, [6]int{401, 200, 404, 200, 404, 401}},
+		"GET /api/extensions/{id}/bundles/{number}/crx": {
+			"/api/extensions/" + id + "/bundles/1/crx", nil, [6]int{401, 200, 404, 200, 404, 401}},
+		"GET /api/extensions/{id}/updates": {
+			"/api/extensions/" + id + "/updates", nil, [6]int{401, 200, 404, 403, 404, 401}},
+		"POST /api/extensions/{id}/updates/token": {
+			"/api/extensions/" + id + "/updates/token", nil, [6]int{401, 200, 404, 403, 404, 401}},
+		// Update URLs ignore cookies: the token in the path decides (read
+		// fresh, as the row above rotates it).
+		"GET /update/{id}/{token}":              {"", nil, [6]int{200, 200, 200, 200, 200, 200}},
+		"GET /update/{id}/{token}/crx/{number}": {"/crx/1", nil, [6]int{200, 200, 200, 200, 200, 200}},
 		// The submit flow ignores cookies: the key (rotated by the key row
 		// above, so read it fresh) or the signed URL decides.
 		"POST /api/submit/upload": {"/api/submit/upload", func() any { return *key }, [6]int{200, 200, 200, 200, 200, 200}},
@@ -167,6 +177,9 @@ func TestAccess(t *testing.T) {
 			if rt.Pattern == "GET /t/{token}" {
 				_, token := e.testerOf(t, extA, api.TesterInvited)
 				path = "/t/" + token
+			}
+			if strings.HasPrefix(rt.Pattern, "GET "+api.UpdatePrefix) {
+				path = strings.TrimPrefix(e.updates(t, extA, e.cookie(t, betaport.Session{UserID: adminA.ID})).UpdateURL, e.URL) + r.path
 			}
 			var body any
 			if r.body != nil {

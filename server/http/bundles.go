@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
 
 	"gocloud.dev/gcerrors"
@@ -99,17 +98,9 @@ func (s *Server) handleDownloadCurrent(w http.ResponseWriter, r *http.Request, _
 }
 
 func (s *Server) handleDownloadBundle(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
-	n, err := strconv.ParseInt(r.PathValue("number"), 10, 64)
-	if err != nil || n <= 0 {
-		s.Error(w, r, betaport.Errorf(betaport.ENOTFOUND, "Bundles are numbered 1, 2, 3…; %q is not a bundle number.", r.PathValue("number")))
-		return
+	if b, ok := s.bundleFromPath(w, r, ext); ok {
+		s.serveBundle(w, r, b)
 	}
-	b, err := s.Store.FindBundle(r.Context(), ext.ID, n)
-	if err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	s.serveBundle(w, r, b)
 }
 
 var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
@@ -123,15 +114,11 @@ func (s *Server) serveBundle(w http.ResponseWriter, r *http.Request, b *betaport
 		return
 	}
 	defer rd.Close()
-	name := strings.Trim(unsafeFileChars.ReplaceAllString(b.Name, "-"), "-")
-	if name == "" {
-		name = "extension"
-	}
 	h := w.Header()
 	h.Set("Content-Type", api.ZipContentType)
 	h.Set("ETag", `"`+b.SHA256+`"`)
 	h.Set("Cache-Control", "private, no-cache")
-	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s.zip"`, name, b.Version))
+	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s.zip"`, fileName(b.Name), b.Version))
 	http.ServeContent(w, r, "", time.Time{}, rd)
 }
 

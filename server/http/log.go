@@ -3,7 +3,10 @@ package http
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
+
+	"github.com/betaport/betaport/app/api"
 )
 
 // statusRecorder remembers the status and size of a response for the log.
@@ -32,8 +35,9 @@ func (rec *statusRecorder) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the connection (flush, deadlines).
 func (rec *statusRecorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
 
-// logRequests writes one structured line per request. It logs the path and
-// never the query, which may carry an upload URL's signature.
+// logRequests writes one structured line per request. It logs the path
+// without its secrets (see loggedPath) and never the query, which may carry
+// an upload URL's signature.
 func (s *Server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -44,7 +48,7 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		}
 		s.Logger.LogAttrs(r.Context(), levelFor(rec.status), "request",
 			slog.String("method", r.Method),
-			slog.String("path", r.URL.Path),
+			slog.String("path", loggedPath(r.URL.Path)),
 			slog.Int("status", rec.status),
 			slog.Int64("bytes", rec.bytes),
 			slog.Duration("duration", time.Since(start)),
@@ -57,4 +61,20 @@ func levelFor(status int) slog.Level {
 		return slog.LevelError
 	}
 	return slog.LevelInfo
+}
+
+// loggedPath hides the tokens some paths carry: a tester's sign-in link
+// (/t/{token}) and an extension's update URL (/update/{id}/{token}/…).
+func loggedPath(p string) string {
+	switch {
+	case strings.HasPrefix(p, api.InvitePrefix):
+		return api.InvitePrefix + "…"
+	case strings.HasPrefix(p, api.UpdatePrefix):
+		parts := strings.SplitN(strings.TrimPrefix(p, api.UpdatePrefix), "/", 3)
+		if len(parts) >= 2 {
+			parts[1] = "…"
+		}
+		return api.UpdatePrefix + strings.Join(parts, "/")
+	}
+	return p
 }

@@ -57,7 +57,7 @@ func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 	code := betaport.ErrorCode(err)
 	m := codeStatus[code]
 	if code == betaport.EINTERNAL {
-		s.Logger.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+		s.Logger.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", loggedPath(r.URL.Path), "err", err)
 	}
 	p := problem(m.status, m.typ, betaport.ErrorMessage(err))
 	if e, ok := err.(*betaport.Error); ok {

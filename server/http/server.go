@@ -87,6 +87,14 @@ func (s *Server) routes() http.Handler {
 	s.routeExtension(mux, "GET /api/extensions/{id}/bundles/current", ExtensionMember, s.handleCurrentBundle)
 	s.routeExtension(mux, "GET /api/extensions/{id}/bundles/current/download", ExtensionMember, s.handleDownloadCurrent)
 	s.routeExtension(mux, "GET /api/extensions/{id}/bundles/{number}/download", ExtensionMember, s.handleDownloadBundle)
+	s.routeExtension(mux, "GET /api/extensions/{id}/bundles/{number}/crx", ExtensionMember, s.handleDownloadCRX)
+	s.routeExtension(mux, "GET /api/extensions/{id}/updates", ExtensionAdmin, s.handleGetUpdates)
+	s.routeExtension(mux, "POST /api/extensions/{id}/updates/token", ExtensionAdmin, s.handleRotateUpdateToken)
+
+	// Chromium's updater sends no cookies: the update token in the URL
+	// authorises.
+	s.route(mux, "GET "+api.UpdatePrefix+"{id}/{token}", KeyAuth, s.handleUpdateCheck)
+	s.route(mux, "GET "+api.UpdatePrefix+"{id}/{token}/crx/{number}", KeyAuth, s.handleUpdateCRX)
 
 	// The submit flow authenticates by key and signed URL, never by cookie.
 	s.route(mux, "POST "+api.PathSubmitUpload, KeyAuth, s.handleSubmitUpload)

@@ -445,9 +445,10 @@ func TestSubmitOnAnyStorage(t *testing.T) {
 	if err != nil || len(zr.File) != 2 || (zr.File[0].Name != "manifest.json" && zr.File[1].Name != "manifest.json") {
 		t.Fatalf("served zip: %v", err)
 	}
-	// Only the published bundles are stored: no copy a sign made is left.
-	if got := e.keys(t, "bundles/"); len(got) != 2 {
-		t.Fatalf("bundles stored: %v, want the 2 published", got)
+	// Only the published bundles are stored, each a zip and a CRX: no
+	// copy a sign made is left.
+	if zips, crxs := storedBundles(t, e); len(zips) != 2 || len(crxs) != 2 {
+		t.Fatalf("bundles stored: %v and %v, want the zip and CRX of the 2 published", zips, crxs)
 	}
 	for _, k := range e.keys(t, "uploads/") {
 		if strings.Contains(k, ".checked.") {
@@ -598,8 +599,8 @@ func TestSubmitOnAnyStorageRaces(t *testing.T) {
 	if n, _ := e.DB.CountBundles(context.Background(), p.ext.ID); n != 1 {
 		t.Fatalf("8 racing signs published %d bundles", n)
 	}
-	if got := e.keys(t, "bundles/"); len(got) != 1 {
-		t.Fatalf("stored bundles after racing signs: %v, want 1", got)
+	if zips, crxs := storedBundles(t, e); len(zips) != 1 || len(crxs) != 1 {
+		t.Fatalf("stored bundles after racing signs: %v and %v, want one zip and one CRX", zips, crxs)
 	}
 	if got := p.served(t); got.number != 1 || !strings.HasPrefix(got.bytes, "PK") {
 		t.Fatalf("served %d", got.number)
@@ -626,4 +627,17 @@ func TestSweepOnAnyStorage(t *testing.T) {
 	if p.served(t).number != 1 {
 		t.Fatal("the sweep touched the published bundle")
 	}
+}
+
+// storedBundles lists the stored bundle zips and CRX packages.
+func storedBundles(t *testing.T, e *env) (zips, crxs []string) {
+	t.Helper()
+	for _, k := range e.keys(t, "bundles/") {
+		if strings.HasSuffix(k, ".crx") {
+			crxs = append(crxs, k)
+		} else {
+			zips = append(zips, k)
+		}
+	}
+	return zips, crxs
 }

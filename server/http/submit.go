@@ -402,7 +402,14 @@ func (s *Server) handleSubmitSign(w http.ResponseWriter, r *http.Request, _ *sub
 		s.writeRejected(w, problems)
 		return
 	}
+	if err := s.prepareCRX(ctx, ext, b); err != nil {
+		s.Error(w, r, fmt.Errorf("packing upload %d as a CRX: %w", u.ID, err))
+		return
+	}
 	published, fresh, err := s.Store.PublishUpload(ctx, u.ID, b)
+	if !fresh && (err != nil || published.CRX.BlobKey != b.CRX.BlobKey) {
+		s.deleteQuietly(ctx, b.CRX.BlobKey) // built for nothing
+	}
 	if s.uploadsDirect() {
 		s.afterDirectPublish(ctx, u, b, published, fresh, err)
 	}

@@ -60,12 +60,12 @@ func (s *DB) CreateExtension(ctx context.Context, e *betaport.Extension) error {
 		e.TeamID, e.Name, millis(e.CreatedAt)).Scan(&e.ID)
 }
 
-const extensionColumns = `id, team_id, name, current_bundle, created_at`
+const extensionColumns = `id, team_id, name, current_bundle, created_at, chrome_id`
 
 func scanExtension(row interface{ Scan(...any) error }) (*betaport.Extension, error) {
 	var e betaport.Extension
 	var created int64
-	if err := row.Scan(&e.ID, &e.TeamID, &e.Name, &e.CurrentBundle, &created); err != nil {
+	if err := row.Scan(&e.ID, &e.TeamID, &e.Name, &e.CurrentBundle, &created, &e.ChromeID); err != nil {
 		return nil, err
 	}
 	e.CreatedAt = fromMillis(created)
@@ -119,6 +119,7 @@ func (s *DB) PublishBundle(ctx context.Context, b *betaport.Bundle) error {
 
 // publishInTx numbers b, inserts it and makes it current inside tx.
 func publishInTx(ctx context.Context, tx *Tx, b *betaport.Bundle, uploadID int64) error {
+	expected := b.Number
 	err := tx.QueryRowContext(ctx,
 		`UPDATE extensions SET last_bundle_number = last_bundle_number + 1
 		 WHERE id = ? RETURNING last_bundle_number`, b.ExtensionID).Scan(&b.Number)
@@ -127,12 +128,17 @@ func publishInTx(ctx context.Context, tx *Tx, b *betaport.Bundle, uploadID int64
 	} else if err != nil {
 		return err
 	}
+	if expected != 0 && b.Number != expected {
+		b.Number = expected
+		return betaport.Errorf(betaport.ECONFLICT, "Another bundle was published while this one was built. Sign again.")
+	}
 	err = tx.QueryRowContext(ctx,
-		`INSERT INTO bundles (extension_id, number, name, version, manifest_version, size, sha256,
-		   file_count, source, blob_key, created_at, upload_id)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		b.ExtensionID, b.Number, b.Name, b.Version, b.ManifestVersion, b.Size, b.SHA256,
-		b.FileCount, b.Source, b.BlobKey, millis(b.CreatedAt), nullID(uploadID)).Scan(&b.ID)
+		`INSERT INTO bundles (extension_id, number, name, version, version_name, manifest_version, size, sha256,
+		   file_count, source, blob_key, created_at, upload_id, crx_key, crx_size, crx_sha256, crx_token_hash)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		b.ExtensionID, b.Number, b.Name, b.Version, b.VersionName, b.ManifestVersion, b.Size, b.SHA256,
+		b.FileCount, b.Source, b.BlobKey, millis(b.CreatedAt), nullID(uploadID),
+		b.CRX.BlobKey, b.CRX.Size, b.CRX.SHA256, b.CRX.TokenHash).Scan(&b.ID)
 	if err != nil {
 		return err
 	}
@@ -146,24 +152,18 @@ func publishInTx(ctx context.Context, tx *Tx, b *betaport.Bundle, uploadID int64
 
 // FindBundle returns one bundle of an extension by its number.
 func (s *DB) FindBundle(ctx context.Context, extensionID, number int64) (*betaport.Bundle, error) {
-	var b betaport.Bundle
-	var created int64
-	err := s.db.QueryRowContext(ctx,
-		`SELECT b.id, b.extension_id, b.number, b.name, b.version, b.manifest_version, b.size, b.sha256,
-		        b.file_count, b.source, b.blob_key, b.created_at, e.current_bundle = b.number
-		 FROM bundles b JOIN extensions e ON e.id = b.extension_id
-		 WHERE b.extension_id = ? AND b.number = ?`, extensionID, number).
-		Scan(&b.ID, &b.ExtensionID, &b.Number, &b.Name, &b.Version, &b.ManifestVersion, &b.Size,
-			&b.SHA256, &b.FileCount, &b.Source, &b.BlobKey, &created, &b.Current)
-	if errors.Is(err, sql.ErrNoRows) {
+	list, err := s.queryBundles(ctx, `b.extension_id = ? AND b.number = ?`, extensionID, number)
+	if err == nil && len(list) == 0 {
 		return nil, betaport.Errorf(betaport.ENOTFOUND, "Bundle %d of extension %d does not exist.", number, extensionID)
+	} else if err != nil {
+		return nil, err
 	}
-	b.CreatedAt = fromMillis(created)
-	return &b, err
+	return list[0], nil
 }
 
-const bundleColumns = `b.id, b.extension_id, b.number, b.name, b.version, b.manifest_version, b.size, b.sha256,
-	b.file_count, b.source, b.blob_key, b.created_at, e.current_bundle = b.number`
+const bundleColumns = `b.id, b.extension_id, b.number, b.name, b.version, b.version_name, b.manifest_version,
+	b.size, b.sha256, b.file_count, b.source, b.blob_key, b.created_at, e.current_bundle = b.number,
+	b.crx_key, b.crx_size, b.crx_sha256, b.crx_token_hash`
 
 func (s *DB) queryBundles(ctx context.Context, where string, args ...any) ([]*betaport.Bundle, error) {
 	rows, err := s.db.QueryContext(ctx,
@@ -176,8 +176,9 @@ func (s *DB) queryBundles(ctx context.Context, where string, args ...any) ([]*be
 	for rows.Next() {
 		var b betaport.Bundle
 		var created int64
-		if err := rows.Scan(&b.ID, &b.ExtensionID, &b.Number, &b.Name, &b.Version, &b.ManifestVersion, &b.Size,
-			&b.SHA256, &b.FileCount, &b.Source, &b.BlobKey, &created, &b.Current); err != nil {
+		if err := rows.Scan(&b.ID, &b.ExtensionID, &b.Number, &b.Name, &b.Version, &b.VersionName, &b.ManifestVersion,
+			&b.Size, &b.SHA256, &b.FileCount, &b.Source, &b.BlobKey, &created, &b.Current,
+			&b.CRX.BlobKey, &b.CRX.Size, &b.CRX.SHA256, &b.CRX.TokenHash); err != nil {
 			return nil, err
 		}
 		b.CreatedAt = fromMillis(created)

@@ -39,6 +39,8 @@ func Run(t *testing.T, open Opener) {
 		{"TesterSearch", testTesterSearch},
 		{"RevokeEndsSessions", testRevokeEndsSessions},
 		{"Builds", testBuilds},
+		{"Signing", testSigning},
+		{"BundleCRXAndVersions", testBundleCRXAndVersions},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
