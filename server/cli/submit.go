@@ -261,7 +261,12 @@ func submit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if _, err := stdout.Write(out.Bytes()); err != nil {
 		return err
 	}
-	s.say("Published bundle #%d (version %s) of extension %d.", b.Number, b.Version, b.ExtensionID)
+	if b.VersionName != "" {
+		// The served version had to go above an earlier bundle's.
+		s.say("Published bundle #%d (version %s, uploaded as %s) of extension %d.", b.Number, b.Version, b.VersionName, b.ExtensionID)
+	} else {
+		s.say("Published bundle #%d (version %s) of extension %d.", b.Number, b.Version, b.ExtensionID)
+	}
 	return nil
 }
 

@@ -83,6 +83,11 @@ func TestSubmitCommandAgainstServer(t *testing.T) {
 	if code, _, errOut = run(t, "submit", "--quiet", "--base-url", m.URL(), "--key", proKey, good); code != cli.ExitAuth {
 		t.Fatalf("rotated key: exit %d, %q", code, errOut)
 	}
+	// The same version again is served higher, and the command says so.
+	code, out, errOut = run(t, "submit", "--base-url", m.URL(), "--key", filepath.Join(dir, "new.json"), good)
+	if code != 0 || !strings.Contains(errOut, "Published bundle #2 (version 1.4.0.2, uploaded as 1.4.0)") {
+		t.Fatalf("same version again: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 	if code, _, errOut = run(t, "submit", "--quiet", "--base-url", m.URL(), "--key", proKey, filepath.Join(dir, "missing.zip")); code != cli.ExitUsage {
 		t.Fatalf("missing file: exit %d, %q", code, errOut)
 	}
