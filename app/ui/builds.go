@@ -61,6 +61,7 @@ func (p *BuildsPage) Render() app.UI {
 		body = statusView("empty", "No builds yet. When the extension's team publishes one, it appears here.")
 	default:
 		body = app.Section().Body(
+			installHelp(),
 			app.Div().Class("grid-head builds-grid").Aria("hidden", "true").Body(
 				app.Span().Text("Extension"), app.Span().Text("Bundle"), app.Span().Text("Version"),
 				app.Span().Text("Published"), app.Span(),
@@ -87,7 +88,8 @@ func (p *BuildsPage) onLoadMore(ctx app.Context, e app.Event) { loadNextPage(p.l
 
 func (p *BuildsPage) nearEnd(ctx app.Context) { loadNextPageIfIdle(p.list, p.state) }
 
-// buildRow is one build; the current one offers the download.
+// buildRow is one build; the current one offers its CRX to install and
+// its zip to load unpacked.
 type buildRow struct {
 	app.Compo
 	Bundle api.Bundle
@@ -98,12 +100,10 @@ func (r *buildRow) Render() app.UI {
 	return app.Div().Class("row builds-grid").DataSet("build", b.ID).Body(
 		app.Strong().Class("build-name").Text(b.Name),
 		app.Span().Text(fmt.Sprintf("#%d", b.Number)),
-		app.Span().Text(b.Version),
+		versionView(b),
 		app.Span().Text(b.CreatedAt.Local().Format(time.DateTime)),
-		app.Span().Body(
-			app.If(b.Current, app.A().Class("button download").
-				Href(fmt.Sprintf("%s/%d/download", api.BundlesPath(b.ExtensionID), b.Number)).
-				Attr("download", "").Text("Download current")),
-		),
+		// The links are the cell's only nodes: nothing after them moves
+		// when they come or go.
+		app.Span().Class("build-links").Body(app.If(b.Current, bundleLinks(b.ExtensionID, b.Number))),
 	)
 }

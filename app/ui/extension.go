@@ -109,7 +109,9 @@ func (p *ExtensionPage) Render() app.UI {
 				app.Dt().Text("Current bundle"), app.Dd().ID("current-bundle").Text(currentText(*e)),
 			),
 			&UploadPanel{ExtensionID: e.ID, ExtensionName: e.Name, OnPublished: p.published},
-			app.If(e.CurrentBundle != 0, app.P().Body(downloadLink(*e))),
+			// Always in the tree, shown once there is a bundle: the first
+			// upload must not shift the nodes (and buttons) below it.
+			app.Div().ID("current-download").Hidden(e.CurrentBundle == 0).Body(downloadLink(*e)),
 			app.P().Body(app.A().ID("classic-link").Href("/extensions/" + strconv.FormatInt(e.ID, 10) + "/pages").Text("Page by page")),
 			app.P().Body(app.A().ID("testers-link").Href("/extensions/" + strconv.FormatInt(e.ID, 10) + "/testers").Text("Testers")),
 			p.renderBundles(),
@@ -218,7 +220,7 @@ func (r *bundleRow) Render() app.UI {
 			app.Text(fmt.Sprintf("#%d ", b.Number)),
 			app.If(b.Current, app.Span().Class("badge badge-active").Text("current")),
 		),
-		app.Span().Text(b.Version),
+		versionView(b),
 		app.Span().Text(humanSize(b.Size)),
 		app.Span().Body(app.Code().Title(b.SHA256).Text(shortSHA(b.SHA256))),
 		app.Span().Text(b.CreatedAt.Local().Format(time.DateTime)),

@@ -70,8 +70,82 @@ func currentText(e api.Extension) string {
 	return fmt.Sprintf("Current bundle #%d", e.CurrentBundle)
 }
 
-// downloadLink downloads the bundle testers currently get.
+// downloadLink offers the bundle testers currently get, both ways: the
+// signed CRX, which Chromium-based browsers keep up to date from its update
+// URL, and the zip to load unpacked. The how-to follows.
 func downloadLink(e api.Extension) app.UI {
-	return app.A().Class("button download").Href(api.CurrentBundlePath(e.ID)+"/download").
-		Attr("download", "").Text(fmt.Sprintf("Download bundle #%d", e.CurrentBundle))
+	return app.Div().Class("get-build").Body(
+		app.P().Class("get-links").Body(
+			app.Span().Class("get-label").Text(fmt.Sprintf("Bundle #%d:", e.CurrentBundle)),
+			bundleLinks(e.ID, e.CurrentBundle),
+		),
+		installHelp(),
+	)
+}
+
+// bundleLinks are the two downloads of one bundle. The zip keeps the
+// class "download"; the CRX is "install".
+func bundleLinks(extensionID, number int64) app.UI {
+	return app.Span().Class("bundle-links").Body(
+		app.A().Class("button install").Href(api.BundleCRXPath(extensionID, number)).
+			Attr("download", "").Title("Signed package: Chrome, Edge, Brave and Opera update it on their own").
+			Text("Install (.crx)"),
+		app.A().Class("button download").Href(api.BundleDownloadPath(extensionID, number)).
+			Attr("download", "").Title("The bundle's zip, to load unpacked (does not update itself)").
+			Text("Zip (load unpacked)"),
+	)
+}
+
+// installHelp says, per browser, what to do with each download.
+func installHelp() app.UI {
+	return app.Details().Class("install-help").Body(
+		app.Summary().Text("How to install"),
+		app.P().Body(
+			app.Strong().Text("Chrome, Edge, Brave, Opera"),
+			app.Text(" (Chromium-based), with the .crx, which updates itself:"),
+		),
+		app.Ol().Body(
+			app.Li().Text("Download “Install (.crx)”. If the browser says extensions cannot be added from this website, right-click the link and choose “Save link as…”."),
+			app.Li().Body(
+				app.Text("Open the extensions page ("),
+				app.Code().Text("chrome://extensions"), app.Text(", "),
+				app.Code().Text("edge://extensions"), app.Text(", "),
+				app.Code().Text("brave://extensions"), app.Text(", "),
+				app.Code().Text("opera://extensions"),
+				app.Text(") and turn on Developer mode."),
+			),
+			app.Li().Text("Drag the .crx file onto that page and confirm."),
+		),
+		app.P().Class("muted").Text("On Windows and macOS, Chrome keeps an extension from outside the Chrome Web Store only when a policy of your organisation allows it: otherwise use the zip."),
+		app.P().Body(
+			app.Strong().Text("Zip (load unpacked)"),
+			app.Text(": unzip it, turn on Developer mode on the extensions page, click “Load unpacked” and pick the folder that holds manifest.json. An unpacked copy does not update itself: repeat with each new build."),
+		),
+		app.P().Class("muted").Text("Firefox and Safari cannot install these packages."),
+	)
+}
+
+// versionText is a bundle's served version, and the version its upload
+// gave when the served one was derived from it.
+func versionText(b api.Bundle) string {
+	if b.VersionName == "" || b.VersionName == b.Version {
+		return b.Version
+	}
+	return fmt.Sprintf("%s (uploaded as %s)", b.Version, b.VersionName)
+}
+
+// versionView shows versionText in a list row: the uploaded version on a
+// second, smaller line, and the whole text as the cell's title. Its nodes
+// are the same for every bundle (go-app matches children by position, and a
+// row may be given another bundle as the list's window moves).
+func versionView(b api.Bundle) app.UI {
+	uploaded := ""
+	if b.VersionName != "" && b.VersionName != b.Version {
+		uploaded = "(uploaded as " + b.VersionName + ")"
+	}
+	return app.Span().Class("version").Title(versionText(b)).Body(
+		app.Span().Class("served-version").Text(b.Version),
+		app.Text(" "),
+		app.Small().Class("uploaded-as").Hidden(uploaded == "").Text(uploaded),
+	)
 }

@@ -28,6 +28,15 @@ type SettingsPage struct {
 	keyErr     error
 	downloaded bool
 	announce   string
+
+	// Browser updates: the extension's Chrome ID and update URL (admins).
+	updates         *api.Updates
+	updatesErr      error
+	rotateAsking    bool
+	rotating        bool
+	rotateErr       error
+	rotated         bool
+	updateURLCopied bool
 	// ctx is the page's own context: the buttons that start work are
 	// replaced as it runs, and a handler's context dies with its element.
 	ctx app.Context
@@ -39,8 +48,15 @@ func (p *SettingsPage) OnNav(ctx app.Context) {
 	p.id, _ = strconv.ParseInt(strings.TrimSuffix(path, "/settings"), 10, 64)
 	p.extension, p.err = nil, nil
 	p.confirming, p.busy, p.keyErr, p.downloaded, p.announce = false, false, nil, false, ""
-	currentSession(ctx, func(s *api.Session) { p.session = s })
+	p.updates, p.updatesErr = nil, nil
+	p.rotateAsking, p.rotating, p.rotateErr, p.rotated, p.updateURLCopied = false, false, nil, false, false
 	c, id := apiClient(), p.id
+	currentSession(ctx, func(s *api.Session) {
+		p.session = s
+		if s != nil && s.Kind == api.KindAdmin {
+			p.loadUpdates(ctx, id)
+		}
+	})
 	ctx.Async(func() {
 		e, err := c.Extension(ctx, id)
 		ctx.Dispatch(func(ctx app.Context) {
@@ -65,7 +81,7 @@ func (p *SettingsPage) Render() app.UI {
 	case p.extension == nil || p.session == nil:
 		body = statusView("loading", "Loading the settings…")
 	default:
-		body = app.Div().Body(p.renderFacts(), p.renderKey())
+		body = app.Div().Body(p.renderFacts(), p.renderKey(), p.renderUpdates())
 	}
 	return shell("extensions",
 		crumbs,
@@ -184,6 +200,138 @@ func (p *SettingsPage) createKey(ctx app.Context, e app.Event) {
 			p.downloaded = true
 			p.announce = "key.json downloaded. The previous key no longer works."
 			focusByID(ctx, "download-key")
+		})
+	})
+}
+
+// loadUpdates fetches the extension's Chrome ID and update URL. The first
+// fetch makes the extension's signing key if no bundle was signed yet.
+func (p *SettingsPage) loadUpdates(ctx app.Context, id int64) {
+	c := apiClient()
+	ctx.Async(func() {
+		var u api.Updates
+		err := c.Do(ctx, http.MethodGet, api.UpdatesPath(id), nil, &u)
+		ctx.Dispatch(func(ctx app.Context) {
+			if signedOut(ctx, err) || id != p.id {
+				return
+			}
+			p.updatesErr = err
+			if err == nil {
+				p.updates = &u
+			}
+		})
+	})
+}
+
+// renderUpdates is the "Browser updates" section. Its nodes stay in the
+// tree and are shown or hidden: go-app matches children by position, and a
+// button that moved would be a new node.
+func (p *SettingsPage) renderUpdates() app.UI {
+	s := p.session
+	section := app.Section().ID("updates-section").Class("settings-key settings-updates").Aria("labelledby", "updates-title")
+	title := app.H2().ID("updates-title").Text("Browser updates")
+	if s.Kind != api.KindAdmin {
+		return section.Body(title, app.P().ID("updates-admins-only").Class("state").Text("Only the extension's admins see its update URL."))
+	}
+	u := p.updates
+	chromeID, updateURL := "", ""
+	if u != nil {
+		chromeID, updateURL = u.ChromeID, u.UpdateURL
+	}
+	loading := u == nil && p.updatesErr == nil
+	copyText := "Copy"
+	if p.updateURLCopied {
+		copyText = "Copied"
+	}
+	return section.Body(
+		title,
+		app.P().Class("muted").Text("Every published bundle is also a signed CRX package. Chrome, Edge, Brave and Opera check the update URL inside it and update installed copies on their own. The URL holds a secret token: whoever has it can download the current build."),
+		app.P().ID("updates-loading").Class("state state-loading").Attr("role", "status").Hidden(!loading).Text("Loading the update URL…"),
+		app.P().ID("updates-error").Class("state state-error").Attr("role", "alert").Hidden(p.updatesErr == nil).Text(problemText(p.updatesErr)),
+		app.Dl().ID("updates-facts").Class("facts").Hidden(u == nil).Body(
+			app.Dt().Text("Chrome extension ID"),
+			app.Dd().Body(app.Code().ID("chrome-id").Text(chromeID)),
+			app.Dt().Body(app.Label().For("update-url").Text("Update URL")),
+			app.Dd().Class("update-url").Body(
+				app.Input().ID("update-url").Type("text").ReadOnly(true).Value(updateURL).
+					Attr("spellcheck", "false").Attr("autocomplete", "off").OnFocus(selectAll),
+				app.Button().ID("copy-update-url").Type("button").Text(copyText).OnClick(p.copyUpdateURL),
+			),
+		),
+		app.Button().ID("rotate-token").Type("button").Hidden(p.rotateAsking).Disabled(u == nil || p.rotating).
+			Text("Rotate update token").OnClick(p.askRotate),
+		app.Div().ID("rotate-confirm").Class("confirm").Attr("role", "group").Aria("labelledby", "rotate-confirm-text").Hidden(!p.rotateAsking).Body(
+			app.P().ID("rotate-confirm-text").Body(
+				app.Strong().Text("Rotate the update token? "),
+				app.Text("Every copy installed from an earlier CRX is cut off at once: those browsers stop getting updates. Each tester must install the new CRX from their builds page to get updates again."),
+			),
+			app.Button().ID("confirm-rotate").Type("button").Class("primary").Disabled(p.rotating).
+				Text(map[bool]string{true: "Rotating…", false: "Rotate the token"}[p.rotating]).OnClick(p.rotate),
+			app.Button().ID("cancel-rotate").Type("button").Disabled(p.rotating).Text("Cancel").OnClick(p.cancelRotate),
+		),
+		app.P().ID("rotate-done").Class("state state-ok").Hidden(!p.rotated).Text(
+			"The update token was replaced and the update URL above is the new one. Copies installed from an earlier CRX no longer update: testers must install the new CRX from their builds page."),
+		app.P().ID("rotate-error").Class("state state-error").Attr("role", "alert").Hidden(p.rotateErr == nil).Text(problemText(p.rotateErr)),
+	)
+}
+
+// selectAll selects a read-only field's text when it gets the focus, so it
+// is copied whole.
+func selectAll(ctx app.Context, e app.Event) {
+	ctx.JSSrc().Call("select")
+}
+
+func (p *SettingsPage) copyUpdateURL(ctx app.Context, e app.Event) {
+	if p.updates == nil {
+		return
+	}
+	if cb := app.Window().Get("navigator").Get("clipboard"); cb.Truthy() {
+		cb.Call("writeText", p.updates.UpdateURL)
+		p.updateURLCopied = true
+		p.announce = "Update URL copied."
+		return
+	}
+	// No clipboard (a page not served over HTTPS): select it to copy by hand.
+	focusByID(p.ctx, "update-url")
+}
+
+func (p *SettingsPage) askRotate(ctx app.Context, e app.Event) {
+	if p.updates == nil || p.rotating {
+		return
+	}
+	p.rotateAsking, p.rotateErr, p.rotated = true, nil, false
+	p.announce = "Rotating the update token stops updates for every installed copy. Confirm or cancel."
+	focusByID(p.ctx, "confirm-rotate")
+}
+
+func (p *SettingsPage) cancelRotate(ctx app.Context, e app.Event) {
+	p.rotateAsking = false
+	p.announce = "Cancelled. The update token was not changed."
+	focusByID(p.ctx, "rotate-token")
+}
+
+func (p *SettingsPage) rotate(ctx app.Context, e app.Event) {
+	if p.rotating || !p.rotateAsking {
+		return
+	}
+	p.rotating, p.rotateErr, p.rotated = true, nil, false
+	c, id, ctx := apiClient(), p.id, p.ctx
+	ctx.Async(func() {
+		var u api.Updates
+		err := c.Do(ctx, http.MethodPost, api.UpdateTokenPath(id), nil, &u)
+		ctx.Dispatch(func(ctx app.Context) {
+			if signedOut(ctx, err) || id != p.id {
+				return
+			}
+			p.rotating, p.rotateAsking, p.rotateErr = false, false, err
+			if err != nil {
+				p.announce = "The update token was not rotated: " + problemText(err)
+				focusByID(ctx, "rotate-token")
+				return
+			}
+			p.updates, p.rotated, p.updateURLCopied = &u, true, false
+			p.announce = "Update token rotated. The new update URL is " + u.UpdateURL + ". Copies installed from an earlier CRX no longer update."
+			focusByID(ctx, "update-url")
 		})
 	})
 }

@@ -559,7 +559,7 @@ func (p *UploadPanel) speed() float64 {
 
 func (p *UploadPanel) published(ctx app.Context, b api.Bundle) {
 	p.phase, p.bundle, p.cancel, p.zip = phaseDone, &b, nil, nil
-	p.say(fmt.Sprintf("Published bundle #%d, version %s. Testers get it now.", b.Number, b.Version))
+	p.say(fmt.Sprintf("Published bundle #%d, version %s. Testers get it now.", b.Number, versionText(b)))
 	p.focus(ctx, "upload-result")
 	if p.OnPublished != nil {
 		p.OnPublished(b)
@@ -760,7 +760,7 @@ func (p *UploadPanel) renderOutcome() app.UI {
 		b := p.bundle
 		return app.Div().ID("upload-result").Class("state state-ok").TabIndex(-1).Body(
 			app.P().Body(
-				app.Strong().ID("upload-result-title").Text(fmt.Sprintf("Published bundle #%d, version %s.", b.Number, b.Version)),
+				app.Strong().ID("upload-result-title").Text(fmt.Sprintf("Published bundle #%d, version %s.", b.Number, versionText(*b))),
 				app.Text(" It is the current bundle: testers get it now. Drop another zip to publish again."),
 			),
 		)
