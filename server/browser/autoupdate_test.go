@@ -1,0 +1,240 @@
+package browser_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/betaport/betaport/server/crx"
+)
+
+// Self-hosted updates end to end, as a managed Chromium meets them: an
+// enterprise policy force-installs the extension from its Betaport update
+// URL, then the installed copy picks up the next published bundle.
+//
+// This needs a Chromium of its own. The shared one runs with
+// --disable-background-networking, which turns the extension updater off
+// (policy installs included); this one runs with the updater on and a fresh
+// profile.
+//
+// Chromium reads managed policies from a machine-wide directory, so the test
+// writes a file there (root only; CI runs as root) and removes it when it
+// ends. Tests in this package do not run in parallel, so no other test's
+// browser starts while the file exists; the shared browser reloads the
+// policy but, with its updater off, installs nothing.
+//
+// Chromium 156 checks installed extensions for updates at start-up and then
+// every 5 hours; the --extensions-update-frequency switch is gone. The test
+// asks for a check the way a person does: the Update button of
+// chrome://extensions (chrome.developerPrivate.autoUpdate).
+func TestAutoUpdateThroughManagedPolicy(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[0] // Tab Tamer: Professional plan, 120 demo bundles
+	admin := d.Admins[0]
+	dir := t.TempDir()
+	keyPath := filepath.Join(dir, "key.json")
+	writeFile(t, keyPath, keyFile(ext.ID, setKey(t, m.Store, ext.ID)))
+	// A and B upload the same manifest version: the served version must go
+	// up all the same, or Chromium would keep A.
+	publish := func(build string) (number int64, version, versionName string) {
+		t.Helper()
+		zipPath := filepath.Join(dir, build+".zip")
+		writeFile(t, zipPath, extensionZip(t, map[string]string{
+			"manifest.json": `{"manifest_version": 3, "name": "Tab Tamer", "version": "7.0.0", "background": {"service_worker": "background.js"}}`,
+			"background.js": "console.log('build " + build + "')\n",
+		}))
+		b := submitAsPipeline(t, m.URL(), keyPath, zipPath)
+		return b.Number, b.Version, b.VersionName
+	}
+	numA, versionA, _ := publish("A")
+	if versionA != "7.0.0" {
+		t.Fatalf("bundle #%d is served as %q, want the uploaded 7.0.0", numA, versionA)
+	}
+	u := adminUpdates(t, m.URL(), admin.Email, admin.Password, ext.ID)
+	if !chromeIDPattern.MatchString(u.ChromeID) {
+		t.Fatalf("the Chrome ID is %q, want 32 letters a-p", u.ChromeID)
+	}
+
+	writePolicy(t, map[string]any{
+		"ExtensionInstallForcelist": []string{u.ChromeID + ";" + u.UpdateURL},
+	})
+	start := time.Now()
+	ctx, chromiumLog := startUpdatingChromium(t)
+	// chrome://extensions is where a person sees the installed version and
+	// asks for an update check.
+	if err := chromedp.Do(ctx, chromedp.Navigate("chrome://extensions")); err != nil {
+		t.Fatalf("opening chrome://extensions: %v", err)
+	}
+	got := waitInstalled(t, ctx, chromiumLog, u.ChromeID, versionA)
+	if got.InstallType != "admin" || got.UpdateURL != u.UpdateURL {
+		t.Fatalf("Chromium installed %+v, want it by policy (admin) from %s", got, u.UpdateURL)
+	}
+	t.Logf("bundle #%d (version %s) force-installed as %s %v after Chromium's start", numA, versionA, u.ChromeID, time.Since(start).Round(time.Millisecond))
+
+	numB, versionB, nameB := publish("B")
+	if crx.CompareVersions(versionB, versionA) <= 0 || nameB != "7.0.0" {
+		t.Fatalf("bundle #%d is served as %q (version_name %q), want a version above %s named 7.0.0", numB, versionB, nameB, versionA)
+	}
+	start = time.Now()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`chrome.developerPrivate.autoUpdate().then(() => true)`, chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatalf("asking Chromium for an update check: %v", err)
+	}
+	got = waitInstalled(t, ctx, chromiumLog, u.ChromeID, versionB)
+	if got.VersionName != nameB {
+		t.Fatalf("Chromium installed %+v, want version_name %q", got, nameB)
+	}
+	t.Logf("bundle #%d (version %s) installed over %s in %v", numB, versionB, versionA, time.Since(start).Round(time.Millisecond))
+}
+
+// writePolicy writes a managed Chromium policy file for the length of the
+// test. It is moved into place whole, since browsers watch the directory.
+func writePolicy(t *testing.T, policy map[string]any) {
+	t.Helper()
+	managed := "/etc/chromium/policies/managed"
+	if strings.Contains(filepath.Base(findChromium()), "google-chrome") {
+		managed = "/etc/opt/chrome/policies/managed"
+	}
+	if err := os.MkdirAll(managed, 0o755); err != nil {
+		if errors.Is(err, os.ErrPermission) {
+			t.Skipf("writing Chromium's managed policy needs root: %v", err)
+		}
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(managed), ".betaport-test-*.json")
+	if err != nil {
+		if errors.Is(err, os.ErrPermission) {
+			t.Skipf("writing Chromium's managed policy needs root: %v", err)
+		}
+		t.Fatal(err)
+	}
+	path := filepath.Join(managed, "betaport-test-"+strings.TrimPrefix(filepath.Base(tmp.Name()), ".betaport-test-"))
+	_, err = tmp.Write(b)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := os.Remove(path); err != nil {
+			t.Errorf("removing the policy file: %v", err)
+		}
+	})
+}
+
+// startUpdatingChromium starts a headless Chromium with a fresh profile and
+// its extension updater on, and returns its first tab (with a deadline
+// that bounds the test) and the path of its log.
+func startUpdatingChromium(t *testing.T) (context.Context, string) {
+	t.Helper()
+	profile := t.TempDir()
+	logPath := filepath.Join(t.TempDir(), "chromium.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(findChromium()),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-sync", true),
+		// Debian's /usr/bin/chromium adds --disable-background-networking
+		// (no updater) unless it is given this; Chromium ignores it.
+		chromedp.Flag("enable-remote-extensions", true),
+		chromedp.Flag("enable-logging", "stderr"),
+		chromedp.Flag("v", "1"),
+		chromedp.CombinedOutput(logFile),
+		chromedp.UserDataDir(profile),
+	)
+	ctx, cancelBrowser := chromedp.NewContext(alloc)
+	t.Cleanup(func() {
+		cancelBrowser()
+		cancelAlloc() // waits for the process to end
+		logFile.Close()
+	})
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting Chromium: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx, logPath
+}
+
+// installed is what chrome.management says of an installed extension.
+type installed struct {
+	Version     string `json:"version"`
+	VersionName string `json:"versionName"`
+	Enabled     bool   `json:"enabled"`
+	InstallType string `json:"installType"`
+	UpdateURL   string `json:"updateUrl"`
+}
+
+// waitInstalled waits until Chromium has version of extension id installed
+// and enabled, as chrome://extensions (open in ctx) reads it. It reads
+// chrome.management: the version chrome://extensions shows is the
+// version_name when there is one.
+func waitInstalled(t *testing.T, ctx context.Context, logPath, id, version string) installed {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	expr := fmt.Sprintf(`chrome.management.get(%q).then(i => JSON.stringify(i), e => "")`, id)
+	var seen installed
+	for {
+		raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr, chromedp.EvalAwaitPromise))
+		if err == nil && raw != "" {
+			seen = installed{}
+			if err = json.Unmarshal([]byte(raw), &seen); err == nil && seen.Version == version && seen.Enabled {
+				return seen
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("Chromium has %+v of %s, want version %s enabled (%v)\nChromium's log about extensions:\n%s", seen, id, version, err, extensionLog(logPath, id))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// extensionLog is the end of Chromium's log, the lines about extensions.
+func extensionLog(path, id string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		low := strings.ToLower(l)
+		if strings.HasPrefix(l, "[") && (strings.Contains(l, id) || strings.Contains(low, "crx") || strings.Contains(low, "updat") || strings.Contains(low, "policy") || strings.Contains(low, "extensions/")) {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines[max(0, len(lines)-60):], "\n")
+}
