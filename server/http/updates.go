@@ -211,6 +211,9 @@ func (s *Server) serveCRX(w http.ResponseWriter, r *http.Request, ext *betaport.
 			s.Error(w, r, err)
 			return
 		}
+		if old := b.CRX.BlobKey; old != "" && old != c.BlobKey {
+			s.deleteQuietly(ctx, old) // it names a replaced update URL
+		}
 	}
 	rd, err := s.Blobs.NewReader(ctx, c.BlobKey, nil)
 	if err != nil {

@@ -318,8 +318,12 @@ func TestUpdateTokenRotation(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("new codebase = %d", resp.StatusCode)
 	}
-	// The current bundle's CRX was rebuilt for the new URL.
+	// The current bundle's CRX was rebuilt for the new URL, and the one
+	// with the old URL is gone.
 	wantCRX(t, data, rotated, version, "")
+	if _, crxs := storedBundles(t, e); len(crxs) != 1 {
+		t.Fatalf("CRXs stored after the rebuild: %v, want only the new one", crxs)
+	}
 	// And the other extension was left alone.
 	if status, _ := checkUpdate(t, otherU.UpdateURL, otherU.ChromeID, ""); status != 200 {
 		t.Fatalf("rotating one extension's token broke another's: %d", status)
