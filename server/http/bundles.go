@@ -105,20 +105,26 @@ func (s *Server) handleDownloadBundle(w http.ResponseWriter, r *http.Request, _ 
 
 var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
-// serveBundle sends a bundle's zip with its SHA-256 as ETag, a file name,
-// and range support (a resumed download picks up where it stopped).
+// serveBundle sends a bundle's zip.
 func (s *Server) serveBundle(w http.ResponseWriter, r *http.Request, b *betaport.Bundle) {
-	rd, err := s.Blobs.NewReader(r.Context(), b.BlobKey, nil)
+	s.serveFile(w, r, b, b.BlobKey, b.SHA256, api.ZipContentType, ".zip")
+}
+
+// serveFile sends one of bundle b's stored files (its zip or its CRX) as an
+// attachment named after the bundle, with its SHA-256 as ETag and range
+// support (a resumed download picks up where it stopped).
+func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, b *betaport.Bundle, key, sha256, contentType, ext string) {
+	rd, err := s.Blobs.NewReader(r.Context(), key, nil)
 	if err != nil {
-		s.Error(w, r, fmt.Errorf("opening bundle %d of extension %d: %w", b.Number, b.ExtensionID, err))
+		s.Error(w, r, fmt.Errorf("opening %s of bundle %d of extension %d: %w", key, b.Number, b.ExtensionID, err))
 		return
 	}
 	defer rd.Close()
 	h := w.Header()
-	h.Set("Content-Type", api.ZipContentType)
-	h.Set("ETag", `"`+b.SHA256+`"`)
+	h.Set("Content-Type", contentType)
+	h.Set("ETag", `"`+sha256+`"`)
 	h.Set("Cache-Control", "private, no-cache")
-	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s.zip"`, fileName(b.Name), b.Version))
+	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s%s"`, fileName(b.Name), b.Version, ext))
 	http.ServeContent(w, r, "", time.Time{}, rd)
 }
 

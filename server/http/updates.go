@@ -14,7 +14,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"gocloud.dev/blob"
 
@@ -215,18 +214,7 @@ func (s *Server) serveCRX(w http.ResponseWriter, r *http.Request, ext *betaport.
 			s.deleteQuietly(ctx, old) // it names a replaced update URL
 		}
 	}
-	rd, err := s.Blobs.NewReader(ctx, c.BlobKey, nil)
-	if err != nil {
-		s.Error(w, r, fmt.Errorf("opening the CRX of bundle %d of extension %d: %w", b.Number, ext.ID, err))
-		return
-	}
-	defer rd.Close()
-	h := w.Header()
-	h.Set("Content-Type", api.CRXContentType)
-	h.Set("ETag", `"`+c.SHA256+`"`)
-	h.Set("Cache-Control", "private, no-cache")
-	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s.crx"`, fileName(b.Name), b.Version))
-	http.ServeContent(w, r, "", time.Time{}, rd)
+	s.serveFile(w, r, b, c.BlobKey, c.SHA256, api.CRXContentType, ".crx")
 }
 
 // prepareCRX chooses the served version of b, a new bundle built from an

@@ -274,8 +274,12 @@ func TestUpdateTokenRotation(t *testing.T) {
 		t.Fatal("two extensions share a Chrome ID")
 	}
 	// Extension A's token under B's id, and B's under A's: refused.
-	idOf := func(u api.Updates) string { return strings.Split(strings.TrimPrefix(u.UpdateURL, e.URL+api.UpdatePrefix), "/")[0] }
-	tokenOf := func(u api.Updates) string { return strings.Split(strings.TrimPrefix(u.UpdateURL, e.URL+api.UpdatePrefix), "/")[1] }
+	idOf := func(u api.Updates) string {
+		return strings.Split(strings.TrimPrefix(u.UpdateURL, e.URL+api.UpdatePrefix), "/")[0]
+	}
+	tokenOf := func(u api.Updates) string {
+		return strings.Split(strings.TrimPrefix(u.UpdateURL, e.URL+api.UpdatePrefix), "/")[1]
+	}
 	for _, crossed := range []string{
 		e.URL + api.UpdatePrefix + idOf(otherU) + "/" + tokenOf(old),
 		e.URL + api.UpdatePrefix + idOf(old) + "/" + tokenOf(otherU),
