@@ -2,6 +2,7 @@ package http
 
 import (
 	"archive/zip"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -329,7 +330,10 @@ func readManifest(zr *zip.Reader) ([]byte, error) {
 			return nil, err
 		}
 		defer rc.Close()
-		return io.ReadAll(io.LimitReader(rc, 4<<20))
+		data, err := io.ReadAll(io.LimitReader(rc, 4<<20))
+		// The builder accepts a byte order mark, as Chrome does; the
+		// rewritten manifest has none.
+		return bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), err
 	}
 	return nil, errors.New("the bundle has no manifest.json at its root")
 }

@@ -255,6 +255,22 @@ func TestServedVersionsOnlyGoUp(t *testing.T) {
 	}
 }
 
+// TestManifestWithBOMPacks: a manifest.json that starts with a byte order
+// mark (which the builder and Chrome accept) is packed too.
+func TestManifestWithBOMPacks(t *testing.T) {
+	e := newEnv(t)
+	p := newPipeline(t, e, api.PlanProfessional)
+	admin := e.adminOf(t, mustTeam(t, e, p.ext))
+	b := p.submitAny(t, makeZip(t, map[string]string{
+		"manifest.json": "\xef\xbb\xbf" + `{"manifest_version": 3, "name": "Tab Tamer", "version": "1.2"}`,
+	}))
+	resp, data := e.do(t, "GET", api.BundleCRXPath(p.ext.ID, b.Number), admin)
+	if resp.StatusCode != 200 {
+		t.Fatalf("CRX = %d %s", resp.StatusCode, data)
+	}
+	wantCRX(t, data, e.updates(t, p.ext, admin), "1.2", "")
+}
+
 // TestUpdateTokenRotation: after a rotation the old update URL and its CRX
 // URLs answer nothing, the new one works, and CRXs carry the new URL. One
 // extension's token opens nothing of another's.
