@@ -128,10 +128,19 @@ func installHelp() app.UI {
 // versionText is a bundle's served version, and the version its upload
 // gave when the served one was derived from it.
 func versionText(b api.Bundle) string {
-	if b.VersionName == "" || b.VersionName == b.Version {
-		return b.Version
+	if u := uploadedAs(b); u != "" {
+		return b.Version + " " + u
 	}
-	return fmt.Sprintf("%s (uploaded as %s)", b.Version, b.VersionName)
+	return b.Version
+}
+
+// uploadedAs is "(uploaded as …)" when the served version was derived from
+// the uploaded one, else "".
+func uploadedAs(b api.Bundle) string {
+	if b.VersionName == "" || b.VersionName == b.Version {
+		return ""
+	}
+	return "(uploaded as " + b.VersionName + ")"
 }
 
 // versionView shows versionText in a list row: the uploaded version on a
@@ -139,10 +148,7 @@ func versionText(b api.Bundle) string {
 // are the same for every bundle (go-app matches children by position, and a
 // row may be given another bundle as the list's window moves).
 func versionView(b api.Bundle) app.UI {
-	uploaded := ""
-	if b.VersionName != "" && b.VersionName != b.Version {
-		uploaded = "(uploaded as " + b.VersionName + ")"
-	}
+	uploaded := uploadedAs(b)
 	return app.Span().Class("version").Title(versionText(b)).Body(
 		app.Span().Class("served-version").Text(b.Version),
 		app.Text(" "),
