@@ -9,6 +9,7 @@ require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/klauspost/compress v1.20.1
 	github.com/maxence-charriere/go-app/v9 v9.8.0
 	github.com/pressly/goose/v3 v3.29.0
 	gocloud.dev v0.47.0

@@ -11,33 +11,50 @@
 // programs and a Message for people.
 //
 // Choices the product spec left open:
+//
 //   - A "." segment (a/./b) is refused as path_invalid rather than cleaned and
 //     compared: no honest zip tool writes one, and refusing it means entry
 //     names never need cleaning, so Normalize copies them verbatim.
+//
 //   - "a" and "a/" (a file and a folder of the same name) are duplicates. A
 //     file "a" beside "a/b.js" is not caught: comparing every ancestor of
 //     every name costs time quadratic in a name's depth, which an upload
 //     controls.
+//
 //   - manifest_corrupt (not in the spec) reports a manifest that cannot be
 //     decompressed, fails its checksum or holds more than its header
 //     declares.
+//
 //   - Names are compared exactly; "A.js" and "a.js" are different entries.
+//
 //   - A name that is not UTF-8 is path_invalid: what it means depends on a
 //     code page nobody recorded.
+//
 //   - The total expansion ratio, like the per-entry one, is only checked above
 //     [RatioMinSize]: a 4 KiB file of spaces compresses 300 to 1 and harms
 //     nobody; it is bytes, not ratios, that exhaust a disk.
+//
 //   - When the zip has more than MaxEntries entries, only whole-zip problems
 //     are reported: checking every name of an oversized zip would let one
 //     upload buy an unbounded amount of work and an unbounded problem list.
+//
 //   - A zip larger than MaxZipSize is refused without reading any of it.
 //
-// Limits of the approach: sizes are the ones the central directory declares.
-// Entries other than the manifest are not decompressed, so an entry whose
-// data inflates past its declared size is not caught here; readers that
-// honour the declared size (archive/zip does) stop there. Memory used by
-// [zip.NewReader] is proportional to the central directory, which MaxZipSize
-// bounds.
+//   - Only regular files and folders are accepted: a symlink, device or FIFO
+//     entry (by the Unix mode in its external attributes) is
+//     entry_not_regular, since unpacking it can write outside the folder.
+//
+//   - manifest.json may hold // and /* */ comments, as Chromium accepts;
+//     trailing commas, which Chromium refuses, stay errors.
+//
+// Every entry is inflated once, streaming, after the cheap checks passed:
+// its CRC-32 and declared sizes must match what it inflates to, and reading
+// stops one byte past the declared size, so a lying entry costs no more than
+// an honest one and the declared-size limits hold for what is really
+// unpacked. The zip is read through a read-ahead window, so a storage that
+// answers each read with a request (S3) sees a few large ranged reads.
+// Memory used by [zip.NewReader] is proportional to the central directory,
+// which MaxZipSize bounds.
 package builder
 
 import (
@@ -47,6 +64,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -74,6 +92,8 @@ const (
 	CodeManifestVersion        = "manifest_version"
 	CodeManifestName           = "manifest_name"
 	CodeManifestVersionFormat  = "manifest_version_format"
+	CodeEntryNotRegular        = "entry_not_regular"
+	CodeEntryCorrupt           = "entry_corrupt"
 )
 
 const (
@@ -198,7 +218,7 @@ func Check(r io.ReaderAt, size int64, lim Limits) (*Result, error) {
 	// zip whose offsets point outside the file never reaches the storage,
 	// where an out-of-range read could fail like an outage (S3 answers 416).
 	er := &errReaderAt{r: io.NewSectionReader(r, 0, size)}
-	zr, err := zip.NewReader(er, size)
+	zr, err := zip.NewReader(newReadAhead(er, size), size)
 	// ErrInsecurePath (with GODEBUG=zipinsecurepath=0) comes with a usable
 	// reader; the names are checked below, with better messages.
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
@@ -224,6 +244,10 @@ func Check(r io.ReaderAt, size int64, lim Limits) (*Result, error) {
 	checkEntries(res, zr.File, size, lim)
 	if err := checkManifest(res, zr.File); err != nil {
 		return nil, err
+	}
+	if len(res.Problems) == 0 {
+		zr.RegisterDecompressor(zip.Deflate, newFlateReader)
+		verifyEntries(res, zr.File, res.Prefix+ManifestName)
 	}
 	if er.err != nil {
 		return nil, fmt.Errorf("builder: reading zip: %w", er.err)
@@ -293,6 +317,10 @@ func checkEntries(res *Result, files []*zip.File, size int64, lim Limits) {
 		if f.Flags&0x1 != 0 {
 			res.add(CodeEncryptedEntry, name, "The entry is encrypted. Create the zip without a password.")
 		}
+		if t := f.Mode().Type() &^ fs.ModeDir; t != 0 {
+			res.add(CodeEntryNotRegular, name, "The entry is a %s, not a file or a folder; unpacking it could write outside the extension's folder. Replace it with the file it stands for.",
+				typeName(t))
+		}
 		if f.Method != zip.Store && f.Method != zip.Deflate {
 			res.add(CodeUnsupportedCompression, name, "The entry uses compression method %d; only stored (0) and deflated (8) entries are supported. Create the zip with standard deflate compression.",
 				f.Method)
@@ -303,6 +331,24 @@ func checkEntries(res *Result, files []*zip.File, size int64, lim Limits) {
 					r, lim.MaxEntryRatio)
 			}
 		}
+	}
+}
+
+// typeName names a non-regular file mode for a person.
+func typeName(t fs.FileMode) string {
+	switch {
+	case t&fs.ModeSymlink != 0:
+		return "symbolic link"
+	case t&fs.ModeNamedPipe != 0:
+		return "named pipe (FIFO)"
+	case t&fs.ModeSocket != 0:
+		return "socket"
+	case t&fs.ModeCharDevice != 0:
+		return "character device"
+	case t&fs.ModeDevice != 0:
+		return "device"
+	default:
+		return "special file"
 	}
 }
 
@@ -465,18 +511,23 @@ var bom = []byte("\xef\xbb\xbf")
 
 // checkManifestJSON validates the keys Betaport relies on, as Chrome would.
 func checkManifestJSON(res *Result, path string, data []byte) {
-	data = bytes.TrimPrefix(data, bom) // Chrome tolerates one; editors on Windows write it
 	if !utf8.Valid(data) {
 		res.add(CodeManifestInvalidJSON, path, "manifest.json is not UTF-8 text. Save it as UTF-8.")
 		return
 	}
+	data = StandardManifest(data)
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil {
 		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) {
+		var syntaxErr *json.SyntaxError
+		switch {
+		case errors.As(err, &typeErr):
 			res.add(CodeManifestInvalidJSON, path, "manifest.json must hold a JSON object ({...}).")
-		} else {
-			res.add(CodeManifestInvalidJSON, path, "manifest.json is not valid JSON: %v.", err)
+		case errors.As(err, &syntaxErr):
+			line, col := position(data, syntaxErr.Offset)
+			res.add(CodeManifestInvalidJSON, path, "manifest.json is not valid JSON at line %d, column %d: %s.", line, col, strings.TrimPrefix(syntaxErr.Error(), "json: "))
+		default:
+			res.add(CodeManifestInvalidJSON, path, "manifest.json is not valid JSON: %s.", strings.TrimPrefix(err.Error(), "json: "))
 		}
 		return
 	}

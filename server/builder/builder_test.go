@@ -303,18 +303,21 @@ func TestCheckReportsEveryProblem(t *testing.T) {
 
 // countingReaderAt counts the bytes read through it.
 type countingReaderAt struct {
-	r io.ReaderAt
-	n atomic.Int64
+	r     io.ReaderAt
+	n     atomic.Int64 // bytes
+	reads atomic.Int64
 }
 
 func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	n, err := c.r.ReadAt(p, off)
 	c.n.Add(int64(n))
+	c.reads.Add(1)
 	return n, err
 }
 
-// TestReadsLittle checks that Check reads the central directory and the
-// manifest only, whatever the headers claim.
+// TestReadsLittle checks that Check reads each byte of a zip about once,
+// and no more than its central directory and the read-ahead window when the
+// cheap checks already failed.
 func TestReadsLittle(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(1, 2))
 	noise := make([]byte, 3<<20) // incompressible, so the zip is big
@@ -331,12 +334,13 @@ func TestReadsLittle(t *testing.T) {
 		zip  []byte
 		lim  Limits
 		want string
+		most int64 // bytes read, at most
 	}{
-		{"zip over the limit is not read", makeZip(t, stored("manifest.json", mv3), stored("noise", string(noise))), Limits{MaxZipSize: 1 << 20}, "too_large "},
-		{"other entries are not read", makeZip(t, stored("manifest.json", mv3), stored("noise", string(noise))), Limits{}, ""},
-		{"large manifest is not read", makeZip(t, stored("manifest.json", longManifest)), Limits{}, "manifest_too_large manifest.json"},
-		{"stored manifest longer than declared", makeZip(t, lieAbout([]byte(longManifest), zip.Store, []byte(longManifest))), Limits{}, "manifest_corrupt manifest.json"},
-		{"deflated manifest longer than declared", makeZip(t, lieAbout([]byte(longManifest), zip.Deflate, deflate(t, []byte(longManifest)))), Limits{}, "manifest_corrupt manifest.json"},
+		{"zip over the limit is not read", makeZip(t, stored("manifest.json", mv3), stored("noise", string(noise))), Limits{MaxZipSize: 1 << 20}, "too_large ", 0},
+		{"other entries are read once", makeZip(t, stored("manifest.json", mv3), stored("noise", string(noise))), Limits{}, "", 3<<20 + 64<<10},
+		{"large manifest is not read", makeZip(t, stored("manifest.json", longManifest)), Limits{}, "manifest_too_large manifest.json", 64 << 10},
+		{"stored manifest longer than declared", makeZip(t, lieAbout([]byte(longManifest), zip.Store, []byte(longManifest))), Limits{}, "manifest_corrupt manifest.json", readAheadSize + 64<<10},
+		{"deflated manifest longer than declared", makeZip(t, lieAbout([]byte(longManifest), zip.Deflate, deflate(t, []byte(longManifest)))), Limits{}, "manifest_corrupt manifest.json", readAheadSize + 64<<10},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -352,7 +356,7 @@ func TestReadsLittle(t *testing.T) {
 			if got := found(res); !slices.Equal(got, want) {
 				t.Errorf("problems %q, want %q", got, want)
 			}
-			if n := cr.n.Load(); n > 64<<10 {
+			if n := cr.n.Load(); n > tt.most {
 				t.Errorf("read %d bytes of a %d-byte zip", n, len(tt.zip))
 			}
 		})
@@ -517,12 +521,12 @@ func TestNormalizeRefuses(t *testing.T) {
 	if err := Normalize(io.Discard, bytes.NewReader([]byte("no zip")), 6, ""); !errors.Is(err, zip.ErrFormat) {
 		t.Errorf("not a zip: %v, want zip.ErrFormat", err)
 	}
-	// An entry whose data runs past the end passes Check (which does not
-	// read it) and fails Normalize as a damaged zip, not as I/O.
+	// An entry whose data runs past the end fails Check as damaged, and
+	// Normalize, given it anyway, as a damaged zip, not as I/O.
 	short := makeZip(t, file("manifest.json", mv3),
 		entry{name: "long.bin", body: "abc", raw: &zip.FileHeader{Method: zip.Store, CompressedSize64: 1000, UncompressedSize64: 1000}})
-	if res := check(t, short, DefaultLimits()); !res.OK() {
-		t.Fatalf("Check: %v", res.Problems)
+	if got := found(check(t, short, DefaultLimits())); !slices.Equal(got, []string{"entry_corrupt long.bin"}) {
+		t.Fatalf("Check: %q, want the entry reported as corrupt", got)
 	}
 	if err := Normalize(io.Discard, bytes.NewReader(short), int64(len(short)), ""); !errors.Is(err, zip.ErrFormat) {
 		t.Errorf("short entry: %v, want zip.ErrFormat", err)

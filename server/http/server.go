@@ -52,6 +52,7 @@ type Server struct {
 	signIn       *limiter
 	submitOnce   sync.Once
 	submitLimits *keyLimiter
+	signLocks    keyedMutex
 }
 
 // Handler returns the server's root handler.

@@ -328,6 +328,17 @@ func (s *Server) handleSubmitSign(w http.ResponseWriter, r *http.Request, _ *sub
 		return
 	}
 	ctx := r.Context()
+	// Signs of one extension take turns on this replica: a retried sign
+	// then finds the upload published instead of building the same bundle
+	// key at once, which file storage cannot write concurrently (its
+	// attributes file is not replaced atomically). Across replicas the
+	// database decides, on storage that writes objects atomically (S3).
+	unlock, err := s.signLocks.lock(ctx, ext.ID)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	defer unlock()
 	u, err := s.Store.LatestUpload(ctx, ext.ID)
 	if betaport.ErrorCode(err) == betaport.ENOTFOUND {
 		writeProblem(w, problem(http.StatusConflict, api.ProblemNoUpload,
@@ -549,4 +560,44 @@ func (l *keyLimiter) take(key int64) int {
 	}
 	missing := 1 - b.TokensAt(now)
 	return int(math.Ceil(missing / float64(l.limit)))
+}
+
+// keyedMutex is a mutex per key whose lock gives up when the context ends.
+type keyedMutex struct {
+	mu    sync.Mutex
+	locks map[int64]*keyedLock
+}
+
+type keyedLock struct {
+	turn    chan struct{} // holds a token while the lock is free
+	waiters int
+}
+
+func (k *keyedMutex) lock(ctx context.Context, key int64) (unlock func(), err error) {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = map[int64]*keyedLock{}
+	}
+	l, ok := k.locks[key]
+	if !ok {
+		l = &keyedLock{turn: make(chan struct{}, 1)}
+		l.turn <- struct{}{}
+		k.locks[key] = l
+	}
+	l.waiters++
+	k.mu.Unlock()
+	release := func() {
+		k.mu.Lock()
+		if l.waiters--; l.waiters == 0 {
+			delete(k.locks, key)
+		}
+		k.mu.Unlock()
+	}
+	select {
+	case <-l.turn:
+		return func() { l.turn <- struct{}{}; release() }, nil
+	case <-ctx.Done():
+		release()
+		return nil, ctx.Err()
+	}
 }

@@ -2,7 +2,6 @@ package http
 
 import (
 	"archive/zip"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -21,6 +20,7 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/server/auth"
 	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/server/builder"
 	"github.com/betaport/betaport/server/crx"
 )
 
@@ -331,9 +331,9 @@ func readManifest(zr *zip.Reader) ([]byte, error) {
 		}
 		defer rc.Close()
 		data, err := io.ReadAll(io.LimitReader(rc, 4<<20))
-		// The builder accepts a byte order mark, as Chrome does; the
-		// rewritten manifest has none.
-		return bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), err
+		// The builder accepts a byte order mark and comments, as Chrome
+		// does; the rewritten manifest has neither.
+		return builder.StandardManifest(data), err
 	}
 	return nil, errors.New("the bundle has no manifest.json at its root")
 }

@@ -1,0 +1,154 @@
+package http_test
+
+import (
+	"archive/zip"
+	"bytes"
+	"compress/flate"
+	"context"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"slices"
+	"testing"
+
+	"github.com/betaport/betaport/app/api"
+)
+
+// zipEntry is one entry of a hand-made zip: mode 0 is a plain file.
+type zipEntry struct {
+	name, body string
+	mode       fs.FileMode
+}
+
+// rawZip writes entries stored (uncompressed), so tests can find and flip
+// their bytes, with the Unix modes given.
+func rawZip(t *testing.T, entries ...zipEntry) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, e := range entries {
+		fh := &zip.FileHeader{Name: e.name, Method: zip.Store}
+		if e.mode != 0 {
+			fh.SetMode(e.mode)
+		}
+		w, err := zw.CreateHeader(fh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(w, e.body)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+const tamer = `{"manifest_version": 3, "name": "Tab Tamer", "version": "2.0"}`
+
+// signRejected runs calls 1 to 3 with zipBytes, wants the 422 and returns
+// its problems as "code path"; what testers get must not change.
+func (p *pipeline) signRejected(t *testing.T, zipBytes []byte) []string {
+	t.Helper()
+	before := p.served(t)
+	bundles, _ := p.e.DB.CountBundles(context.Background(), p.ext.ID)
+	u := p.requestURL(t)
+	if resp, body := p.put(t, u.URL, api.ZipContentType, zipBytes); resp.StatusCode != 200 {
+		t.Fatalf("PUT = %d %s", resp.StatusCode, body)
+	}
+	resp, body := p.sign(t)
+	pr := wantProblem(t, resp, body, 422, api.ProblemInvalidZip)
+	p.wantUnchanged(t, before)
+	if n, _ := p.e.DB.CountBundles(context.Background(), p.ext.ID); n != bundles {
+		t.Fatalf("%d bundles after a rejected sign, want %d", n, bundles)
+	}
+	var got []string
+	for _, zp := range pr.Problems {
+		got = append(got, zp.Code+" "+zp.Path)
+	}
+	slices.Sort(got)
+	return got
+}
+
+// TestSignRefusesSymlinkEntries: a zip with a symlink pointing out of the
+// folder, and a file under it, is not published; devices and FIFOs neither.
+func TestSignRefusesSymlinkEntries(t *testing.T) {
+	e := newEnv(t)
+	p := newPipeline(t, e, api.PlanProfessional)
+	p.submit(t, validZip(t, "1.0"))
+	got := p.signRejected(t, rawZip(t,
+		zipEntry{name: "manifest.json", body: tamer},
+		zipEntry{name: "escape", body: "../../../../tmp/escaped", mode: fs.ModeSymlink | 0o777},
+		zipEntry{name: "escape/pwned.js", body: "x"},
+		zipEntry{name: "fifo", mode: fs.ModeNamedPipe | 0o644},
+		zipEntry{name: "dev", mode: fs.ModeDevice | fs.ModeCharDevice | 0o644},
+	))
+	want := []string{"entry_not_regular dev", "entry_not_regular escape", "entry_not_regular fifo"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("problems %q, want %q", got, want)
+	}
+}
+
+// TestSignRefusesDamagedEntries: an entry with a flipped byte, or one
+// that inflates past its declared size, is not published (nor packed).
+func TestSignRefusesDamagedEntries(t *testing.T) {
+	e := newEnv(t)
+	p := newPipeline(t, e, api.PlanProfessional)
+	p.submit(t, validZip(t, "1.0"))
+
+	flipped := rawZip(t, zipEntry{name: "manifest.json", body: tamer}, zipEntry{name: "popup.js", body: "MARKER console.log(1)"})
+	i := bytes.Index(flipped, []byte("MARKER"))
+	flipped[i] ^= 1
+	if got := p.signRejected(t, flipped); !slices.Equal(got, []string{"entry_corrupt popup.js"}) {
+		t.Fatalf("flipped byte: problems %q", got)
+	}
+
+	// Declares 10 bytes, inflates to 64 MiB.
+	var comp bytes.Buffer
+	fw, _ := newDeflater(&comp)
+	fw.Write(make([]byte, 64<<20))
+	fw.Close()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, _ := zw.Create("manifest.json")
+	io.WriteString(w, tamer)
+	w, _ = zw.CreateRaw(&zip.FileHeader{Name: "bomb.bin", Method: zip.Deflate, CRC32: crc32.ChecksumIEEE(make([]byte, 10)),
+		CompressedSize64: uint64(comp.Len()), UncompressedSize64: 10})
+	w.Write(comp.Bytes())
+	zw.Close()
+	if got := p.signRejected(t, buf.Bytes()); !slices.Equal(got, []string{"entry_corrupt bomb.bin"}) {
+		t.Fatalf("bomb: problems %q", got)
+	}
+}
+
+// TestManifestWithCommentsPacks: a manifest.json with // and /* */
+// comments, which Chromium installs, is published, served with its bytes
+// as uploaded, and packed as a CRX.
+func TestManifestWithCommentsPacks(t *testing.T) {
+	e := newEnv(t)
+	p := newPipeline(t, e, api.PlanProfessional)
+	admin := e.adminOf(t, mustTeam(t, e, p.ext))
+	manifest := "// Tab Tamer\n{\n  \"manifest_version\": 3, /* MV3 */\n  \"name\": \"Tab Tamer\",\n  \"version\": \"1.3\" // bump me\n}\n"
+	b := p.submit(t, makeZip(t, map[string]string{"manifest.json": manifest, "background.js": "1"}))
+	zr, err := zip.NewReader(bytes.NewReader([]byte(p.served(t).bytes)), int64(len(p.served(t).bytes)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range zr.File {
+		if f.Name == "manifest.json" {
+			rc, _ := f.Open()
+			kept, _ := io.ReadAll(rc)
+			if string(kept) != manifest {
+				t.Errorf("served manifest %q, want the uploaded bytes", kept)
+			}
+		}
+	}
+	resp, data := e.do(t, "GET", api.BundleCRXPath(p.ext.ID, b.Number), admin)
+	if resp.StatusCode != 200 {
+		t.Fatalf("CRX = %d %s", resp.StatusCode, data)
+	}
+	wantCRX(t, data, e.updates(t, p.ext, admin), "1.3", "")
+}
+
+func newDeflater(w io.Writer) (*flate.Writer, error) {
+	return flate.NewWriter(w, flate.BestCompression)
+}
