@@ -41,6 +41,11 @@ type ZipProblem struct {
 	Message string `json:"message"`
 }
 
+// ZipProblemVersionExhausted is the code of the sign refused because the
+// extension already served 65535.65535.65535.65535, the highest version.
+// The other codes are the builder's.
+const ZipProblemVersionExhausted = "version_exhausted"
+
 // Problem types of the submit flow.
 const (
 	ProblemInvalidKey     = "/problems/invalid-key"

@@ -527,7 +527,7 @@ func checkManifestJSON(res *Result, path string, data []byte) {
 			line, col := position(data, syntaxErr.Offset)
 			res.add(CodeManifestInvalidJSON, path, "manifest.json is not valid JSON at line %d, column %d: %s.", line, col, strings.TrimPrefix(syntaxErr.Error(), "json: "))
 		default:
-			res.add(CodeManifestInvalidJSON, path, "manifest.json is not valid JSON: %s.", strings.TrimPrefix(err.Error(), "json: "))
+			res.add(CodeManifestInvalidJSON, path, "manifest.json is not valid JSON. Check it with a JSON validator.")
 		}
 		return
 	}

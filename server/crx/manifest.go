@@ -245,6 +245,18 @@ func ServedVersion(uploaded string, previous []string, bundleNumber int64) (vers
 	return fmt.Sprintf("%d.%d.%d.%d", next[0], next[1], next[2], next[3]), uploaded
 }
 
+// Exhausted reports whether previous holds 65535.65535.65535.65535, the
+// highest version Chrome accepts: after it no bundle can be served as an
+// update, since installed copies never take a version that is not higher.
+func Exhausted(previous []string) bool {
+	for _, p := range previous {
+		if v, err := parseVersion(p); err == nil && v == [4]int{maxPart, maxPart, maxPart, maxPart} {
+			return true
+		}
+	}
+	return false
+}
+
 func cmpParts(a, b [4]int) int {
 	for i := range a {
 		if a[i] != b[i] {

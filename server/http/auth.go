@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"math"
 	"mime"
 	"net"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -215,11 +218,54 @@ func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 				"The body is larger than 64 KiB; send only the fields this call takes."))
 			return false
 		}
+		writeProblem(w, problem(http.StatusBadRequest, api.ProblemBadRequest, jsonErrorText(err)))
+		return false
+	}
+	if _, err := dec.Token(); err != io.EOF {
 		writeProblem(w, problem(http.StatusBadRequest, api.ProblemBadRequest,
-			"The body is not a JSON object this call understands: "+err.Error()+"."))
+			"The body has more after its JSON object. Send exactly one JSON object."))
 		return false
 	}
 	return true
+}
+
+// jsonErrorText explains a decoding error in JSON's words, never Go's:
+// encoding/json names Go types (map[string]json.RawMessage) that mean
+// nothing to the caller.
+func jsonErrorText(err error) string {
+	var syntax *json.SyntaxError
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.EOF):
+		return "The body is empty. Send a JSON object."
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "The body ends in the middle of its JSON. Send a whole JSON object."
+	case errors.As(err, &syntax):
+		return fmt.Sprintf("The body is not valid JSON (at byte %d). Send a JSON object.", syntax.Offset)
+	case errors.As(err, &typeErr) && typeErr.Field != "":
+		return fmt.Sprintf("%s must be %s, not %s.", strconv.Quote(typeErr.Field), jsonKind(typeErr.Type), typeErr.Value)
+	case errors.As(err, &typeErr):
+		return "The body must be a JSON object ({…}), not " + typeErr.Value + "."
+	default:
+		return "The body is not a JSON object this call understands. Send a JSON object."
+	}
+}
+
+// jsonKind names the JSON value a Go type is decoded from.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	default:
+		return "an object"
+	}
 }
 
 // limiter slows down repeated failures per key: each failure takes a token

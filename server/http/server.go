@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -115,13 +116,48 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /", newAppHandler(assets.version, mux))
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, pattern := mux.Handler(r); pattern == "" || pattern == "GET /" {
+		_, pattern := mux.Handler(r)
+		if (pattern == "" || pattern == "GET /") && isAPIPath(r.URL.Path) {
+			// The page catch-all must not answer for the API: a wrong
+			// method there is a 405 that says which methods work.
+			if allow := allowedMethods(mux, r); allow != "" {
+				w.Header().Set("Allow", allow)
+				writeProblem(w, problem(http.StatusMethodNotAllowed, api.ProblemMethodNotAllowed,
+					"This address does not take "+r.Method+"; use "+allow+"."))
+				return
+			}
+			writeProblem(w, problem(http.StatusNotFound, api.ProblemNotFound,
+				"There is no API endpoint at "+r.URL.Path+". Check the path against the API reference."))
+			return
+		}
+		if pattern == "" || pattern == "GET /" {
 			// Not found, wrong method, or a page: the error answers come
 			// from code that is not ours and are turned into problems.
 			w = &problemWriter{ResponseWriter: w}
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// isAPIPath reports whether path belongs to the API, the update feed or
+// upload URLs rather than to the browser app's pages.
+func isAPIPath(path string) bool {
+	return strings.HasPrefix(path, "/api/") || path == "/api" ||
+		strings.HasPrefix(path, api.UpdatePrefix) || strings.HasPrefix(path, api.UploadPrefix)
+}
+
+// allowedMethods lists the methods mux routes path with, other than to the
+// page catch-all, as an Allow header value.
+func allowedMethods(mux *http.ServeMux, r *http.Request) string {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := mux.Handler(probe); pattern != "" && pattern != "GET /" {
+			allow = append(allow, m)
+		}
+	}
+	return strings.Join(allow, ", ")
 }
 
 // Serve accepts connections on ln until Shutdown.

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
@@ -27,6 +28,7 @@ import (
 	"github.com/betaport/betaport/server/auth"
 	"github.com/betaport/betaport/server/betaport"
 	"github.com/betaport/betaport/server/builder"
+	"github.com/betaport/betaport/server/crx"
 )
 
 // Submit settings, with their defaults.
@@ -85,6 +87,13 @@ func (s *Server) submitKey(w http.ResponseWriter, r *http.Request) (*betaport.Ex
 		writeProblem(w, &api.Problem{Type: api.ProblemBadRequest, Status: http.StatusBadRequest, Param: "service",
 			Detail: `This is the whole key file. Send only the object under "service": {"extensionId": …, "apiKey": …}.`})
 		return nil, false
+	}
+	for name := range raw {
+		if name != "extensionId" && name != "apiKey" {
+			writeProblem(w, &api.Problem{Type: api.ProblemBadRequest, Status: http.StatusBadRequest, Param: shorten(name, 64),
+				Detail: fmt.Sprintf("The key object has an unknown field %s. Send only the key file's service object: {\"extensionId\": …, \"apiKey\": …}.", strconv.Quote(shorten(name, 64)))})
+			return nil, false
+		}
 	}
 	var key api.ServiceKey
 	for _, f := range []struct {
@@ -265,8 +274,12 @@ func (s *Server) storeZip(ctx context.Context, key string, body io.Reader, limit
 		return 0, "", nil, err
 	}
 	if !isZipStart(head[:n]) {
-		return 0, "", problem(http.StatusUnprocessableEntity, api.ProblemNotAZip,
-			"The body is not a zip (it does not start with a zip signature). Upload the extension's .zip file."), nil
+		p := problem(http.StatusUnprocessableEntity, api.ProblemNotAZip,
+			"The body is not a zip (it does not start with a zip signature). Upload the extension's .zip file.")
+		// The same list sign answers with, so a pipeline reads one shape.
+		p.Problems = []api.ZipProblem{{Code: builder.CodeNotAZip,
+			Message: "The file is not a zip archive, or it is damaged. Upload the extension as a .zip file."}}
+		return 0, "", p, nil
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -400,6 +413,17 @@ func (s *Server) handleSubmitSign(w http.ResponseWriter, r *http.Request, _ *sub
 		writeJSON(w, r, http.StatusOK, b.Bundle)
 		return
 	}
+	if p, err := s.versionCeiling(ctx, ext); p != nil || err != nil {
+		if err == nil {
+			err = s.Store.RejectUpload(ctx, u.ID, p)
+		}
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		s.writeRejected(w, p)
+		return
+	}
 	b, problems, err := s.build(ctx, ext, u, src, dst)
 	if err != nil {
 		s.Error(w, r, err)
@@ -429,6 +453,18 @@ func (s *Server) handleSubmitSign(w http.ResponseWriter, r *http.Request, _ *sub
 		return
 	}
 	writeJSON(w, r, http.StatusOK, published.Bundle)
+}
+
+// versionCeiling refuses a sign once the extension has served the highest
+// version Chrome accepts: the bundle would be served under that same
+// version, and no installed copy would ever receive it.
+func (s *Server) versionCeiling(ctx context.Context, ext *betaport.Extension) ([]api.ZipProblem, error) {
+	earlier, err := s.Store.BundleVersions(ctx, ext.ID)
+	if err != nil || !crx.Exhausted(earlier) {
+		return nil, err
+	}
+	return []api.ZipProblem{{Code: api.ZipProblemVersionExhausted, Path: builder.ManifestName,
+		Message: "This extension has already served version 65535.65535.65535.65535, the highest Chrome accepts, so installed copies can never receive another update. Create a new extension in Betaport, publish there, and ask testers to install it from its page."}}, nil
 }
 
 func (s *Server) writeRejected(w http.ResponseWriter, problems []api.ZipProblem) {
@@ -600,4 +636,16 @@ func (k *keyedMutex) lock(ctx context.Context, key int64) (unlock func(), err er
 		release()
 		return nil, ctx.Err()
 	}
+}
+
+// shorten cuts s to at most n bytes, on a rune boundary, for echoing a
+// caller's text back in a problem.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
