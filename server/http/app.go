@@ -11,6 +11,7 @@ import (
 
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
+	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/ui"
 )
 
@@ -57,20 +58,27 @@ func newAppHandler(version string, api http.Handler) http.Handler {
 		if !isGoAppFile(r.URL.Path) {
 			r.Header.Del("If-None-Match")
 		}
-		reqs := ui.PrerenderRequests(r.URL.Path)
-		if len(reqs) == 0 {
+		if isGoAppFile(r.URL.Path) {
 			h.ServeHTTP(w, r)
 			return
 		}
-		servePrerendered(w, r, h, api, reqs)
+		servePage(w, r, h, api, ui.PrerenderRequests(r.URL.Path))
 	})
 }
 
-// servePrerendered renders a page with the first pages of its lists,
-// fetched through the API with the visitor's own session (so the same
-// access rules hold), and embeds those answers as JSON for the wasm to
-// start from.
-func servePrerendered(w http.ResponseWriter, r *http.Request, h http.Handler, apiHandler http.Handler, reqs []ui.PrerenderRequest) {
+// goAppViewport is the viewport go-app hard-codes, which forbids pinch zoom;
+// ourViewport allows it, as people who need larger text rely on it.
+const (
+	goAppViewport = `content="width=device-width, initial-scale=1, maximum-scale=1, user-scalable=0, viewport-fit=cover"`
+	ourViewport   = `content="width=device-width, initial-scale=1, viewport-fit=cover"`
+)
+
+// servePage renders a page with the first pages of its lists, fetched
+// through the API with the visitor's own session (so the same access rules
+// hold), and embeds those answers as JSON for the wasm to start from. Every
+// attribute value of the page is HTML-escaped on the way out (see
+// escapeAttributes).
+func servePage(w http.ResponseWriter, r *http.Request, h http.Handler, apiHandler http.Handler, reqs []ui.PrerenderRequest) {
 	pages := map[string][]byte{}
 	var blocks strings.Builder
 	for _, pr := range reqs {
@@ -87,6 +95,16 @@ func servePrerendered(w http.ResponseWriter, r *http.Request, h http.Handler, ap
 	rec := &bufferedResponse{header: http.Header{}, status: http.StatusOK}
 	ui.RenderWith(pages, func() { h.ServeHTTP(rec, r) })
 	out := rec.body.Bytes()
+	if strings.HasPrefix(rec.header.Get("Content-Type"), "text/html") {
+		var err error
+		if out, err = escapeAttributes(out); err != nil {
+			// Never serve a page whose attributes could not be escaped.
+			writeProblem(w, problem(http.StatusInternalServerError, api.ProblemInternal,
+				"This page could not be shown safely. Try again in a moment; if it keeps happening, tell us the time it happened."))
+			return
+		}
+		out = bytes.Replace(out, []byte(goAppViewport), []byte(ourViewport), 1)
+	}
 	if rec.status == http.StatusOK && blocks.Len() > 0 {
 		if i := bytes.LastIndex(out, []byte("</body>")); i >= 0 {
 			out = append(out[:i:i], append([]byte(blocks.String()), out[i:]...)...)

@@ -1,0 +1,108 @@
+package http
+
+import (
+	"bytes"
+	"errors"
+	"html"
+	"strconv"
+)
+
+// escapeAttributes rewrites a page prerendered by go-app v9.8.0 so that
+// every attribute value is HTML-escaped.
+//
+// go-app writes attribute values with strconv.Quote: Go string quoting, in
+// which a quote becomes \" — and HTML has no backslash escapes, so a value
+// holding `"><meta http-equiv=refresh …>` (an extension's name, a search
+// from a shared link) would close the attribute and open a tag of its own.
+// Every value go-app writes is a Go-quoted string, so the page can be read
+// back exactly: each value is unquoted and written again in HTML's terms.
+// Text is already escaped by go-app; the contents of script and style
+// elements are copied as they are.
+func escapeAttributes(page []byte) ([]byte, error) {
+	out := make([]byte, 0, len(page)+len(page)/16)
+	for i := 0; i < len(page); {
+		lt := bytes.IndexByte(page[i:], '<')
+		if lt < 0 {
+			out = append(out, page[i:]...)
+			break
+		}
+		out = append(out, page[i:i+lt]...)
+		i += lt
+		if i+1 >= len(page) || !isLetter(page[i+1]) {
+			out = append(out, page[i]) // "</x>", "<!DOCTYPE …>" or a stray "<"
+			i++
+			continue
+		}
+		name, next, err := copyStartTag(&out, page, i)
+		if err != nil {
+			return nil, err
+		}
+		i = next
+		if name == "script" || name == "style" {
+			end := indexFold(page[i:], "</"+name)
+			if end < 0 {
+				return nil, errors.New("escapeAttributes: unclosed " + name)
+			}
+			out = append(out, page[i:i+end]...)
+			i += end
+		}
+	}
+	return out, nil
+}
+
+// copyStartTag copies the start tag at page[i] ('<' then a letter) to out
+// with its attribute values HTML-escaped, and returns the tag's lower-case
+// name and the index after it.
+func copyStartTag(out *[]byte, page []byte, i int) (name string, next int, err error) {
+	j := i + 1
+	for j < len(page) && !isSpaceOrEnd(page[j]) {
+		j++
+	}
+	name = string(bytes.ToLower(page[i+1 : j]))
+	*out = append(*out, page[i:j]...)
+	for j < len(page) {
+		switch c := page[j]; {
+		case c == '>':
+			*out = append(*out, '>')
+			return name, j + 1, nil
+		case c == ' ' || c == '\n' || c == '\t' || c == '/':
+			*out = append(*out, c)
+			j++
+		default: // an attribute name, then maybe ="…"
+			k := j
+			for k < len(page) && page[k] != '=' && !isSpaceOrEnd(page[k]) {
+				k++
+			}
+			*out = append(*out, page[j:k]...)
+			j = k
+			if j < len(page) && page[j] == '=' {
+				quoted, err := strconv.QuotedPrefix(string(page[j+1:]))
+				if err != nil || quoted[0] != '"' {
+					return "", 0, errors.New("escapeAttributes: attribute value is not Go-quoted in <" + name + ">")
+				}
+				v, _ := strconv.Unquote(quoted)
+				*out = append(*out, `="`...)
+				*out = append(*out, html.EscapeString(v)...)
+				*out = append(*out, '"')
+				j += 1 + len(quoted)
+			}
+		}
+	}
+	return "", 0, errors.New("escapeAttributes: unclosed <" + name + ">")
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+func isSpaceOrEnd(c byte) bool {
+	return c == ' ' || c == '\n' || c == '\t' || c == '>' || c == '/'
+}
+
+// indexFold is bytes.Index ignoring ASCII case.
+func indexFold(s []byte, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if bytes.EqualFold(s[i:i+len(sub)], []byte(sub)) {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,154 @@
+package http_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/server/auth"
+	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/server/storetest"
+)
+
+// hostile is text that would become markup if it reached a page unescaped:
+// out of a double-quoted attribute (go-app's \" is not an HTML escape), a
+// single-quoted one, text, and a script.
+const hostile = `Tab"><meta http-equiv="refresh" content="0;url=https://evil.example/"><x-injected a="1` +
+	`' onfocus='alert(1)' \"><x-injected2></script><script>alert(1)</script>`
+
+// TestPagesEscapeHostileText renders every page, as each kind of visitor,
+// with a hostile extension name, team name, bundle name, tester name and
+// e-mail and a hostile query, parses the HTML as a browser would and
+// checks that no element or attribute came from the data, in the head,
+// the body or the embedded JSON.
+func TestPagesEscapeHostileText(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	team.Name = hostile
+	ext := storetest.MustExtension(t, e.DB, team, hostile)
+	p := &pipeline{e: e, ext: ext, key: e.key(t, ext)}
+	p.submit(t, makeZip(t, map[string]string{
+		"manifest.json": fmt.Sprintf(`{"manifest_version": 3, "name": %q, "version": "1.2.3"}`, hostile),
+	}))
+	admin := e.adminOf(t, team)
+	// A tester whose name carries the text (addresses are validated, so
+	// one with quotes cannot exist).
+	token := auth.NewToken()
+	tester := &betaport.Tester{ExtensionID: ext.ID, Email: uniqueEmail("o'brien+x"), Name: hostile, Status: api.TesterActive}
+	if err := e.DB.InviteTester(ctx, tester, auth.HashToken(token)); err != nil {
+		t.Fatal(err)
+	}
+	testerCookie := e.cookie(t, betaport.Session{TesterID: tester.ID})
+
+	q := "?q=" + url.QueryEscape(hostile) + "&link=" + url.QueryEscape(hostile)
+	paths := []string{"/", "/login", "/builds",
+		fmt.Sprintf("/extensions/%d", ext.ID), fmt.Sprintf("/extensions/%d/testers", ext.ID),
+		fmt.Sprintf("/extensions/%d/pages", ext.ID), fmt.Sprintf("/extensions/%d/settings", ext.ID)}
+	visitors := map[string]http.Header{"admin": admin, "tester": testerCookie, "nobody": nil}
+	for who, header := range visitors {
+		for _, path := range paths {
+			for _, query := range []string{"", q} {
+				resp, body := e.do(t, "GET", path+query, header)
+				if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+					continue // a problem, not a page
+				}
+				wantNoInjection(t, who+" "+path+query, body)
+			}
+		}
+	}
+}
+
+// wantNoInjection parses page and fails on any element or attribute that
+// only the hostile text could have made.
+func wantNoInjection(t *testing.T, name string, page []byte) {
+	t.Helper()
+	doc, err := html.Parse(bytes.NewReader(page))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode {
+			if strings.HasPrefix(n.Data, "x-injected") {
+				t.Errorf("%s: injected element <%s>", name, n.Data)
+			}
+			for _, a := range n.Attr {
+				switch {
+				case a.Key == "http-equiv":
+					t.Errorf("%s: injected <%s http-equiv=%q>", name, n.Data, a.Val)
+				case strings.HasPrefix(a.Key, "on"):
+					t.Errorf("%s: injected handler %s on <%s>", name, a.Key, n.Data)
+				case a.Key == "a" || strings.ContainsAny(a.Key, `"'\`):
+					t.Errorf("%s: injected attribute %q on <%s>", name, a.Key, n.Data)
+				}
+			}
+			if n.Data == "script" && n.FirstChild != nil && strings.Contains(n.FirstChild.Data, "alert(1)") &&
+				!hasAttr(n, "type", "application/json") {
+				t.Errorf("%s: injected script %q", name, n.FirstChild.Data)
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+}
+
+func hasAttr(n *html.Node, key, val string) bool {
+	for _, a := range n.Attr {
+		if a.Key == key && a.Val == val {
+			return true
+		}
+	}
+	return false
+}
+
+// TestAttributesKeepTheirText: escaping is exact, so a name with quotes
+// and backslashes reads the same in an attribute as it was written.
+func TestAttributesKeepTheirText(t *testing.T) {
+	e := newEnv(t)
+	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	name := `Quote " and \ backslash & <angle>`
+	ext := storetest.MustExtension(t, e.DB, team, name)
+	resp, body := e.do(t, "GET", fmt.Sprintf("/extensions/%d", ext.ID), e.adminOf(t, team))
+	if resp.StatusCode != 200 {
+		t.Fatalf("page = %d", resp.StatusCode)
+	}
+	doc, err := html.Parse(bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found, doubled bool
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode && n.Data == "script" {
+			return // JSON, where a backslash is written \\
+		}
+		for _, a := range n.Attr {
+			found = found || strings.Contains(a.Val, name)
+			doubled = doubled || strings.Contains(a.Val, `\\`)
+		}
+		if n.Type == html.TextNode {
+			found = found || strings.Contains(n.Data, name)
+			doubled = doubled || strings.Contains(n.Data, `\\`)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+	if !found {
+		t.Errorf("the name %q is not on the page as written", name)
+	}
+	if doubled {
+		t.Errorf("a backslash was doubled on the page")
+	}
+}
