@@ -47,7 +47,7 @@ func backend() string {
 var fileOnlyTests = []string{
 	"TestSubmitHappyPath", "TestSubmitNormalisesTopFolder", "TestSubmitKeyCalls", "TestSubmitRateLimit",
 	"TestOneSeatSubmitsTwentyTimes", "TestUploadPut", "TestSign", "TestSweeperRemovesDeadUploads",
-	"TestSubmitRaces", "TestLargeZipStreams",
+	"TestSubmitRaces", "TestLargeZipStreams", "TestNotAZipAtPutListsProblems",
 }
 
 // storageFreeTests serve only the embedded assets: running them again on

@@ -35,7 +35,7 @@ func TestPagesEscapeHostileText(t *testing.T) {
 	team.Name = hostile
 	ext := storetest.MustExtension(t, e.DB, team, hostile)
 	p := &pipeline{e: e, ext: ext, key: e.key(t, ext)}
-	p.submit(t, makeZip(t, map[string]string{
+	p.submitAny(t, makeZip(t, map[string]string{
 		"manifest.json": fmt.Sprintf(`{"manifest_version": 3, "name": %q, "version": "1.2.3"}`, hostile),
 	}))
 	admin := e.adminOf(t, team)

@@ -51,7 +51,7 @@ func (p *pipeline) signRejected(t *testing.T, zipBytes []byte) []string {
 	t.Helper()
 	before := p.served(t)
 	bundles, _ := p.e.DB.CountBundles(context.Background(), p.ext.ID)
-	u := p.requestURL(t)
+	u := p.askURL(t)
 	if resp, body := p.put(t, u.URL, api.ZipContentType, zipBytes); resp.StatusCode != 200 {
 		t.Fatalf("PUT = %d %s", resp.StatusCode, body)
 	}
@@ -74,7 +74,7 @@ func (p *pipeline) signRejected(t *testing.T, zipBytes []byte) []string {
 func TestSignRefusesSymlinkEntries(t *testing.T) {
 	e := newEnv(t)
 	p := newPipeline(t, e, api.PlanProfessional)
-	p.submit(t, validZip(t, "1.0"))
+	p.submitAny(t, validZip(t, "1.0"))
 	got := p.signRejected(t, rawZip(t,
 		zipEntry{name: "manifest.json", body: tamer},
 		zipEntry{name: "escape", body: "../../../../tmp/escaped", mode: fs.ModeSymlink | 0o777},
@@ -93,7 +93,7 @@ func TestSignRefusesSymlinkEntries(t *testing.T) {
 func TestSignRefusesDamagedEntries(t *testing.T) {
 	e := newEnv(t)
 	p := newPipeline(t, e, api.PlanProfessional)
-	p.submit(t, validZip(t, "1.0"))
+	p.submitAny(t, validZip(t, "1.0"))
 
 	flipped := rawZip(t, zipEntry{name: "manifest.json", body: tamer}, zipEntry{name: "popup.js", body: "MARKER console.log(1)"})
 	i := bytes.Index(flipped, []byte("MARKER"))
@@ -128,7 +128,7 @@ func TestManifestWithCommentsPacks(t *testing.T) {
 	p := newPipeline(t, e, api.PlanProfessional)
 	admin := e.adminOf(t, mustTeam(t, e, p.ext))
 	manifest := "// Tab Tamer\n{\n  \"manifest_version\": 3, /* MV3 */\n  \"name\": \"Tab Tamer\",\n  \"version\": \"1.3\" // bump me\n}\n"
-	b := p.submit(t, makeZip(t, map[string]string{"manifest.json": manifest, "background.js": "1"}))
+	b := p.submitAny(t, makeZip(t, map[string]string{"manifest.json": manifest, "background.js": "1"}))
 	zr, err := zip.NewReader(bytes.NewReader([]byte(p.served(t).bytes)), int64(len(p.served(t).bytes)))
 	if err != nil {
 		t.Fatal(err)
