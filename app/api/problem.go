@@ -22,6 +22,7 @@ const (
 	ProblemTooManyRequests  = "/problems/too-many-requests"
 	ProblemUnavailable      = "/problems/unavailable"
 	ProblemInternal         = "/problems/internal"
+	ProblemRequestTimeout   = "/problems/request-timeout"
 )
 
 // Problem is an RFC 9457 problem details object.

@@ -212,6 +212,11 @@ func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJSONBody))
 	if err := dec.Decode(v); err != nil {
+		if isTimeout(err) {
+			writeProblem(w, problem(http.StatusRequestTimeout, api.ProblemRequestTimeout,
+				fmt.Sprintf("The body did not arrive within %s. Send the request again.", s.Timeouts.withDefaults().Body)))
+			return false
+		}
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			writeProblem(w, problem(http.StatusRequestEntityTooLarge, api.ProblemTooLarge,

@@ -1,10 +1,14 @@
 package http_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
@@ -12,6 +16,7 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/server/betaport"
+	bphttp "github.com/betaport/betaport/server/http"
 )
 
 // postRaw sends body as it is, JSON-typed.
@@ -189,5 +194,26 @@ func TestSignRefusedAtVersionCeiling(t *testing.T) {
 	pr := wantProblem(t, resp, body, http.StatusUnprocessableEntity, api.ProblemInvalidZip)
 	if msg := pr.Problems[0].Message; !strings.Contains(msg, "65535.65535.65535.65535") || !strings.Contains(msg, "new extension") {
 		t.Errorf("message %q does not say why and what to do", msg)
+	}
+}
+
+// TestAbortedRequestIsNotAServerError: an error caused by the client
+// leaving (its request's context canceled) is logged as 499 at info
+// level, never as an internal error.
+func TestAbortedRequestIsNotAServerError(t *testing.T) {
+	var logged bytes.Buffer
+	s := &bphttp.Server{Logger: slog.New(slog.NewTextHandler(&logged, nil))}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := httptest.NewRequestWithContext(ctx, "POST", "/api/session", nil)
+	rec := httptest.NewRecorder()
+	s.Error(rec, req, fmt.Errorf("finding the user: %w", context.Canceled))
+	if rec.Code != bphttp.StatusClientClosedRequest || strings.Contains(logged.String(), "level=ERROR") {
+		t.Errorf("aborted request answered %d, logged %q", rec.Code, logged.String())
+	}
+	// The same error while the client still waits is ours.
+	s.Error(rec, httptest.NewRequest("POST", "/api/session", nil), context.Canceled)
+	if !strings.Contains(logged.String(), "level=ERROR") {
+		t.Errorf("a cancellation the client did not cause was not logged as an error")
 	}
 }

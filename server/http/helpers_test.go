@@ -47,7 +47,7 @@ func backend() string {
 var fileOnlyTests = []string{
 	"TestSubmitHappyPath", "TestSubmitNormalisesTopFolder", "TestSubmitKeyCalls", "TestSubmitRateLimit",
 	"TestOneSeatSubmitsTwentyTimes", "TestUploadPut", "TestSign", "TestSweeperRemovesDeadUploads",
-	"TestSubmitRaces", "TestLargeZipStreams", "TestNotAZipAtPutListsProblems",
+	"TestSubmitRaces", "TestLargeZipStreams", "TestNotAZipAtPutListsProblems", "TestSlowUploads",
 }
 
 // storageFreeTests serve only the embedded assets: running them again on
@@ -127,11 +127,11 @@ func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
 
 // testLogger sends the server's errors to the test's log (shown when it
 // fails), and the rest nowhere.
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelError}))
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))

@@ -1,9 +1,11 @@
 package http
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -33,6 +35,10 @@ func writeProblem(w http.ResponseWriter, p *api.Problem) {
 	json.NewEncoder(w).Encode(p)
 }
 
+// StatusClientClosedRequest is logged for a request whose client left
+// before the answer (nginx's 499; no client ever sees it).
+const StatusClientClosedRequest = 499
+
 // problem builds a problem of the given type and status.
 func problem(status int, typ, detail string) *api.Problem {
 	return &api.Problem{Type: typ, Status: status, Detail: detail}
@@ -54,6 +60,13 @@ var codeStatus = map[string]struct {
 // error is logged with the request and shown only as an internal error, so
 // no SQL, path or secret leaks into a response.
 func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		// The client went away (a closed tab, a second click that aborted
+		// the first request): nobody reads this answer, and it is not a
+		// server error. 499 is what the access log shows for it.
+		w.WriteHeader(StatusClientClosedRequest)
+		return
+	}
 	code := betaport.ErrorCode(err)
 	m := codeStatus[code]
 	if code == betaport.EINTERNAL {

@@ -40,6 +40,8 @@ type Server struct {
 	UploadOrigin string
 	// Submit tunes the submit flow (URL expiry, size and rate limits).
 	Submit SubmitConfig
+	// Timeouts bound slow clients; the zero value means the defaults.
+	Timeouts Timeouts
 	// Now is the clock upload URLs expire by; nil means time.Now. Tests
 	// move it instead of sleeping.
 	Now func() time.Time
@@ -63,7 +65,7 @@ func (s *Server) Handler() http.Handler {
 			s.Logger = slog.Default()
 		}
 		s.crossOrigin = http.NewCrossOriginProtection()
-		s.handler = s.logRequests(securityHeaders(s.UploadOrigin, s.routes()))
+		s.handler = s.logRequests(securityHeaders(s.UploadOrigin, s.bodyDeadlines(s.routes())))
 	})
 	return s.handler
 }
@@ -162,10 +164,13 @@ func allowedMethods(mux *http.ServeMux, r *http.Request) string {
 
 // Serve accepts connections on ln until Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
+	t := s.Timeouts.withDefaults()
 	s.srv = &http.Server{
-		Handler:           s.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		Handler: s.Handler(),
+		// No ReadTimeout or WriteTimeout: a large upload or download may
+		// take long. Bodies get their own deadlines (bodyDeadlines).
+		ReadHeaderTimeout: t.Header,
+		IdleTimeout:       t.Idle,
 		ErrorLog:          slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
 	}
 	err := s.srv.Serve(ln)

@@ -47,7 +47,7 @@ type env struct {
 // file blobs, or, when this test binary runs the suite on the scale-out
 // backend (see TestOnPostgresAndS3), a new PostgreSQL database and S3
 // bucket.
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()

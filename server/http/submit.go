@@ -235,6 +235,11 @@ func (s *Server) handleUploadPut(w http.ResponseWriter, r *http.Request, _ *subj
 	if p != nil {
 		writeProblem(w, p)
 		return
+	} else if isTimeout(err) {
+		t := s.Timeouts.withDefaults()
+		writeProblem(w, problem(http.StatusRequestTimeout, api.ProblemRequestTimeout,
+			fmt.Sprintf("The zip arrived slower than %d KiB/s, so the upload was stopped and nothing was kept. Send it again to the same URL, from a faster connection.", t.UploadMinRate>>10)))
+		return
 	} else if err != nil {
 		// The client went away or storage failed: nothing was kept, and the
 		// upload still waits for its zip.

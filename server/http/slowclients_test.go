@@ -1,0 +1,240 @@
+package http_test
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/server/auth"
+	bphttp "github.com/betaport/betaport/server/http"
+)
+
+// newServingEnv is newEnv behind a real http.Server (Serve), whose
+// connection timeouts httptest's server does not have.
+func newServingEnv(t testing.TB, timeouts bphttp.Timeouts) *env {
+	t.Helper()
+	e := newEnv(t)
+	s := &bphttp.Server{Store: e.DB, Blobs: e.Blobs, Logger: testLogger(t), Secret: []byte(auth.NewToken()), Timeouts: timeouts}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.BaseURL = "http://" + ln.Addr().String()
+	go s.Serve(ln)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+	})
+	return &env{Server: &httptest.Server{URL: s.BaseURL}, DB: e.DB, Blobs: e.Blobs, App: s, Dir: e.Dir, Backend: e.Backend}
+}
+
+// stall opens a connection that sends a request's headers and one byte of
+// the body they promise, then nothing.
+func stall(t *testing.T, addr, method, path string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	fmt.Fprintf(c, "%s %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{", method, path, addr)
+	return c
+}
+
+// TestStalledBodiesDoNotStallTheServer: many connections that promise a
+// body and stop sending hold nothing up: /healthz answers and a pipeline
+// submits while they hang, and each is then answered 408 and closed.
+func TestStalledBodiesDoNotStallTheServer(t *testing.T) {
+	e := newServingEnv(t, bphttp.Timeouts{Body: 3 * time.Second})
+	addr := strings.TrimPrefix(e.URL, "http://")
+	const n = 1500
+	conns := make([]net.Conn, 0, n)
+	paths := []string{"/api/session", api.PathSubmitUpload, api.PathSubmitSign}
+	for i := range n {
+		conns = append(conns, stall(t, addr, "POST", paths[i%len(paths)]))
+	}
+	t.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+
+	client := &http.Client{Timeout: 10 * time.Second}
+	for range 5 {
+		resp, err := client.Get(e.URL + api.PathHealth)
+		if err != nil {
+			t.Fatalf("/healthz with %d stalled connections: %v", n, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("/healthz = %d", resp.StatusCode)
+		}
+	}
+	p := newPipeline(t, e, api.PlanProfessional)
+	if b := p.submitAny(t, validZip(t, "1.0")); b.Number != 1 {
+		t.Fatalf("submit while stalled: bundle %d", b.Number)
+	}
+
+	// Every stalled connection is answered and closed by the server.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	statuses := map[string]int{}
+	for _, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.SetReadDeadline(time.Now().Add(time.Minute))
+			all, _ := io.ReadAll(c) // to EOF: the server closed it
+			status, _, _ := strings.Cut(string(all), "\r\n")
+			mu.Lock()
+			statuses[status]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if statuses["HTTP/1.1 408 Request Timeout"] != n {
+		t.Fatalf("stalled connections were answered %v, want %d × 408", statuses, n)
+	}
+}
+
+// TestStalledHeadersAreClosed: a connection that never finishes its
+// headers is closed.
+func TestStalledHeadersAreClosed(t *testing.T) {
+	e := newServingEnv(t, bphttp.Timeouts{Header: time.Second})
+	c, err := net.Dial("tcp", strings.TrimPrefix(e.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n")
+	c.SetReadDeadline(time.Now().Add(time.Minute))
+	if _, err := io.ReadAll(c); err != nil {
+		t.Fatalf("the connection was not closed by the server: %v", err)
+	}
+}
+
+// pacedReader yields data in chunks, one per interval: a slow connection.
+type pacedReader struct {
+	data     []byte
+	chunk    int
+	interval time.Duration
+}
+
+func (p *pacedReader) Read(b []byte) (int, error) {
+	if len(p.data) == 0 {
+		return 0, io.EOF
+	}
+	time.Sleep(p.interval)
+	n := copy(b[:min(len(b), p.chunk)], p.data)
+	p.data = p.data[n:]
+	return n, nil
+}
+
+// putPaced PUTs body to url at the pace of r.
+func putPaced(t *testing.T, url string, r *pacedReader) (*http.Response, []byte) {
+	t.Helper()
+	size := int64(len(r.data))
+	req, err := http.NewRequest("PUT", url, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = size
+	req.Header.Set("Content-Type", api.ZipContentType)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("PUT: %v", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp, body
+}
+
+// TestSlowUploads: a zip PUT slower than the minimum rate is stopped with
+// a 408 that says why, keeping nothing; one that is slow but keeps up
+// succeeds however long it takes. (On S3 zips go straight to the bucket:
+// this test is in fileOnlyTests.)
+func TestSlowUploads(t *testing.T) {
+	e := newServingEnv(t, bphttp.Timeouts{UploadGrace: time.Second, UploadMinRate: 32 << 10})
+	p := newPipeline(t, e, api.PlanProfessional)
+	// Incompressible padding, so that the upload lasts seconds.
+	padding := make([]byte, 160<<10)
+	rand.Read(padding)
+	big := makeZip(t, map[string]string{
+		"manifest.json": `{"manifest_version": 3, "name": "Tab Tamer", "version": "1.0"}`,
+		"padding.bin":   string(padding),
+	})
+
+	u := p.askURL(t)
+	resp, body := putPaced(t, u.URL, &pacedReader{data: big, chunk: 1 << 10, interval: 100 * time.Millisecond}) // ~10 KiB/s
+	pr := wantProblem(t, resp, body, http.StatusRequestTimeout, api.ProblemRequestTimeout)
+	if !strings.Contains(pr.Detail, "32 KiB/s") {
+		t.Errorf("detail %q does not say the rate", pr.Detail)
+	}
+	if got := e.storedUploads(t); len(got) != 0 {
+		t.Errorf("a stopped upload left %q", got)
+	}
+	if state := p.uploadState(t, u.UploadID); state != "requested" {
+		t.Errorf("upload is %s after a stopped PUT, want it still waiting", state)
+	}
+
+	// ~80 KiB/s for ~2 s: past the grace, but above the rate.
+	resp, body = putPaced(t, u.URL, &pacedReader{data: big, chunk: 8 << 10, interval: 100 * time.Millisecond})
+	if resp.StatusCode != 200 {
+		t.Fatalf("slow but live PUT = %d %s", resp.StatusCode, body)
+	}
+	if resp, body := p.sign(t); resp.StatusCode != 200 {
+		t.Fatalf("sign = %d %s", resp.StatusCode, body)
+	}
+}
+
+// BenchmarkHealthzWithStalledConnections measures /healthz latency with
+// 1,500 connections holding stalled request bodies against the same server
+// idle, side by side in one run, and reports stalled/idle.
+func BenchmarkHealthzWithStalledConnections(b *testing.B) {
+	e := newServingEnv(b, bphttp.Timeouts{Body: time.Hour})
+	addr := strings.TrimPrefix(e.URL, "http://")
+	client := &http.Client{Timeout: 10 * time.Second}
+	healthz := func() time.Duration {
+		t0 := time.Now()
+		resp, err := client.Get(e.URL + api.PathHealth)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return time.Since(t0)
+	}
+	var idle, stalled time.Duration
+	for b.Loop() {
+		idle += healthz()
+	}
+	var conns []net.Conn
+	for range 1500 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fmt.Fprintf(c, "POST /api/session HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{", addr)
+		conns = append(conns, c)
+	}
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range b.N {
+		stalled += healthz()
+	}
+	b.ReportMetric(float64(idle)/float64(b.N)/1e3, "idle-µs/healthz")
+	b.ReportMetric(float64(stalled)/float64(b.N)/1e3, "stalled-µs/healthz")
+	b.ReportMetric(float64(stalled)/float64(idle), "stalled/idle")
+}
