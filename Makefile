@@ -10,7 +10,7 @@ SERVER_SOURCES := $(shell find server web -name '*.go' -not -name '*_test.go') $
 # every replica of one build agrees and a new build updates browsers.
 BUILD_ID = $(shell sha256sum web/app.wasm | cut -c1-12)
 
-.PHONY: all build wasm run test vet test-go test-wasm chromium scaleout-deps versitygw postgresql bench clean help
+.PHONY: all build wasm run test vet test-go test-wasm chromium scaleout-deps versitygw postgresql bench fuzz clean help
 
 all: build
 
@@ -19,6 +19,7 @@ help:
 	@echo "make test   vet, race tests, the wasm build and tests, browser tests"
 	@echo "make build  bin/betaport, self-contained"
 	@echo "make bench  benchmarks, as ratios measured side by side"
+	@echo "make fuzz   every fuzz target for FUZZTIME each (default 30s); make test runs their seeds"
 	@echo "make clean  remove build outputs (keeps ./data)"
 
 ## The browser app: app.wasm, its precompressed copies and the matching wasm_exec.js.
@@ -95,6 +96,17 @@ postgresql:
 
 bench: wasm
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Every Fuzz target of every package, one after another, FUZZTIME each.
+# Their seed corpora (f.Add and testdata/fuzz) run in make test as tests.
+FUZZTIME ?= 30s
+fuzz: wasm
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$target ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
 
 clean:
 	rm -rf bin web/app.wasm web/app.wasm.br web/app.wasm.gz web/wasm_exec.js

@@ -571,7 +571,9 @@ func FuzzCheck(f *testing.F) {
 	for _, s := range validSeeds(f) {
 		f.Add(s)
 	}
-	f.Add(makeZip(f, file("../manifest.json", "{"), file(`a\b`, "")))
+	for _, s := range hostileSeeds(f) {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		res, err := Check(bytes.NewReader(data), int64(len(data)), DefaultLimits())
 		if err != nil || res == nil {

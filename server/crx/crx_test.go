@@ -26,7 +26,7 @@ var (
 	keyErr  error
 )
 
-func key(t *testing.T) *rsa.PrivateKey {
+func key(t testing.TB) *rsa.PrivateKey {
 	t.Helper()
 	keyOnce.Do(func() { testKey, keyErr = GenerateKey() })
 	if keyErr != nil {
@@ -35,7 +35,7 @@ func key(t *testing.T) *rsa.PrivateKey {
 	return testKey
 }
 
-func makeZip(t *testing.T, files map[string]string) []byte {
+func makeZip(t testing.TB, files map[string]string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
@@ -60,7 +60,7 @@ func makeZip(t *testing.T, files map[string]string) []byte {
 	return buf.Bytes()
 }
 
-func readZipFile(t *testing.T, zr *zip.Reader, name string) []byte {
+func readZipFile(t testing.TB, zr *zip.Reader, name string) []byte {
 	t.Helper()
 	f, err := zr.Open(name)
 	if err != nil {
@@ -77,7 +77,7 @@ func readZipFile(t *testing.T, zr *zip.Reader, name string) []byte {
 const updateURL = "https://beta.example.com/crx/update?t=tok&x=<1>"
 
 // buildCRX runs the full pipeline: PrepareManifest, RewriteManifest, Write.
-func buildCRX(t *testing.T, k *rsa.PrivateKey, version, versionName string) []byte {
+func buildCRX(t testing.TB, k *rsa.PrivateKey, version, versionName string) []byte {
 	t.Helper()
 	orig := makeZip(t, map[string]string{
 		"manifest.json":    `{"manifest_version":3,"name":"Demo","version":"1.0.0","background":{"service_worker":"background.js"},"permissions":["storage"]}`,

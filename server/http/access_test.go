@@ -21,7 +21,7 @@ import (
 
 // cookie returns a header carrying a new session for a user or a tester,
 // made in the store as a sign-in would.
-func (e *env) cookie(t *testing.T, ss betaport.Session) http.Header {
+func (e *env) cookie(t testing.TB, ss betaport.Session) http.Header {
 	t.Helper()
 	token := auth.NewToken()
 	ss.TokenHash = auth.HashToken(token)
@@ -39,7 +39,7 @@ func uniqueEmail(prefix string) string {
 }
 
 // adminOf creates an admin of team and returns a signed-in header.
-func (e *env) adminOf(t *testing.T, team *betaport.Team) http.Header {
+func (e *env) adminOf(t testing.TB, team *betaport.Team) http.Header {
 	t.Helper()
 	u := &betaport.User{TeamID: team.ID, Email: uniqueEmail("admin")}
 	if err := e.DB.CreateUser(context.Background(), u, auth.HashPassword("a long password")); err != nil {

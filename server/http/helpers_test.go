@@ -112,7 +112,7 @@ func (e *env) publish(t *testing.T, ext *betaport.Extension, version string) *be
 }
 
 // key gives ext a submit key and returns it as a pipeline sends it.
-func (e *env) key(t *testing.T, ext *betaport.Extension) *api.ServiceKey {
+func (e *env) key(t testing.TB, ext *betaport.Extension) *api.ServiceKey {
 	t.Helper()
 	k := &api.ServiceKey{ExtensionID: strconv.FormatInt(ext.ID, 10), APIKey: "key-" + strconv.FormatInt(ext.ID, 10) + "-" + t.Name()}
 	if err := e.DB.SetExtensionKey(context.Background(), ext.ID, bphttp.HashKey(k.APIKey)); err != nil {
