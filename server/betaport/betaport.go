@@ -189,6 +189,10 @@ type Store interface {
 	// SweepableUploads lists dead uploads whose bytes are still stored.
 	SweepableUploads(ctx context.Context, limit int) ([]*Upload, error)
 	MarkUploadSwept(ctx context.Context, id int64) error
+	// LiveBlobs lists what the records point to: every bundle's zip and
+	// CRX key, and the uploads still waiting for their zip or sign. The
+	// sweeper deletes any other blob once it is old enough.
+	LiveBlobs(ctx context.Context) (*LiveBlobs, error)
 
 	// CreateTesters inserts testers in one transaction (invites, seeding).
 	CreateTesters(ctx context.Context, ts []*Tester) error
@@ -231,4 +235,10 @@ func BundleKey(extensionID int64, sha256hex string) string {
 // CRXKey is where a bundle's CRX package is kept, addressed by its content.
 func CRXKey(extensionID int64, sha256hex string) string {
 	return fmt.Sprintf("bundles/%d/%s.crx", extensionID, sha256hex)
+}
+
+// LiveBlobs is what the sweeper keeps.
+type LiveBlobs struct {
+	Keys           map[string]bool // bundle zips and CRXs
+	PendingUploads map[int64]bool  // uploads requested or received
 }

@@ -132,20 +132,21 @@ func (m *Main) Run(ctx context.Context) error {
 	return nil
 }
 
-// sweep removes dead uploads' bytes every minute until Close.
+// sweep removes dead uploads' bytes and what crashes left, at start-up and
+// then every minute until Close.
 func (m *Main) sweep(ctx context.Context) {
 	t := time.NewTicker(time.Minute)
 	defer t.Stop()
 	for {
+		if n, err := m.Server.Sweep(ctx); err != nil && ctx.Err() == nil {
+			m.Logger.Warn("sweeping storage", "err", err)
+		} else if n > 0 {
+			m.Logger.Info("swept storage", "removed", n)
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if n, err := m.Server.Sweep(ctx); err != nil {
-				m.Logger.Warn("sweeping uploads", "err", err)
-			} else if n > 0 {
-				m.Logger.Info("swept dead uploads", "count", n)
-			}
 		}
 	}
 }

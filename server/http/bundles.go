@@ -3,10 +3,14 @@ package http
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"gocloud.dev/gcerrors"
@@ -128,10 +132,21 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, b *betaport.B
 	http.ServeContent(w, r, "", time.Time{}, rd)
 }
 
-// Sweep marks uploads whose URL expired before their zip came, and removes
-// the bytes of dead uploads (expired, rejected, superseded). It returns how
-// many uploads it swept.
+// Sweep marks uploads whose URL expired before their zip came, removes
+// the bytes of uploads that are over (expired, rejected, superseded, or
+// published: the bundle has its own copy), then whatever no record points
+// to (see sweepOrphans). It returns how many blobs and work folders it
+// removed.
 func (s *Server) Sweep(ctx context.Context) (int, error) {
+	n, err := s.sweepUploads(ctx)
+	if err != nil {
+		return n, err
+	}
+	orphans, err := s.sweepOrphans(ctx)
+	return n + orphans, err
+}
+
+func (s *Server) sweepUploads(ctx context.Context) (int, error) {
 	if err := s.Store.ExpireUploads(ctx, s.now()); err != nil {
 		return 0, err
 	}
@@ -139,16 +154,19 @@ func (s *Server) Sweep(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	for i, u := range dead {
-		err := s.Blobs.Delete(ctx, uploadBlobKey(u.ID))
-		if err != nil && gcerrors.Code(err) != gcerrors.NotFound {
-			return i, err
+	removed := 0
+	for _, u := range dead {
+		switch err := s.Blobs.Delete(ctx, uploadBlobKey(u.ID)); {
+		case err == nil:
+			removed++
+		case gcerrors.Code(err) != gcerrors.NotFound:
+			return removed, err
 		}
 		if err := s.Store.MarkUploadSwept(ctx, u.ID); err != nil {
-			return i, err
+			return removed, err
 		}
 	}
-	return len(dead), nil
+	return removed, nil
 }
 
 // handleListBuilds answers the signed-in person's builds across the
@@ -194,4 +212,76 @@ func (s *Server) handleListBuilds(w http.ResponseWriter, r *http.Request, who *s
 		page.Data = append(page.Data, b.Bundle)
 	}
 	writeJSONPage(w, r, page)
+}
+
+// DefaultOrphanGrace is how old an unreferenced blob or work folder must be
+// before the sweeper removes it. A sign writes its bundle's bytes before the
+// record that points to them, and a replica may be in the middle of one:
+// anything younger may still be about to be recorded.
+const DefaultOrphanGrace = time.Hour
+
+// sweepOrphans removes what crashes leave behind: blobs no record points to
+// (bundle bytes of signs that never committed, a file store's *.tmp files of
+// interrupted writes, upload snapshots), and this machine's CRX work folders
+// (betaport-crx-*), once they are older than the grace.
+func (s *Server) sweepOrphans(ctx context.Context) (int, error) {
+	grace := s.OrphanGrace
+	if grace <= 0 {
+		grace = DefaultOrphanGrace
+	}
+	cutoff := time.Now().Add(-grace)
+	// Listing first and reading the records second means a blob recorded
+	// between the two is kept; one written after the listing is not seen.
+	var old []string
+	it := s.Blobs.List(nil)
+	for {
+		obj, err := it.Next(ctx)
+		if err == io.EOF {
+			break
+		} else if err != nil {
+			return 0, err
+		}
+		if !obj.IsDir && obj.ModTime.Before(cutoff) {
+			old = append(old, obj.Key)
+		}
+	}
+	live, err := s.Store.LiveBlobs(ctx)
+	if err != nil {
+		return 0, err
+	}
+	removed := 0
+	for _, key := range old {
+		if live.Keys[key] {
+			continue
+		}
+		if id, ok := pendingUploadID(key); ok && live.PendingUploads[id] {
+			continue
+		}
+		if err := s.Blobs.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+			return removed, err
+		}
+		s.Logger.InfoContext(ctx, "swept an orphaned blob", "key", key)
+		removed++
+	}
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), crxWorkPrefix+"*"))
+	for _, dir := range dirs {
+		if fi, err := os.Stat(dir); err == nil && fi.ModTime().Before(cutoff) {
+			if os.RemoveAll(dir) == nil {
+				removed++
+			}
+		}
+	}
+	return removed, nil
+}
+
+// pendingUploadID is the upload a key of uploads/ belongs to: its zip
+// (uploads/7.zip) or a sign's snapshot of it (uploads/7.<attempt>.checked.zip).
+func pendingUploadID(key string) (int64, bool) {
+	rest, ok := strings.CutPrefix(key, "uploads/")
+	if !ok {
+		return 0, false
+	}
+	digits, _, _ := strings.Cut(rest, ".")
+	id, err := strconv.ParseInt(digits, 10, 64)
+	return id, err == nil
 }

@@ -40,6 +40,9 @@ type Server struct {
 	UploadOrigin string
 	// Submit tunes the submit flow (URL expiry, size and rate limits).
 	Submit SubmitConfig
+	// OrphanGrace is the age at which the sweeper removes blobs no record
+	// points to; 0 means DefaultOrphanGrace.
+	OrphanGrace time.Duration
 	// Timeouts bound slow clients; the zero value means the defaults.
 	Timeouts Timeouts
 	// Now is the clock upload URLs expire by; nil means time.Now. Tests

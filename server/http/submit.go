@@ -452,6 +452,9 @@ func (s *Server) handleSubmitSign(w http.ResponseWriter, r *http.Request, _ *sub
 	}
 	if s.uploadsDirect() {
 		s.afterDirectPublish(ctx, u, b, published, fresh, err)
+	} else if err == nil && fresh {
+		// The bundle has its own copy now: keep the bytes once.
+		s.deleteQuietly(ctx, src)
 	}
 	if err != nil {
 		s.Error(w, r, err)

@@ -560,18 +560,20 @@ func TestSweeperRemovesDeadUploads(t *testing.T) {
 	expired := p.requestURL(t)
 	clock = clock.Add(time.Hour)
 
-	if got := len(e.storedUploads(t)); got != 3 {
-		t.Fatalf("before the sweep %d upload zips are stored, want 3 (rejected, superseded, published)", got)
+	// A published upload's zip is removed at publish: the bundle has its
+	// own copy.
+	if got := len(e.storedUploads(t)); got != 2 {
+		t.Fatalf("before the sweep %d upload zips are stored, want 2 (rejected, superseded)", got)
 	}
 	n, err := e.App.Sweep(context.Background())
-	if err != nil || n != 3 {
-		t.Fatalf("Sweep = %d, %v; want 3 (rejected, superseded, expired)", n, err)
+	if err != nil || n != 2 {
+		t.Fatalf("Sweep = %d, %v; want 2 zips removed (rejected, superseded; the expired upload has none)", n, err)
 	}
 	if up, _ := e.DB.FindUpload(context.Background(), expired.UploadID); up.State != betaport.UploadExpired {
 		t.Fatalf("the expired upload is %s", up.State)
 	}
-	if got := e.storedUploads(t); len(got) != 1 {
-		t.Fatalf("after the sweep %v remain, want only the published upload's", got)
+	if got := e.storedUploads(t); len(got) != 0 {
+		t.Fatalf("after the sweep %v remain, want none", got)
 	}
 	if p.served(t).number != 1 {
 		t.Fatal("the sweep touched the published bundle")

@@ -241,6 +241,10 @@ func (s *Server) prepareCRX(ctx context.Context, ext *betaport.Extension, b *bet
 	return err
 }
 
+// crxWorkPrefix names the local folders CRXs are packed in; the sweeper
+// removes old ones a crash left.
+const crxWorkPrefix = "betaport-crx-"
+
 // buildCRX packs the zip stored at zipKey as a CRX3 of ext: its manifest
 // gets the extension's public key, its update URL and version (and
 // versionName, unless the manifest names its version itself), and the
@@ -252,7 +256,7 @@ func (s *Server) buildCRX(ctx context.Context, ext *betaport.Extension, sg *beta
 	if err != nil {
 		return betaport.CRX{}, fmt.Errorf("extension %d's signing key: %w", ext.ID, err)
 	}
-	dir, err := os.MkdirTemp("", "betaport-crx-")
+	dir, err := os.MkdirTemp("", crxWorkPrefix)
 	if err != nil {
 		return betaport.CRX{}, err
 	}

@@ -5,11 +5,14 @@ import (
 	"bytes"
 	"compress/flate"
 	"context"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"io/fs"
 	"slices"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/betaport/betaport/app/api"
 )
@@ -151,4 +154,91 @@ func TestManifestWithCommentsPacks(t *testing.T) {
 
 func newDeflater(w io.Writer) (*flate.Writer, error) {
 	return flate.NewWriter(w, flate.BestCompression)
+}
+
+// TestSweepRemovesOrphans: on either storage, the sweeper removes blobs no
+// record points to once they are older than the grace (bundle bytes of a
+// sign that never committed, a file store's interrupted *.tmp write, an
+// upload without a record), keeps young ones (a sign may be about to
+// record them), and keeps every bundle, CRX and pending upload.
+func TestSweepRemovesOrphans(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	p := newPipeline(t, e, api.PlanProfessional)
+	p.submitAny(t, validZip(t, "1.0"))
+	pending := p.askURL(t)
+	p.put(t, pending.URL, api.ZipContentType, validZip(t, "1.1"))
+
+	orphans := []string{
+		fmt.Sprintf("bundles/%d/upload-999.zip", p.ext.ID),
+		fmt.Sprintf("bundles/%d/upload-998.zip.18ab3f.tmp", p.ext.ID),
+		"uploads/999.zip",
+		"uploads/999.1234abcd.checked.zip",
+	}
+	for _, k := range orphans {
+		if err := e.Blobs.WriteAll(ctx, k, []byte("left by a crash"), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys := func() []string {
+		var out []string
+		it := e.Blobs.List(nil)
+		for {
+			obj, err := it.Next(ctx)
+			if err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, obj.Key)
+		}
+		slices.Sort(out)
+		return out
+	}
+	all := keys()
+
+	// Within the grace nothing unreferenced goes.
+	if _, err := e.App.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(); !slices.Equal(got, all) {
+		t.Fatalf("a sweep within the grace removed %q", slicesDiff(all, got))
+	}
+
+	e.App.OrphanGrace = time.Nanosecond
+	time.Sleep(10 * time.Millisecond) // let the blobs' times fall behind the grace
+	if _, err := e.App.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := keys()
+	if removed := slicesDiff(all, got); !slices.Equal(removed, sorted(orphans)) {
+		t.Fatalf("the sweep removed %q, want exactly the orphans %q", removed, sorted(orphans))
+	}
+	if !slices.Contains(got, "uploads/"+strconv.FormatInt(pending.UploadID, 10)+".zip") {
+		t.Errorf("the sweep removed a pending upload's zip")
+	}
+	if p.served(t).number != 1 {
+		t.Fatal("the sweep touched the served bundle")
+	}
+	resp, body := p.sign(t)
+	if resp.StatusCode != 200 {
+		t.Fatalf("sign of the pending upload after the sweep = %d %s", resp.StatusCode, body)
+	}
+}
+
+// slicesDiff lists what is in a but not in b.
+func slicesDiff(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
 }

@@ -194,7 +194,7 @@ func (s *DB) ExpireUploads(ctx context.Context, now time.Time) error {
 func (s *DB) SweepableUploads(ctx context.Context, limit int) ([]*betaport.Upload, error) {
 	rows, err := s.db.QueryContext(ctx,
 		`SELECT `+uploadColumns+` FROM uploads
-		 WHERE swept = 0 AND state IN ('expired', 'rejected', 'superseded') ORDER BY id LIMIT ?`, limit)
+		 WHERE swept = 0 AND state IN ('expired', 'rejected', 'superseded', 'published') ORDER BY id LIMIT ?`, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -214,4 +214,40 @@ func (s *DB) SweepableUploads(ctx context.Context, limit int) ([]*betaport.Uploa
 func (s *DB) MarkUploadSwept(ctx context.Context, id int64) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE uploads SET swept = 1 WHERE id = ?`, id)
 	return err
+}
+
+// LiveBlobs lists the blob keys records point to.
+func (s *DB) LiveBlobs(ctx context.Context) (*betaport.LiveBlobs, error) {
+	live := &betaport.LiveBlobs{Keys: map[string]bool{}, PendingUploads: map[int64]bool{}}
+	rows, err := s.db.QueryContext(ctx, `SELECT blob_key, crx_key FROM bundles`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var zip, crx string
+		if err := rows.Scan(&zip, &crx); err != nil {
+			return nil, err
+		}
+		live.Keys[zip] = true
+		if crx != "" {
+			live.Keys[crx] = true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	ids, err := s.db.QueryContext(ctx, `SELECT id FROM uploads WHERE state IN ('requested', 'received')`)
+	if err != nil {
+		return nil, err
+	}
+	defer ids.Close()
+	for ids.Next() {
+		var id int64
+		if err := ids.Scan(&id); err != nil {
+			return nil, err
+		}
+		live.PendingUploads[id] = true
+	}
+	return live, ids.Err()
 }
