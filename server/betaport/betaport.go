@@ -164,6 +164,13 @@ type Store interface {
 	FindSigning(ctx context.Context, extensionID int64) (*Signing, error)
 	// RotateUpdateToken replaces an extension's update token.
 	RotateUpdateToken(ctx context.Context, extensionID int64, token string) error
+	// SigningKeys lists every extension's stored (sealed) private key,
+	// by extension ID.
+	SigningKeys(ctx context.Context) (map[int64][]byte, error)
+	// ReplaceSigningKey stores next as an extension's private key if the
+	// stored one is still prev (ECONFLICT otherwise): a rewrap never
+	// overwrites a key that changed meanwhile.
+	ReplaceSigningKey(ctx context.Context, extensionID int64, prev, next []byte) error
 
 	// SetExtensionKey replaces an extension's submit key (rotation).
 	SetExtensionKey(ctx context.Context, extensionID int64, keyHash string) error

@@ -33,6 +33,7 @@ func init() {
 		"key create":       keyCreate,
 		"submit":           submit,
 		"seed":             seed,
+		"signing-key":      signingKey,
 	}
 }
 

@@ -21,6 +21,9 @@ type Config struct {
 	Blob    string // zip storage URL; default: file:// folder in Data
 	BaseURL string // public URL; default: derived from Addr
 	Secret  string // server secret; default: generated once into Data
+	// SigningKeyring seals extensions' CRX signing keys (keyring text);
+	// default: the data dir's signing-keyring file, made on first start.
+	SigningKeyring string
 }
 
 // DefaultConfig returns the embedded defaults: one machine, SQLite and local
@@ -34,6 +37,7 @@ func (c *Config) storageFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Data, "data", env("BETAPORT_DATA", c.Data), "data `directory` (env BETAPORT_DATA)")
 	fs.StringVar(&c.DB, "db", env("BETAPORT_DB", c.DB), "metadata store `URL`: sqlite:///path/file.db or postgres://user:password@host:5432/db (env BETAPORT_DB; default: SQLite in the data dir)")
 	fs.StringVar(&c.Blob, "blob", env("BETAPORT_BLOB", c.Blob), "zip storage `URL`: file:///path or s3://bucket?endpoint=URL&region=R (env BETAPORT_BLOB; default: a folder in the data dir; S3 credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)")
+	fs.StringVar(&c.SigningKeyring, "signing-keyring", env("BETAPORT_SIGNING_KEYRING", c.SigningKeyring), "`keyring` that seals extensions' signing keys: id:base64 entries, newest last, comma-separated (env BETAPORT_SIGNING_KEYRING; default: the data dir's signing-keyring file; required with a postgres:// store)")
 	fs.StringVar(&c.Secret, "secret", env("BETAPORT_SECRET", c.Secret), "server `secret` for signing, the same on every replica (env BETAPORT_SECRET; default: generated once into the data dir; required with a postgres:// store)")
 }
 

@@ -109,6 +109,17 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.Store, m.Blobs = st.Store, st.Blobs
+	keys, err := m.Config.signingKeyring(ctx, m.Store)
+	if err != nil {
+		st.Close()
+		return err
+	}
+	if n, err := prepareSigningKeys(ctx, m.Store, keys); err != nil {
+		st.Close()
+		return err
+	} else if n > 0 {
+		m.Logger.Info("sealed signing keys stored in plain text", "count", n)
+	}
 	m.ln, err = net.Listen("tcp", m.Config.Addr)
 	if err != nil {
 		st.Close()
@@ -120,6 +131,8 @@ func (m *Main) Run(ctx context.Context) error {
 		Logger:  m.Logger,
 		BaseURL: m.Config.baseURL(m.ln.Addr()),
 		Secret:  secret,
+		// Extensions' CRX signing keys are sealed with it at rest.
+		SigningKeys: keys,
 		// The upload panel PUTs straight to S3: the page may connect there.
 		UploadOrigin: blobstore.UploadOrigin(m.Config.Blob),
 	}
@@ -249,9 +262,14 @@ Usage:
   betaport key create --extension ID --out key.json
   betaport submit --base-url URL --key key.json FILE.zip
   betaport seed
+  betaport signing-key generate | rewrap
 
 Commands that touch storage take --data, --db and --blob (env BETAPORT_DATA,
 BETAPORT_DB, BETAPORT_BLOB). Several replicas share --db postgres://… and
---blob s3://…, and one --secret (see README, "Scaling out"). Run
+--blob s3://…, one --secret and one --signing-keyring (see README,
+"Scaling out"). Extensions' CRX signing keys are sealed at rest with the
+signing keyring (the data dir's signing-keyring file by default): back it
+up apart from the database; signing-key rewrap moves every key to its
+newest entry. API keys for pipelines are "betaport key", not these. Run
 "betaport COMMAND -h" for a command's flags.
 `

@@ -419,7 +419,7 @@ func TestPrerenderedListPage(t *testing.T) {
 // else.
 func TestCSPAllowsTheUploadOrigin(t *testing.T) {
 	e := newEnv(t)
-	s := &bphttp.Server{Store: e.DB, Blobs: e.Blobs, Logger: testLogger(t), Secret: []byte(auth.NewToken()),
+	s := &bphttp.Server{Store: e.DB, Blobs: e.Blobs, Logger: testLogger(t), Secret: []byte(auth.NewToken()), SigningKeys: testKeyring,
 		UploadOrigin: "http://127.0.0.1:9000"}
 	rec := httptest.NewRecorder()
 	s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/login", nil))

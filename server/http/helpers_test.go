@@ -20,6 +20,7 @@ import (
 	"github.com/betaport/betaport/server/betaport"
 	"github.com/betaport/betaport/server/demo"
 	bphttp "github.com/betaport/betaport/server/http"
+	"github.com/betaport/betaport/server/keyring"
 	"github.com/betaport/betaport/server/testenv"
 )
 
@@ -55,6 +56,15 @@ var fileOnlyTests = []string{
 var storageFreeTests = []string{"TestWasmIsPrecompressed", "TestWasmExecIsGOROOTs", "TestServiceWorkerLeavesOtherRequestsAlone"}
 
 func TestMain(m *testing.M) { testenv.Main(m) }
+
+// testKeyring seals the signing keys of every test server.
+var testKeyring = func() *keyring.Keyring {
+	k, err := keyring.Parse(keyring.Generate())
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
 
 // TestOnPostgresAndS3 runs this package's tests again on PostgreSQL and S3
 // (a throwaway cluster and versitygw, shared with the child), in a child

@@ -18,6 +18,7 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/server/betaport"
 	"github.com/betaport/betaport/server/blobstore"
+	"github.com/betaport/betaport/server/keyring"
 )
 
 // Version is the build id, set by the linker (-X). When empty the server
@@ -40,6 +41,9 @@ type Server struct {
 	UploadOrigin string
 	// Submit tunes the submit flow (URL expiry, size and rate limits).
 	Submit SubmitConfig
+	// SigningKeys seals and opens extensions' CRX signing keys at rest.
+	// Without it no CRX can be built.
+	SigningKeys *keyring.Keyring
 	// OrphanGrace is the age at which the sweeper removes blobs no record
 	// points to; 0 means DefaultOrphanGrace.
 	OrphanGrace time.Duration

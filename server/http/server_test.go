@@ -72,7 +72,7 @@ func newEnv(t testing.TB) *env {
 	}
 	t.Cleanup(func() { blobs.Close() })
 	s := &bphttp.Server{Store: db, Blobs: blobs, Logger: testLogger(t),
-		Secret: []byte(auth.NewToken())} // each server its own secret
+		Secret: []byte(auth.NewToken()), SigningKeys: testKeyring} // each server its own secret
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
 	s.BaseURL = ts.URL

@@ -23,7 +23,7 @@ import (
 func newServingEnv(t testing.TB, timeouts bphttp.Timeouts) *env {
 	t.Helper()
 	e := newEnv(t)
-	s := &bphttp.Server{Store: e.DB, Blobs: e.Blobs, Logger: testLogger(t), Secret: []byte(auth.NewToken()), Timeouts: timeouts}
+	s := &bphttp.Server{Store: e.DB, Blobs: e.Blobs, Logger: testLogger(t), Secret: []byte(auth.NewToken()), SigningKeys: testKeyring, Timeouts: timeouts}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,8 @@ import (
 	"math"
 	"mime"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -429,7 +431,18 @@ func (s *Server) handleSubmitSign(w http.ResponseWriter, r *http.Request, _ *sub
 		s.writeRejected(w, p)
 		return
 	}
-	b, problems, err := s.build(ctx, ext, u, src, dst)
+	// The zip is read from storage once, into a work folder: validating
+	// it inflates every entry, and its CRX is packed from the same copy.
+	work, err := os.MkdirTemp("", crxWorkPrefix)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	defer os.RemoveAll(work)
+	b, local, problems, err := s.build(ctx, ext, u, src, dst, work)
+	if local != nil {
+		defer local.Close()
+	}
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -442,7 +455,7 @@ func (s *Server) handleSubmitSign(w http.ResponseWriter, r *http.Request, _ *sub
 		s.writeRejected(w, problems)
 		return
 	}
-	if err := s.prepareCRX(ctx, ext, b); err != nil {
+	if err := s.prepareCRX(ctx, ext, b, local); err != nil {
 		s.Error(w, r, fmt.Errorf("packing upload %d as a CRX: %w", u.ID, err))
 		return
 	}
@@ -482,24 +495,53 @@ func (s *Server) writeRejected(w http.ResponseWriter, problems []api.ZipProblem)
 	writeProblem(w, p)
 }
 
-// build validates an upload's zip from its central directory and manifest,
-// then stores the bundle immutably (normalised when the manifest sat in one
-// top folder). It returns the bundle to publish, or the problems found.
+// build validates an upload's zip, every entry inflated, then stores the
+// bundle immutably (normalised when the manifest sat in one top folder). It
+// returns the bundle to publish with a local copy of its zip (in work), or
+// the problems found.
 //
 // src is where the upload's zip is read from and dst where the bundle's is
 // written.
-func (s *Server) build(ctx context.Context, ext *betaport.Extension, u *betaport.Upload, src, dst string) (*betaport.Bundle, []api.ZipProblem, error) {
-	ra := &blobReaderAt{ctx: ctx, bucket: s.Blobs, key: src}
-	res, err := builder.Check(ra, u.Size, s.Submit.withDefaults().Limits)
+func (s *Server) build(ctx context.Context, ext *betaport.Extension, u *betaport.Upload, src, dst, work string) (*betaport.Bundle, *os.File, []api.ZipProblem, error) {
+	limits := s.Submit.withDefaults().Limits
+	maxZip := limits.MaxZipSize
+	if maxZip <= 0 {
+		maxZip = builder.DefaultLimits().MaxZipSize
+	}
+	var ra io.ReaderAt = &blobReaderAt{ctx: ctx, bucket: s.Blobs, key: src}
+	var local *os.File
+	closeLocal := func() {
+		if local != nil {
+			local.Close()
+		}
+	}
+	fail := func(err error) (*betaport.Bundle, *os.File, []api.ZipProblem, error) {
+		closeLocal()
+		return nil, nil, nil, err
+	}
+	if u.Size <= maxZip {
+		// One read of the whole zip, to a local copy. (An oversized zip is
+		// refused from its size, without being read.)
+		f, err := os.Create(filepath.Join(work, "upload.zip"))
+		if err != nil {
+			return fail(err)
+		}
+		ra, local = f, f
+		if err := s.Blobs.Download(ctx, src, f, nil); err != nil {
+			return fail(err)
+		}
+	}
+	res, err := builder.Check(ra, u.Size, limits)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading upload %d: %w", u.ID, err)
+		return fail(fmt.Errorf("reading upload %d: %w", u.ID, err))
 	}
 	if !res.OK() {
 		problems := make([]api.ZipProblem, len(res.Problems))
 		for i, p := range res.Problems {
 			problems[i] = api.ZipProblem{Code: p.Code, Path: p.Path, Message: p.Message}
 		}
-		return nil, problems, nil
+		closeLocal()
+		return nil, nil, problems, nil
 	}
 	b := &betaport.Bundle{Bundle: api.Bundle{
 		ExtensionID:     ext.ID,
@@ -514,30 +556,38 @@ func (s *Server) build(ctx context.Context, ext *betaport.Extension, u *betaport
 	b.BlobKey = dst
 	if res.Prefix == "" {
 		if err := s.Blobs.Copy(ctx, b.BlobKey, src, nil); err != nil {
-			return nil, nil, err
+			return fail(err)
 		}
-		return b, nil, nil
+		return b, local, nil, nil
 	}
 	// Normalise: the manifest moves to the root, and the served bytes (so
-	// their size and hash) are the normalised zip's.
+	// their size and hash, and the CRX) are the normalised zip's.
+	normalised, err := os.Create(filepath.Join(work, "bundle.zip"))
+	if err != nil {
+		return fail(err)
+	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	bw, err := s.Blobs.NewWriter(wctx, b.BlobKey, &blob.WriterOptions{ContentType: api.ZipContentType})
 	if err != nil {
-		return nil, nil, err
+		normalised.Close()
+		return fail(err)
 	}
 	h := sha256.New()
-	cw := &countingWriter{w: io.MultiWriter(bw, h)}
+	cw := &countingWriter{w: io.MultiWriter(bw, h, normalised)}
 	if err := builder.Normalize(cw, ra, u.Size, res.Prefix); err != nil {
 		cancel()
 		bw.Close()
-		return nil, nil, err
+		normalised.Close()
+		return fail(err)
 	}
 	if err := bw.Close(); err != nil {
-		return nil, nil, err
+		normalised.Close()
+		return fail(err)
 	}
+	closeLocal() // the upload's copy: the CRX is packed from the normalised one
 	b.Size, b.SHA256 = cw.n, hex.EncodeToString(h.Sum(nil))
-	return b, nil, nil
+	return b, normalised, nil, nil
 }
 
 type countingWriter struct {

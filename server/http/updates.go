@@ -22,6 +22,7 @@ import (
 	"github.com/betaport/betaport/server/betaport"
 	"github.com/betaport/betaport/server/builder"
 	"github.com/betaport/betaport/server/crx"
+	"github.com/betaport/betaport/server/keyring"
 )
 
 // Self-hosted updates. Every published bundle gets a CRX3 signed with its
@@ -45,6 +46,10 @@ func (s *Server) signing(ctx context.Context, ext *betaport.Extension) (*betapor
 	if err != nil {
 		return nil, err
 	}
+	if s.SigningKeys == nil {
+		return nil, errNoKeyring
+	}
+	pem = s.SigningKeys.Seal(pem, SigningContext(ext.ID))
 	id := crx.ExtensionID(crx.PublicKeyDER(&key.PublicKey))
 	sg, err = s.Store.CreateSigning(ctx, &betaport.Signing{ExtensionID: ext.ID, PrivateKey: pem, UpdateToken: auth.NewToken()}, id)
 	if err != nil {
@@ -57,6 +62,25 @@ func (s *Server) signing(ctx context.Context, ext *betaport.Extension) (*betapor
 	}
 	ext.ChromeID = kept.ChromeID
 	return sg, nil
+}
+
+var errNoKeyring = errors.New("no signing keyring is configured, so signing keys can be neither sealed nor opened")
+
+// SigningContext binds a sealed signing key to its extension's row.
+func SigningContext(extensionID int64) string {
+	return "extension_signing " + strconv.FormatInt(extensionID, 10)
+}
+
+// openSigningKey returns the PEM of a stored signing key. Keys stored
+// before sealing existed are plaintext PEM until serve seals them at start.
+func (s *Server) openSigningKey(extensionID int64, stored []byte) ([]byte, error) {
+	if !keyring.IsSealed(stored) {
+		return stored, nil
+	}
+	if s.SigningKeys == nil {
+		return nil, errNoKeyring
+	}
+	return s.SigningKeys.Open(stored, SigningContext(extensionID))
 }
 
 // updateURL is the manifest's update_url for an extension and token.
@@ -203,7 +227,7 @@ func (s *Server) serveCRX(w http.ResponseWriter, r *http.Request, ext *betaport.
 	}
 	c := b.CRX
 	if c.BlobKey == "" || c.TokenHash != auth.HashToken(sg.UpdateToken) {
-		if c, err = s.buildCRX(ctx, ext, sg, b.BlobKey, b.Version, b.VersionName); err != nil {
+		if c, err = s.buildCRX(ctx, ext, sg, b.BlobKey, nil, b.Version, b.VersionName); err != nil {
 			s.Error(w, r, fmt.Errorf("building the CRX of bundle %d of extension %d: %w", b.Number, ext.ID, err))
 			return
 		}
@@ -222,7 +246,7 @@ func (s *Server) serveCRX(w http.ResponseWriter, r *http.Request, ext *betaport.
 // upload, and builds its CRX, before b is published: b is numbered as the
 // extension's next bundle, and publishing fails with a conflict if another
 // bundle takes that number meanwhile.
-func (s *Server) prepareCRX(ctx context.Context, ext *betaport.Extension, b *betaport.Bundle) error {
+func (s *Server) prepareCRX(ctx context.Context, ext *betaport.Extension, b *betaport.Bundle, local *os.File) error {
 	sg, err := s.signing(ctx, ext)
 	if err != nil {
 		return err
@@ -237,7 +261,7 @@ func (s *Server) prepareCRX(ctx context.Context, ext *betaport.Extension, b *bet
 	}
 	b.Number = last + 1
 	b.Version, b.VersionName = crx.ServedVersion(b.Version, earlier, b.Number)
-	b.CRX, err = s.buildCRX(ctx, ext, sg, b.BlobKey, b.Version, b.VersionName)
+	b.CRX, err = s.buildCRX(ctx, ext, sg, b.BlobKey, local, b.Version, b.VersionName)
 	return err
 }
 
@@ -250,9 +274,15 @@ const crxWorkPrefix = "betaport-crx-"
 // versionName, unless the manifest names its version itself), and the
 // package is signed with the extension's key. Work files are local, so the
 // zip is read from storage once and memory stays flat whatever its size;
-// the CRX is stored under its own hash.
-func (s *Server) buildCRX(ctx context.Context, ext *betaport.Extension, sg *betaport.Signing, zipKey, version, versionName string) (betaport.CRX, error) {
-	key, err := crx.ParsePrivateKey(sg.PrivateKey)
+// the CRX is stored under its own hash. local, when not nil, is the zip's
+// bytes already on this machine (sign has them), so storage is not read
+// again.
+func (s *Server) buildCRX(ctx context.Context, ext *betaport.Extension, sg *betaport.Signing, zipKey string, local *os.File, version, versionName string) (betaport.CRX, error) {
+	pem, err := s.openSigningKey(ext.ID, sg.PrivateKey)
+	if err != nil {
+		return betaport.CRX{}, fmt.Errorf("extension %d's signing key: %w", ext.ID, err)
+	}
+	key, err := crx.ParsePrivateKey(pem)
 	if err != nil {
 		return betaport.CRX{}, fmt.Errorf("extension %d's signing key: %w", ext.ID, err)
 	}
@@ -262,15 +292,17 @@ func (s *Server) buildCRX(ctx context.Context, ext *betaport.Extension, sg *beta
 	}
 	defer os.RemoveAll(dir)
 
-	bundle, err := os.Create(dir + "/bundle.zip")
-	if err != nil {
-		return betaport.CRX{}, err
+	bundle := local
+	if bundle == nil {
+		if bundle, err = os.Create(dir + "/bundle.zip"); err != nil {
+			return betaport.CRX{}, err
+		}
+		defer bundle.Close()
+		if err := s.Blobs.Download(ctx, zipKey, bundle, nil); err != nil {
+			return betaport.CRX{}, err
+		}
 	}
-	defer bundle.Close()
-	if err := s.Blobs.Download(ctx, zipKey, bundle, nil); err != nil {
-		return betaport.CRX{}, err
-	}
-	size, err := bundle.Seek(0, io.SeekCurrent)
+	size, err := bundle.Seek(0, io.SeekEnd)
 	if err != nil {
 		return betaport.CRX{}, err
 	}

@@ -12,6 +12,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +21,8 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/server/betaport"
 	"github.com/betaport/betaport/server/crx"
+	bphttp "github.com/betaport/betaport/server/http"
+	"github.com/betaport/betaport/server/keyring"
 	"github.com/betaport/betaport/server/storetest"
 )
 
@@ -403,9 +407,26 @@ func TestSigningKeyNeverShown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The row holds the key sealed, never its PEM.
+	if !keyring.IsSealed(sg.PrivateKey) || bytes.Contains(sg.PrivateKey, []byte("PRIVATE KEY")) {
+		t.Fatalf("the signing key is stored unsealed: %.40q…", sg.PrivateKey)
+	}
+	pem, err := testKeyring.Open(sg.PrivateKey, bphttp.SigningContext(p.ext.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The PEM's base64 body, in lines as stored, and as one string.
-	secretLines := strings.Split(strings.TrimSpace(string(sg.PrivateKey)), "\n")
+	secretLines := strings.Split(strings.TrimSpace(string(pem)), "\n")
 	secretBody := strings.Join(secretLines[1:len(secretLines)-1], "")
+	// A dump of the database (here, its files) does not carry it either.
+	if e.Backend == backendFiles {
+		files, _ := filepath.Glob(filepath.Join(e.Dir, "betaport.db*"))
+		for _, f := range files {
+			if b, _ := os.ReadFile(f); bytes.Contains(b, []byte(secretBody[:40])) || bytes.Contains(b, []byte("PRIVATE KEY")) {
+				t.Fatalf("the database file %s carries the private key", f)
+			}
+		}
+	}
 	for _, needle := range append([]string{secretBody[:40], secretBody[200:260]}, secretLines[3]) {
 		if bytes.Contains(responses.Bytes(), []byte(needle)) {
 			t.Fatalf("a response carries the private key (%q)", needle)

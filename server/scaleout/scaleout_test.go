@@ -28,6 +28,7 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/server/auth"
 	"github.com/betaport/betaport/server/cli"
+	"github.com/betaport/betaport/server/keyring"
 	"github.com/betaport/betaport/server/testenv"
 )
 
@@ -36,12 +37,13 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // deployment is one database and one bucket shared by the replicas.
 type deployment struct {
 	db, blob, secret string
+	keyring          string // the signing keyring every replica shares
 	blobEndpoint     string
 }
 
 func newDeployment(t *testing.T) *deployment {
 	t.Helper()
-	d := &deployment{db: testenv.PostgresURL(t), blob: testenv.BucketURL(t), secret: auth.NewToken() + auth.NewToken()}
+	d := &deployment{db: testenv.PostgresURL(t), blob: testenv.BucketURL(t), secret: auth.NewToken() + auth.NewToken(), keyring: keyring.Generate()}
 	u, _ := url.Parse(d.blob)
 	d.blobEndpoint = u.Query().Get("endpoint")
 	return d
@@ -55,7 +57,7 @@ func (d *deployment) replica(t *testing.T) *cli.Main {
 	m := cli.NewMain()
 	m.Config.Addr = "127.0.0.1:0"
 	m.Config.Data = t.TempDir()
-	m.Config.DB, m.Config.Blob, m.Config.Secret = d.db, d.blob, d.secret
+	m.Config.DB, m.Config.Blob, m.Config.Secret, m.Config.SigningKeyring = d.db, d.blob, d.secret, d.keyring
 	m.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)
@@ -68,7 +70,7 @@ func (d *deployment) replica(t *testing.T) *cli.Main {
 func (d *deployment) betaport(t *testing.T, args ...string) string {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	args = append(args, "--db", d.db, "--blob", d.blob, "--data", t.TempDir())
+	args = append(args, "--db", d.db, "--blob", d.blob, "--data", t.TempDir(), "--signing-keyring", d.keyring)
 	if code := cli.Run(context.Background(), args, &out, &errOut); code != 0 {
 		t.Fatalf("betaport %s: exit %d: %s", strings.Join(args, " "), code, errOut.String())
 	}
@@ -426,6 +428,22 @@ func TestServeNeedsTheSharedSecret(t *testing.T) {
 		t.Fatal("serve on PostgreSQL without --secret started")
 	}
 	if !strings.Contains(err.Error(), "--secret") || !strings.Contains(err.Error(), "openssl rand") {
+		t.Fatalf("error = %v", err)
+	}
+}
+
+// A replica on a shared database refuses to start without the shared
+// signing keyring, saying how to make one.
+func TestServeNeedsTheSharedKeyring(t *testing.T) {
+	d := newDeployment(t)
+	m := cli.NewMain()
+	m.Config.Addr, m.Config.Data, m.Config.DB, m.Config.Blob, m.Config.Secret = "127.0.0.1:0", t.TempDir(), d.db, d.blob, d.secret
+	err := m.Run(context.Background())
+	if err == nil {
+		m.Close()
+		t.Fatal("serve on PostgreSQL without --signing-keyring started")
+	}
+	if !strings.Contains(err.Error(), "--signing-keyring") || !strings.Contains(err.Error(), "signing-key generate") {
 		t.Fatalf("error = %v", err)
 	}
 }

@@ -105,3 +105,39 @@ func (s *DB) SetBundleCRX(ctx context.Context, bundleID int64, c betaport.CRX) e
 	}
 	return nil
 }
+
+// SigningKeys lists every extension's stored private key.
+func (s *DB) SigningKeys(ctx context.Context) (map[int64][]byte, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT extension_id, private_key FROM extension_signing`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	keys := map[int64][]byte{}
+	for rows.Next() {
+		var id int64
+		var key string
+		if err := rows.Scan(&id, &key); err != nil {
+			return nil, err
+		}
+		keys[id] = []byte(key)
+	}
+	return keys, rows.Err()
+}
+
+// ReplaceSigningKey swaps an extension's stored private key, if unchanged.
+func (s *DB) ReplaceSigningKey(ctx context.Context, extensionID int64, prev, next []byte) error {
+	if len(next) == 0 {
+		return betaport.Errorf(betaport.EINVALID, "A signing key cannot be empty.")
+	}
+	res, err := s.db.ExecContext(ctx,
+		`UPDATE extension_signing SET private_key = ? WHERE extension_id = ? AND private_key = ?`,
+		string(next), extensionID, string(prev))
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return betaport.Errorf(betaport.ECONFLICT, "Extension %d's signing key changed meanwhile, or it has none.", extensionID)
+	}
+	return nil
+}

@@ -1,0 +1,65 @@
+package keyring
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestSealOpenRotate(t *testing.T) {
+	old := Generate()
+	k1, err := Parse(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := []byte("-----BEGIN PRIVATE KEY-----\nMII…\n-----END PRIVATE KEY-----\n")
+	sealed := k1.Seal(secret, "extension 7")
+	if bytes.Contains(sealed, []byte("PRIVATE KEY")) || !IsSealed(sealed) {
+		t.Fatalf("sealed value shows the key: %s", sealed)
+	}
+	if id, ok := KeyID(sealed); !ok || id != k1.Newest() {
+		t.Fatalf("KeyID = %q, %v", id, ok)
+	}
+	// A new key is added: the newest seals, the old still opens.
+	k2, err := Parse(old + "\n" + Generate() + "\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := k2.Open(sealed, "extension 7"); err != nil || !bytes.Equal(got, secret) {
+		t.Fatalf("older key no longer opens: %v", err)
+	}
+	resealed := k2.Seal(secret, "extension 7")
+	if id, _ := KeyID(resealed); id != k2.Newest() || id == k1.Newest() {
+		t.Fatalf("resealed with %s, want the newest", id)
+	}
+	// Bound to its row.
+	if _, err := k2.Open(sealed, "extension 8"); !errors.Is(err, ErrWrongKey) {
+		t.Fatalf("opened for another extension: %v", err)
+	}
+	// A keyring without the old key, or with a changed one under its id.
+	if _, err := k1.Open(resealed, "extension 7"); !errors.Is(err, ErrUnknownKey) {
+		t.Fatalf("unknown key: %v", err)
+	}
+	id, _, _ := strings.Cut(old, ":")
+	changed, _ := Parse(id + ":" + strings.SplitN(Generate(), ":", 2)[1])
+	if _, err := changed.Open(sealed, "extension 7"); !errors.Is(err, ErrWrongKey) {
+		t.Fatalf("changed key: %v", err)
+	}
+}
+
+func TestParseRefuses(t *testing.T) {
+	for _, text := range []string{"", "# only a comment", "nocolon", "bad id:AAAA", "k1:notbase64!", "k1:AAAA", Generate() + "," + Generate()[:strings.Index(Generate(), ":")] + ":x"} {
+		if _, err := Parse(text); err == nil {
+			t.Errorf("Parse(%q) accepted", text)
+		}
+	}
+	e := Generate()
+	if _, err := Parse(e + "," + e); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("duplicate id: %v", err)
+	}
+	k, err := Parse("# comment\n" + Generate() + ",\r\n" + Generate())
+	if err != nil || len(k.IDs()) != 2 {
+		t.Errorf("comments and separators: %v", err)
+	}
+}
