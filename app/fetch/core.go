@@ -115,6 +115,10 @@ type core struct {
 	running    bool
 	validating bool
 	pending    flags
+	// owed holds flagAll after a revalidation of every page failed: SWR
+	// keeps its revalidate-all promise until a run of it succeeds, so the
+	// retry (or whatever runs next) refetches every page again.
+	owed flags
 	attempts   int
 	retry      Timer
 	refresh    Timer
@@ -211,6 +215,9 @@ func (c *core) loop(gen uint64, ctx context.Context) {
 		}
 		f := c.pending
 		c.pending = 0
+		if f != 0 {
+			f |= c.owed
+		}
 		if f == 0 {
 			c.running = false
 			c.setValidatingLocked(false)
@@ -229,6 +236,12 @@ func (c *core) loop(gen uint64, ctx context.Context) {
 		if c.gen != gen {
 			c.mu.Unlock()
 			return
+		}
+		switch {
+		case err == nil:
+			c.owed = 0
+		case !errors.Is(err, context.Canceled):
+			c.owed |= f & flagAll
 		}
 		c.afterBatchLocked(err)
 		c.unlockAndNotify()
@@ -269,6 +282,7 @@ func (c *core) resetLocked() {
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.running = false
 	c.pending = 0
+	c.owed = 0
 	c.attempts = 0
 	stopTimer(&c.retry)
 	stopTimer(&c.refresh)

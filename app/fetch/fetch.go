@@ -163,7 +163,9 @@ func (q *Query[T]) SetKey(key string) {
 // Revalidate fetches again, ignoring the deduping interval (SWR: mutate()).
 func (q *Query[T]) Revalidate() {
 	q.mu.Lock()
-	q.triggerLocked(flagForce)
+	if q.key != "" {
+		q.triggerLocked(flagForce)
+	}
 	q.unlockAndNotify()
 }
 
@@ -190,14 +192,18 @@ func (q *Query[T]) Mutate(data T, revalidate bool) {
 // Focus revalidates as on a window focus event (see Config).
 func (q *Query[T]) Focus() {
 	q.mu.Lock()
-	q.onFocusLocked()
+	if q.key != "" { // a null key is inert
+		q.onFocusLocked()
+	}
 	q.unlockAndNotify()
 }
 
 // Reconnect revalidates as on a network reconnect event (see Config).
 func (q *Query[T]) Reconnect() {
 	q.mu.Lock()
-	q.onReconnectLocked()
+	if q.key != "" {
+		q.onReconnectLocked()
+	}
 	q.unlockAndNotify()
 }
 
@@ -302,13 +308,15 @@ func (q *Query[T]) keyChanged(key string) {
 
 func (q *Query[T]) event(ev event) {
 	q.mu.Lock()
-	switch ev.kind {
-	case eventFocus:
+	switch {
+	case q.key == "":
+		// A null key is inert: no fetch, no IsValidating flash.
+	case ev.kind == eventFocus:
 		q.onFocusLocked()
-	case eventReconnect:
+	case ev.kind == eventReconnect:
 		q.onReconnectLocked()
-	case eventRevalidate:
-		if q.key != "" && ev.match(q.key) {
+	case ev.kind == eventRevalidate:
+		if ev.match(q.key) {
 			q.triggerLocked(flagForce)
 		}
 	}

@@ -117,6 +117,9 @@ type Infinite[P any] struct {
 	pages   []page[P]
 	loaded  bool // a revalidation of this first key finished (Data [] vs nil)
 	err     error
+	// keyErr is a panic of getKey, recovered: shown as the list's error,
+	// with the chain ending where getKey failed.
+	keyErr  error
 	version uint64
 	snap    atomic.Pointer[InfiniteState[P]]
 }
@@ -271,6 +274,7 @@ func (l *Infinite[P]) SetGetKey(getKey GetKey[P]) {
 		ended = !more
 	}
 	l.getKey = getKey
+	l.keyErr = nil
 	first, ok := l.keyLocked(0, nil)
 	if ok == l.hasFirst && first == l.firstKey {
 		l.sameFirstKeyLocked(ended)
@@ -283,9 +287,13 @@ func (l *Infinite[P]) SetGetKey(getKey GetKey[P]) {
 	l.firstKey, l.hasFirst = first, ok
 	l.err, l.loaded, l.pages = nil, false, nil
 	notify := func() {}
-	if ok && l.opts.PersistSize {
+	if l.opts.PersistSize {
+		// The size carries over, through a null first key too (which
+		// stores none): back on a key, the size is the one before.
 		l.size = oldSize
-		notify = l.cache.write(SizeKey(first), oldSize)
+		if ok {
+			notify = l.cache.write(SizeKey(first), oldSize)
+		}
 	} else {
 		l.size = l.cachedSizeLocked()
 	}
@@ -320,14 +328,18 @@ func (l *Infinite[P]) sameFirstKeyLocked(ended bool) {
 // Focus revalidates as on a window focus event (see Config).
 func (l *Infinite[P]) Focus() {
 	l.mu.Lock()
-	l.onFocusLocked()
+	if l.hasFirst { // a null first key is inert
+		l.onFocusLocked()
+	}
 	l.unlockAndNotify()
 }
 
 // Reconnect revalidates as on a network reconnect event (see Config).
 func (l *Infinite[P]) Reconnect() {
 	l.mu.Lock()
-	l.onReconnectLocked()
+	if l.hasFirst {
+		l.onReconnectLocked()
+	}
 	l.unlockAndNotify()
 }
 
@@ -343,9 +355,18 @@ func (l *Infinite[P]) Close() {
 	}
 }
 
-// keyLocked calls getKey; an empty key counts as null.
-func (l *Infinite[P]) keyLocked(i int, prev *P) (string, bool) {
-	key, ok := l.getKey(i, prev)
+// keyLocked calls getKey; an empty key counts as null. A panic in getKey
+// is recovered wherever getKey runs (a constructor, a background
+// revalidation, HasMore): the chain ends there and the panic becomes the
+// list's error, so the pages loaded before it stay and the process lives.
+func (l *Infinite[P]) keyLocked(i int, prev *P) (key string, ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			l.keyErr = fmt.Errorf("fetch: getKey panicked for page %d: %v", i, r)
+			key, ok = "", false
+		}
+	}()
+	key, ok = l.getKey(i, prev)
 	return key, ok && key != ""
 }
 
@@ -440,11 +461,14 @@ func (l *Infinite[P]) showPageLocked(i int, p page[P]) {
 		l.pages = nil // fallback or previous data: replaced, not merged
 	}
 	switch {
-	case i < len(l.pages) && l.pages[i].key == p.key:
+	case i < len(l.pages):
+		// Replace what is shown at i, even under another key (page 0 came
+		// back with a shifted cursor): the pages after it stay on screen
+		// until this pass brings each up to date, so the list never drops
+		// to one page and grows back. The pass's end trims what is left.
 		l.pages[i] = p
-		l.breaksLocked(i+1, i+2)
-	case i <= len(l.pages):
-		l.pages = append(l.pages[:i], p)
+	case i == len(l.pages):
+		l.pages = append(l.pages, p)
 	default:
 		// The shown pages were cut short meanwhile (a page before i
 		// changed); the pass that keyChanged scheduled will redo them.
@@ -497,10 +521,14 @@ func (l *Infinite[P]) publishLocked() {
 			_, hasMore = l.keyLocked(shown, ptr(l.pages[shown-1].data))
 		}
 	}
+	err := l.err
+	if err == nil {
+		err = l.keyErr
+	}
 	l.snap.Store(&InfiniteState[P]{
 		Key:           l.firstKey,
 		Data:          data,
-		Err:           l.err,
+		Err:           err,
 		IsValidating:  l.validating,
 		IsLoading:     l.validating && l.hasFirst && l.size > 0 && !cur,
 		Size:          l.size,
@@ -523,6 +551,9 @@ func (l *Infinite[P]) batch(ctx context.Context, gen uint64, f flags) error {
 			return context.Canceled
 		}
 		key, ok := "", false
+		if i == 0 {
+			l.keyErr = nil // a getKey that panics again says so again
+		}
 		// The size is read live, so a SetSize during this pass extends it.
 		if l.hasFirst && i < l.size {
 			var prev *P
@@ -619,8 +650,13 @@ func (l *Infinite[P]) keyChanged(key string) {
 			}
 			if v, ok := Get[P](l.cache, key); ok && !l.equal(l.pages[i].data, v) {
 				l.pages[i].data = v
-				if l.breaksLocked(i+1, i+2) {
-					l.triggerLocked(flagSoft)
+				// When the next page's key moved (a shifted cursor), the
+				// pages after this one stay shown and a pass brings them
+				// up to date; cutting them here would collapse the list.
+				if i+1 < len(l.pages) {
+					if next, ok := l.keyLocked(i+1, ptr(v)); !ok || next != l.pages[i+1].key {
+						l.triggerLocked(flagSoft)
+					}
 				}
 				l.changedLocked()
 			}
@@ -632,12 +668,15 @@ func (l *Infinite[P]) keyChanged(key string) {
 
 func (l *Infinite[P]) event(ev event) {
 	l.mu.Lock()
-	switch ev.kind {
-	case eventFocus:
+	switch {
+	case !l.hasFirst:
+		// A null first key is inert: no fetch, no IsValidating flash, no
+		// OnSuccess.
+	case ev.kind == eventFocus:
 		l.onFocusLocked()
-	case eventReconnect:
+	case ev.kind == eventReconnect:
 		l.onReconnectLocked()
-	case eventRevalidate:
+	case ev.kind == eventRevalidate:
 		if l.matchesLocked(ev.match) {
 			l.triggerLocked(flagForce | flagAll)
 		}

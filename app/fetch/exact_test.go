@@ -1,0 +1,216 @@
+package fetch
+
+import (
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// The five behaviours an independent check against useSWRInfinite found
+// wrong, one test each, named after the behaviour.
+
+func TestNullFirstKeyIsInert(t *testing.T) {
+	e := newEnv(t, CacheOptions{})
+	f := autoFake(items(10))
+	var successes atomic.Int32
+	l := newList(e, func(int, *ints) (string, bool) { return "", false }, f, InfiniteOptions[ints]{
+		OnSuccess: func(string, []ints) { successes.Add(1) },
+	})
+	q := newQuery(e, "", autoFake(func(string) (int, error) { return 1, nil }), Options[int]{})
+	quiesce(t, e.cache)
+	before, beforeQ := l.Snapshot(), q.Snapshot()
+	var notified atomic.Int32
+	defer l.Subscribe(func() { notified.Add(1) })()
+	defer q.Subscribe(func() { notified.Add(1) })()
+
+	l.Focus()
+	l.Reconnect()
+	q.Focus()
+	q.Reconnect()
+	e.cache.Focus()
+	e.cache.Reconnect()
+	e.cache.Revalidate(func(string) bool { return true })
+	quiesce(t, e.cache)
+
+	if after := l.Snapshot(); after.Version != before.Version || after.IsValidating {
+		t.Errorf("a null first key changed state: version %d → %d, validating %v", before.Version, after.Version, after.IsValidating)
+	}
+	if after := q.Snapshot(); after.Version != beforeQ.Version || after.IsValidating {
+		t.Errorf("a null key changed state: version %d → %d", beforeQ.Version, after.Version)
+	}
+	if n := notified.Load(); n != 0 {
+		t.Errorf("%d notifications for a null key", n)
+	}
+	if n := successes.Load(); n != 0 {
+		t.Errorf("OnSuccess called %d times for a null first key", n)
+	}
+	f.wantKeys(t)
+}
+
+func TestPersistSizeSurvivesANullKey(t *testing.T) {
+	e := newEnv(t, CacheOptions{})
+	f := autoFake(items(100))
+	search := func(q string) GetKey[ints] {
+		return func(i int, prev *ints) (string, bool) {
+			if q == "" {
+				return "", false
+			}
+			return byIndex(i, prev)
+		}
+	}
+	l := newList(e, search("a"), f, InfiniteOptions[ints]{PersistSize: true})
+	idle(t, l)
+	l.SetSize(3)
+	if s := idle(t, l); len(s.Data) != 3 {
+		t.Fatalf("size 3 loaded %d pages", len(s.Data))
+	}
+	l.SetGetKey(search(""))
+	idle(t, l)
+	l.SetGetKey(search("a"))
+	if s := idle(t, l); s.Size != 3 || len(s.Data) != 3 {
+		t.Fatalf("back on the key after a null key: size %d, %d pages; want 3", s.Size, len(s.Data))
+	}
+}
+
+func TestFailedRevalidateAllKeepsItsPromise(t *testing.T) {
+	e := newEnv(t, CacheOptions{})
+	var failing atomic.Bool
+	f := autoFake(func(key string) (ints, error) {
+		if failing.Load() && key == pg(1) {
+			return nil, errBoom
+		}
+		return items(100)(key)
+	})
+	l := newList(e, byIndex, f, InfiniteOptions[ints]{InitialSize: 3})
+	idle(t, l)
+	f.clear()
+
+	failing.Store(true)
+	l.Revalidate()
+	if s := idle(t, l); s.Err == nil {
+		t.Fatal("the failing revalidation reported no error")
+	}
+	f.wantKeys(t, pg(0), pg(1))
+
+	// The error retry, when it comes, refetches every page, not page 0
+	// only: the promise of "revalidate everything" holds until kept.
+	failing.Store(false)
+	d, ok := e.clock.Next()
+	if !ok {
+		t.Fatal("no retry was scheduled")
+	}
+	e.clock.Advance(d)
+	waitUntil(t, l, "retry", func() bool { return len(f.keys()) >= 3 && !l.Snapshot().IsValidating })
+	f.wantKeys(t, pg(0), pg(1), pg(2))
+	if s := l.Snapshot(); s.Err != nil {
+		t.Fatalf("after the successful retry: %v", s.Err)
+	}
+}
+
+func TestPanickingGetKeyIsAnError(t *testing.T) {
+	t.Run("page 1, on a background goroutine", func(t *testing.T) {
+		e := newEnv(t, CacheOptions{})
+		f := autoFake(items(100))
+		l := newList(e, func(i int, prev *ints) (string, bool) {
+			if i >= 1 {
+				panic("getKey bug")
+			}
+			return byIndex(i, prev)
+		}, f, InfiniteOptions[ints]{InitialSize: 3})
+		s := idle(t, l)
+		if s.Err == nil || !strings.Contains(s.Err.Error(), "getKey bug") {
+			t.Fatalf("error = %v, want the panic", s.Err)
+		}
+		equalData(t, s.Data, []ints{{0, 1}})
+		l.SetSize(5) // and again, without dying
+		if s := idle(t, l); s.Err == nil || len(s.Data) != 1 {
+			t.Fatalf("after SetSize: %+v", s)
+		}
+	})
+	t.Run("page 0, in the constructor", func(t *testing.T) {
+		e := newEnv(t, CacheOptions{})
+		f := autoFake(items(100))
+		l := newList(e, func(int, *ints) (string, bool) { panic("no key at all") }, f, InfiniteOptions[ints]{})
+		s := idle(t, l)
+		if s.Err == nil || s.Data != nil {
+			t.Fatalf("state = %+v, want the panic as the error and no data", s)
+		}
+		l.SetGetKey(byIndex) // a fixed getKey recovers
+		if s := idle(t, l); s.Err != nil || len(s.Data) != 1 {
+			t.Fatalf("after a good getKey: %+v", s)
+		}
+	})
+}
+
+// keyset is a cursor-paged server over items, newest first: the cursor is
+// the last item given, so a new item at the top shifts every page.
+type keyset struct {
+	mu    sync.Mutex
+	items []int
+}
+
+func (k *keyset) add(v int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.items = append([]int{v}, k.items...)
+}
+
+func (k *keyset) page(key string) (CursorPage[int], error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	u, _ := url.Parse(key)
+	limit, _ := strconv.Atoi(u.Query().Get("limit"))
+	start := 0
+	if c := u.Query().Get("cursor"); c != "" {
+		after, _ := strconv.Atoi(c)
+		start = slices.Index(k.items, after) + 1
+	}
+	end := min(start+limit, len(k.items))
+	p := CursorPage[int]{Data: slices.Clone(k.items[start:end])}
+	if end < len(k.items) {
+		p.NextCursor = strconv.Itoa(k.items[end-1])
+	}
+	return p, nil
+}
+
+func TestShiftedCursorDoesNotCollapse(t *testing.T) {
+	for _, allAtOnce := range []bool{false, true} {
+		t.Run("AllAtOnce="+strconv.FormatBool(allAtOnce), func(t *testing.T) {
+			e := newEnv(t, CacheOptions{})
+			srv := &keyset{}
+			for v := 100; v > 0; v-- {
+				srv.items = append(srv.items, v)
+			}
+			f := autoFake(srv.page)
+			l := newList(e, CursorKeys[int]("/t", nil, 5), f, InfiniteOptions[CursorPage[int]]{InitialSize: 4, AllAtOnce: allAtOnce})
+			if s := idle(t, l); len(s.Data) != 4 {
+				t.Fatalf("%d pages loaded", len(s.Data))
+			}
+			var mu sync.Mutex
+			var lengths []int
+			unsub := l.Subscribe(func() {
+				mu.Lock()
+				lengths = append(lengths, len(l.Snapshot().Data))
+				mu.Unlock()
+			})
+			defer unsub()
+
+			srv.add(101) // a new item: page 0's next cursor moves
+			l.Revalidate()
+			s := idle(t, l)
+			mu.Lock()
+			defer mu.Unlock()
+			if slices.Min(append(lengths, 4)) < 4 {
+				t.Fatalf("page counts while revalidating: %v; the list collapsed", lengths)
+			}
+			got := CursorItems(s.Data)
+			if len(s.Data) != 4 || got[0] != 101 || !slices.Equal(got, srv.items[:20]) {
+				t.Fatalf("after the revalidation: %d pages, items %v", len(s.Data), got)
+			}
+		})
+	}
+}
