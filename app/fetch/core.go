@@ -118,14 +118,14 @@ type core struct {
 	// owed holds flagAll after a revalidation of every page failed: SWR
 	// keeps its revalidate-all promise until a run of it succeeds, so the
 	// retry (or whatever runs next) refetches every page again.
-	owed flags
-	attempts   int
-	retry      Timer
-	refresh    Timer
-	nextFocus  time.Time
-	subs       map[uint64]func()
-	nextSub    uint64
-	dirty      bool
+	owed      flags
+	attempts  int
+	retry     Timer
+	refresh   Timer
+	nextFocus time.Time
+	subs      map[uint64]func()
+	nextSub   uint64
+	dirty     bool
 
 	batch   func(ctx context.Context, gen uint64, f flags) error // one revalidation; called without mu
 	publish func()                                               // rebuild the snapshot; called with mu

@@ -114,9 +114,9 @@ type Infinite[P any] struct {
 	size     int
 	// pages is what is shown. When current (see currentLocked) it is a
 	// consistent chain: pages[i].key == getKey(i, &pages[i-1].data).
-	pages   []page[P]
-	loaded  bool // a revalidation of this first key finished (Data [] vs nil)
-	err     error
+	pages  []page[P]
+	loaded bool // a revalidation of this first key finished (Data [] vs nil)
+	err    error
 	// keyErr is a panic of getKey, recovered: shown as the list's error,
 	// with the chain ending where getKey failed.
 	keyErr  error
