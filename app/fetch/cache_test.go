@@ -141,7 +141,7 @@ func TestPrime(t *testing.T) {
 		calls = append(calls, key+" "+etag)
 		return Result[string]{}, ErrNotModified
 	})
-	q := New(c, "/a", fetcher, Options[string]{})
+	q := New(context.Background(), c, "/a", fetcher, Options[string]{})
 	defer q.Close()
 	c.quiesce()
 	if s := q.Snapshot(); !s.HasData || s.Data != "primed" || len(calls) != 0 {

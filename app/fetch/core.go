@@ -93,6 +93,9 @@ const (
 	flagAll
 	// flagRetry: an error retry; keeps counting attempts for the backoff.
 	flagRetry
+	// flagPred: Infinite only, revalidate the pages its predicate picks
+	// (RevalidateFunc, MutateFunc).
+	flagPred
 )
 
 // core is the machinery shared by Query and Infinite: the lock, the
@@ -126,6 +129,8 @@ type core struct {
 	subs      map[uint64]func()
 	nextSub   uint64
 	dirty     bool
+	done      chan struct{} // closed by Close, to release Wait
+	stopCtx   func() bool   // unregisters the constructor context's Close
 
 	batch   func(ctx context.Context, gen uint64, f flags) error // one revalidation; called without mu
 	publish func()                                               // rebuild the snapshot; called with mu
@@ -136,8 +141,48 @@ func (c *core) init(cache *Cache, cfg Config, batch func(context.Context, uint64
 	c.cfg = cfg.normalize()
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.subs = make(map[uint64]func())
+	c.done = make(chan struct{})
+	c.stopCtx = func() bool { return false }
 	c.batch = batch
 	c.publish = publish
+}
+
+// closeWith closes the object (with close, its Close) when ctx ends.
+func (c *core) closeWith(ctx context.Context, close func()) {
+	if ctx == nil || ctx.Done() == nil {
+		return
+	}
+	stop := context.AfterFunc(ctx, close)
+	c.mu.Lock()
+	c.stopCtx = stop
+	c.mu.Unlock()
+}
+
+// wait blocks until no revalidation runs or is pending, the object is
+// closed, or ctx ends (its error is returned).
+func (c *core) wait(ctx context.Context) error {
+	ch := make(chan struct{}, 1)
+	unsub := c.subscribe(func() {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	})
+	defer unsub()
+	for {
+		c.mu.Lock()
+		busy := c.running && !c.closed
+		c.mu.Unlock()
+		if !busy {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-c.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // subscribe registers fn; see Query.Subscribe.
@@ -297,6 +342,8 @@ func (c *core) closeLocked() bool {
 	c.resetLocked()
 	c.closed = true
 	c.subs = nil
+	close(c.done)
+	c.stopCtx()
 	return true
 }
 

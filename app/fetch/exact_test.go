@@ -1,6 +1,8 @@
 package fetch
 
 import (
+	"context"
+	"errors"
 	"net/url"
 	"slices"
 	"strconv"
@@ -8,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // The five behaviours an independent check against useSWRInfinite found
@@ -212,5 +215,127 @@ func TestShiftedCursorDoesNotCollapse(t *testing.T) {
 				t.Fatalf("after the revalidation: %d pages, items %v", len(s.Data), got)
 			}
 		})
+	}
+}
+
+// Beyond SWR: waiting, contexts, updaters, predicates, safe snapshots.
+
+func TestWaitAwaitsRevalidateSetSizeAndMutate(t *testing.T) {
+	e := newEnv(t, CacheOptions{})
+	var failing atomic.Bool
+	f := autoFake(func(key string) (ints, error) {
+		if failing.Load() {
+			return nil, errBoom
+		}
+		return items(100)(key)
+	})
+	l := newList(e, byIndex, f, InfiniteOptions[ints]{Config: Config{NoRetryOnError: true}})
+	ctx := context.Background()
+	if err := l.Wait(ctx); err != nil || len(l.Snapshot().Data) != 1 {
+		t.Fatalf("first load: %v, %d pages", err, len(l.Snapshot().Data))
+	}
+	l.SetSizeFunc(func(n int) int { return n + 2 })
+	if err := l.Wait(ctx); err != nil || len(l.Snapshot().Data) != 3 {
+		t.Fatalf("after SetSize: %v, %d pages", err, len(l.Snapshot().Data))
+	}
+	f.clear()
+	l.Mutate([]ints{{7}}, true)
+	if err := l.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.wantKeys(t, pg(0), pg(1), pg(2))
+	failing.Store(true)
+	l.Revalidate()
+	if err := l.Wait(ctx); !errors.Is(err, errBoom) {
+		t.Fatalf("Wait after a failing revalidation = %v, want its error", err)
+	}
+
+	// A context that ends first, and a list closed while waited on.
+	held := newFake[ints]()
+	slow := newList(e, byIndex, held, InfiniteOptions[ints]{})
+	short, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := slow.Wait(short); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Wait with an ended context = %v", err)
+	}
+	done := make(chan error)
+	go func() { done <- slow.Wait(ctx) }()
+	held.next(t)
+	slow.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("Wait on a closed list = %v", err)
+	}
+}
+
+func TestConstructorContextClosesTheList(t *testing.T) {
+	e := newEnv(t, CacheOptions{})
+	f := newFake[ints]()
+	ctx, cancel := context.WithCancel(context.Background())
+	l := NewInfinite(ctx, e.cache, byIndex, f.fetch, InfiniteOptions[ints]{})
+	q := New(ctx, e.cache, "/q", newFake[int]().fetch, Options[int]{})
+	c := f.next(t)
+	cancel()
+	// The request in flight is cancelled with the list.
+	select {
+	case <-c.ctx.Done():
+	case <-time.After(testTimeout):
+		t.Fatal("the list's request was not cancelled with its context")
+	}
+	// AfterFunc closes them on a goroutine of its own: poll for it.
+	for deadline := time.Now().Add(testTimeout); ; time.Sleep(time.Millisecond) {
+		l.mu.Lock()
+		q.mu.Lock()
+		closed := l.closed && q.closed
+		q.mu.Unlock()
+		l.mu.Unlock()
+		if closed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the list and query were not closed with their context")
+		}
+	}
+	l.Close() // closing again is fine
+	q.Close()
+}
+
+func TestMutateFuncIsAtomicAndRevalidatesChosenPages(t *testing.T) {
+	e := newEnv(t, CacheOptions{})
+	f := autoFake(items(100))
+	l := newList(e, byIndex, f, InfiniteOptions[ints]{InitialSize: 3})
+	idle(t, l)
+	f.clear()
+	// 50 concurrent updaters each add one to page 1's first item: none is
+	// lost, as each reads what the one before wrote.
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l.MutateFunc(func(pages []ints) []ints {
+				out := slices.Clone(pages)
+				out[1] = append(ints{out[1][0] + 1}, out[1][1:]...)
+				return out
+			}, nil)
+		}()
+	}
+	wg.Wait()
+	if got := l.Snapshot().Data[1][0]; got != 2+50 {
+		t.Fatalf("page 1 starts with %d after 50 increments from 2, want 52", got)
+	}
+	f.wantKeys(t) // nil predicate: nothing refetched
+	l.MutateFunc(func(pages []ints) []ints { return pages }, func(_ ints, key string) bool { return key == pg(2) })
+	idle(t, l)
+	f.wantKeys(t, pg(0), pg(2)) // the first page (revalidateFirstPage) and the chosen one
+}
+
+func TestSnapshotDataIsTheCallersOwn(t *testing.T) {
+	e := newEnv(t, CacheOptions{})
+	l := newList(e, byIndex, autoFake(items(100)), InfiniteOptions[ints]{InitialSize: 3})
+	idle(t, l)
+	a := l.Snapshot()
+	slices.Reverse(a.Data) // a subscriber sorting its copy
+	if b := l.Snapshot(); b.Data[0][0] != 0 || b.Data[2][0] != 4 {
+		t.Fatalf("another snapshot sees %v", b.Data)
 	}
 }

@@ -1,6 +1,7 @@
 package fetch_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -18,24 +19,10 @@ type Tester struct {
 	Email string `json:"email"`
 }
 
-// settle waits until l has finished revalidating. A UI never blocks like
-// this: it re-renders on every notification instead (see the package
-// documentation).
+// settle waits for the list to finish loading, as a program would.
 func settle[P any](l *fetch.Infinite[P]) fetch.InfiniteState[P] {
-	changed := make(chan struct{}, 1)
-	unsubscribe := l.Subscribe(func() {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	})
-	defer unsubscribe()
-	for {
-		if s := l.Snapshot(); !s.IsValidating {
-			return s
-		}
-		<-changed
-	}
+	l.Wait(context.Background())
+	return l.Snapshot()
 }
 
 // The index convention: GET …/bundles?page=N&limit=L answers a JSON array;
@@ -57,7 +44,7 @@ func ExampleIndexKeys() {
 	defer srv.Close()
 
 	cache := fetch.NewCache(fetch.CacheOptions{MaxEntries: 100})
-	list := fetch.NewInfinite(cache,
+	list := fetch.NewInfinite(context.Background(), cache,
 		fetch.IndexKeys[Bundle]("/api/extensions/7/bundles", 2),
 		fetch.JSONFetcher[[]Bundle](fetch.HTTPOptions{BaseURL: srv.URL}),
 		fetch.InfiniteOptions[[]Bundle]{})
@@ -117,7 +104,7 @@ func ExampleCursorKeys() {
 		return fetch.CursorKeys[Tester]("/api/extensions/7/testers", url.Values{"q": {q}}, 1)
 	}
 	cache := fetch.NewCache(fetch.CacheOptions{})
-	list := fetch.NewInfinite(cache, search("ann"),
+	list := fetch.NewInfinite(context.Background(), cache, search("ann"),
 		fetch.JSONFetcher[fetch.CursorPage[Tester]](fetch.HTTPOptions{BaseURL: srv.URL}),
 		fetch.InfiniteOptions[fetch.CursorPage[Tester]]{InitialSize: 5})
 	defer list.Close()
@@ -143,21 +130,12 @@ func ExampleNew() {
 
 	cache := fetch.NewCache(fetch.CacheOptions{})
 	key := func(page int) string { return "/api/extensions/7/bundles?limit=1&page=" + strconv.Itoa(page) }
-	q := fetch.New(cache, key(0), fetch.JSONFetcher[[]Bundle](fetch.HTTPOptions{BaseURL: srv.URL}),
+	q := fetch.New(context.Background(), cache, key(0), fetch.JSONFetcher[[]Bundle](fetch.HTTPOptions{BaseURL: srv.URL}),
 		fetch.Options[[]Bundle]{Config: fetch.Config{KeepPreviousData: true}})
 	defer q.Close()
 
 	wait := func() fetch.State[[]Bundle] {
-		changed := make(chan struct{}, 1)
-		defer q.Subscribe(func() {
-			select {
-			case changed <- struct{}{}:
-			default:
-			}
-		})()
-		for q.Snapshot().IsValidating {
-			<-changed
-		}
+		q.Wait(context.Background())
 		return q.Snapshot()
 	}
 	fmt.Println(wait().Data)

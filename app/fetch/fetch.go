@@ -104,8 +104,9 @@ type Query[T any] struct {
 
 // New returns a Query for key (SWR: useSWR(key, fetcher, options)) and
 // starts revalidating it. An empty key is SWR's null key: nothing is fetched
-// until SetKey gives one.
-func New[T any](c *Cache, key string, fetcher Fetcher[T], opts Options[T]) *Query[T] {
+// until SetKey gives one. The Query closes when ctx ends (as on Close: a
+// component's context closes it on unmount).
+func New[T any](ctx context.Context, c *Cache, key string, fetcher Fetcher[T], opts Options[T]) *Query[T] {
 	q := &Query[T]{fetcher: fetcher, opts: opts, equal: opts.Compare}
 	if q.equal == nil {
 		q.equal = func(a, b T) bool { return reflect.DeepEqual(a, b) }
@@ -125,7 +126,21 @@ func New[T any](c *Cache, key string, fetcher Fetcher[T], opts Options[T]) *Quer
 		q.triggerLocked(flagSoft)
 	}
 	q.unlockAndNotify()
+	q.closeWith(ctx, q.Close)
 	return q
+}
+
+// Wait blocks until the Query is idle — the revalidation that Revalidate,
+// Mutate or SetKey started has finished, and any that followed — and
+// returns its error, or ctx's when ctx ends first:
+//
+//	q.Revalidate()
+//	if err := q.Wait(ctx); err != nil { … }
+func (q *Query[T]) Wait(ctx context.Context) error {
+	if err := q.wait(ctx); err != nil {
+		return err
+	}
+	return q.Snapshot().Err
 }
 
 // Snapshot returns the current state. It takes no lock and allocates

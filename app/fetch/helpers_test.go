@@ -248,13 +248,13 @@ func idleQ[T any](t *testing.T, q *Query[T]) State[T] {
 
 // list opens an Infinite closed at the end of the test.
 func newList[P any](e *env, getKey GetKey[P], f *fake[P], opts InfiniteOptions[P]) *Infinite[P] {
-	l := NewInfinite(e.cache, getKey, f.fetch, opts)
+	l := NewInfinite(context.Background(), e.cache, getKey, f.fetch, opts)
 	e.t.Cleanup(l.Close)
 	return l
 }
 
 func newQuery[T any](e *env, key string, f *fake[T], opts Options[T]) *Query[T] {
-	q := New(e.cache, key, f.fetch, opts)
+	q := New(context.Background(), e.cache, key, f.fetch, opts)
 	e.t.Cleanup(q.Close)
 	return q
 }

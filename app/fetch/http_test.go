@@ -135,7 +135,7 @@ func TestHTTPInfinite(t *testing.T) {
 	defer srv.Close()
 
 	e := newEnv(t, CacheOptions{})
-	l := NewInfinite(e.cache, CursorKeys[bundle]("/api/extensions/7/testers", nil, 2),
+	l := NewInfinite(context.Background(), e.cache, CursorKeys[bundle]("/api/extensions/7/testers", nil, 2),
 		JSONFetcher[CursorPage[bundle]](HTTPOptions{BaseURL: srv.URL}), InfiniteOptions[CursorPage[bundle]]{})
 	defer l.Close()
 	idle(t, l)

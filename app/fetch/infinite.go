@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync/atomic"
 )
 
@@ -119,7 +120,9 @@ type Infinite[P any] struct {
 	err    error
 	// keyErr is a panic of getKey, recovered: shown as the list's error,
 	// with the chain ending where getKey failed.
-	keyErr  error
+	keyErr error
+	// pred picks the pages a flagPred revalidation refetches.
+	pred    func(page P, key string) bool
 	version uint64
 	snap    atomic.Pointer[InfiniteState[P]]
 }
@@ -133,8 +136,9 @@ type page[P any] struct {
 // NewInfinite returns a list over getKey (SWR: useSWRInfinite(getKey,
 // fetcher, options)) and starts loading it: Size pages, where Size is the
 // one cached for the first page's key, else InitialSize. Pages already
-// cached show at once.
-func NewInfinite[P any](c *Cache, getKey GetKey[P], fetcher Fetcher[P], opts InfiniteOptions[P]) *Infinite[P] {
+// cached show at once. The list closes when ctx ends (as on Close: a
+// component's context closes it on unmount).
+func NewInfinite[P any](ctx context.Context, c *Cache, getKey GetKey[P], fetcher Fetcher[P], opts InfiniteOptions[P]) *Infinite[P] {
 	l := &Infinite[P]{fetcher: fetcher, opts: opts, equal: opts.Compare, initialSize: opts.InitialSize}
 	if l.equal == nil {
 		l.equal = func(a, b P) bool { return reflect.DeepEqual(a, b) }
@@ -160,11 +164,33 @@ func NewInfinite[P any](c *Cache, getKey GetKey[P], fetcher Fetcher[P], opts Inf
 		l.triggerLocked(flagSoft)
 	}
 	l.unlockAndNotify()
+	l.closeWith(ctx, l.Close)
 	return l
 }
 
-// Snapshot returns the current state without taking a lock.
-func (l *Infinite[P]) Snapshot() InfiniteState[P] { return *l.snap.Load() }
+// Wait blocks until the list is idle — the revalidation that Revalidate,
+// SetSize, Mutate or SetGetKey started has finished, and any that followed
+// — and returns the list's error, or ctx's when ctx ends first:
+//
+//	l.SetSizeFunc(func(n int) int { return n + 1 })
+//	if err := l.Wait(ctx); err != nil { … }
+func (l *Infinite[P]) Wait(ctx context.Context) error {
+	if err := l.wait(ctx); err != nil {
+		return err
+	}
+	return l.Snapshot().Err
+}
+
+// Snapshot returns the current state without taking a lock. Its Data is
+// the caller's own slice: sorting or appending to it changes no other
+// snapshot. (The pages themselves are shared and must not be modified.)
+func (l *Infinite[P]) Snapshot() InfiniteState[P] {
+	s := *l.snap.Load()
+	if s.Data != nil {
+		s.Data = slices.Clone(s.Data)
+	}
+	return s
+}
 
 // Subscribe registers fn to be called after every change of the state; see
 // Query.Subscribe.
@@ -228,6 +254,69 @@ func (l *Infinite[P]) Mutate(pages []P, revalidate bool) {
 		l.mu.Unlock()
 		return
 	}
+	notifies := l.mutateLocked(pages)
+	if revalidate {
+		l.triggerLocked(flagForce | flagAll)
+	}
+	l.unlockAndNotify()
+	for _, n := range notifies {
+		n()
+	}
+}
+
+// MutateFunc replaces the pages with update(the pages shown), atomically:
+// no revalidation or other Mutate lands between the read and the write
+// (SWR: mutate(pages => …)). update runs under the list's lock and must
+// not call the list. Then the pages for which revalidate(page, key) is
+// true are refetched (SWR's revalidate function form), so changing one
+// page costs one request; nil refetches none.
+func (l *Infinite[P]) MutateFunc(update func(pages []P) []P, revalidate func(page P, key string) bool) {
+	l.mu.Lock()
+	if l.closed || !l.hasFirst {
+		l.mu.Unlock()
+		return
+	}
+	var current []P
+	if l.currentLocked() {
+		for _, p := range l.pages {
+			current = append(current, p.data)
+		}
+	}
+	notifies := l.mutateLocked(update(current))
+	if revalidate != nil {
+		l.addPredLocked(revalidate)
+	}
+	l.unlockAndNotify()
+	for _, n := range notifies {
+		n()
+	}
+}
+
+// RevalidateFunc refetches the loaded pages for which revalidate(page,
+// key) is true, ignoring the deduping interval, plus the first page
+// (unless NoRevalidateFirstPage) and any page missing from the cache.
+func (l *Infinite[P]) RevalidateFunc(revalidate func(page P, key string) bool) {
+	l.mu.Lock()
+	if !l.closed && l.hasFirst && revalidate != nil {
+		l.addPredLocked(revalidate)
+	}
+	l.unlockAndNotify()
+}
+
+// addPredLocked schedules a flagPred revalidation; predicates given before
+// it runs are combined.
+func (l *Infinite[P]) addPredLocked(pred func(page P, key string) bool) {
+	if prev := l.pred; prev != nil {
+		l.pred = func(page P, key string) bool { return prev(page, key) || pred(page, key) }
+	} else {
+		l.pred = pred
+	}
+	l.triggerLocked(flagForce | flagPred)
+}
+
+// mutateLocked writes pages to the cache along getKey's chain and shows
+// them; it returns the cache's notifications, to call after unlocking.
+func (l *Infinite[P]) mutateLocked(pages []P) []func() {
 	var notifies []func()
 	chain := make([]page[P], 0, len(pages))
 	for i, d := range pages {
@@ -245,13 +334,7 @@ func (l *Infinite[P]) Mutate(pages []P, revalidate bool) {
 	l.pages = chain[:min(len(chain), l.size)]
 	l.loaded, l.err = true, nil
 	l.changedLocked()
-	if revalidate {
-		l.triggerLocked(flagForce | flagAll)
-	}
-	l.unlockAndNotify()
-	for _, n := range notifies {
-		n()
-	}
+	return notifies
 }
 
 // SetGetKey changes the list's data source, e.g. for a new search string
@@ -543,6 +626,12 @@ func (l *Infinite[P]) publishLocked() {
 func (l *Infinite[P]) batch(ctx context.Context, gen uint64, f flags) error {
 	dedupe := l.dedupe(f)
 	all := f&flagAll != 0 || l.opts.RevalidateAll
+	var pred func(page P, key string) bool
+	if f&flagPred != 0 {
+		l.mu.Lock()
+		pred, l.pred = l.pred, nil
+		l.mu.Unlock()
+	}
 	var fresh []page[P]
 	for i := 0; ; i++ {
 		l.mu.Lock()
@@ -575,7 +664,7 @@ func (l *Infinite[P]) batch(ctx context.Context, gen uint64, f flags) error {
 		if !has && i < len(l.pages) && l.pages[i].real && l.pages[i].key == key {
 			v, has = l.pages[i].data, true // evicted, but still shown
 		}
-		fetch := all || !has || (i == 0 && !l.opts.NoRevalidateFirstPage)
+		fetch := all || !has || (i == 0 && !l.opts.NoRevalidateFirstPage) || (pred != nil && pred(v, key))
 		l.mu.Unlock()
 
 		if fetch {

@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"context"
 	"runtime"
 	"testing"
 	"time"
@@ -18,13 +19,13 @@ func TestNoGoroutineLeak(t *testing.T) {
 	var lists []*Infinite[ints]
 	var queries []*Query[string]
 	for i := range 10 {
-		l := NewInfinite(c, searchKeys(string(rune('a'+i))), f.fetch, InfiniteOptions[ints]{
+		l := NewInfinite(context.Background(), c, searchKeys(string(rune('a'+i))), f.fetch, InfiniteOptions[ints]{
 			Config: Config{RefreshInterval: time.Minute},
 		})
 		l.Subscribe(func() {})
 		l.SetSize(3)
 		lists = append(lists, l)
-		queries = append(queries, New(c, "/q", fq.fetch, Options[string]{}))
+		queries = append(queries, New(context.Background(), c, "/q", fq.fetch, Options[string]{}))
 	}
 	// Answer some, leave the rest in flight.
 	for range 5 {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -24,7 +25,7 @@ func (p *BuildsPage) OnNav(ctx app.Context) {
 	if p.list != nil {
 		return
 	}
-	p.list = fetch.NewInfinite(listCache(),
+	p.list = fetch.NewInfinite(context.Background(), listCache(),
 		fetch.CursorKeys[api.Bundle](api.PathBuilds, nil, buildsPageSize),
 		fetch.JSONFetcher[fetch.CursorPage[api.Bundle]](httpOptions()),
 		fetch.InfiniteOptions[fetch.CursorPage[api.Bundle]]{FallbackData: prerenderedPages[fetch.CursorPage[api.Bundle]](firstBuildsKey())})

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -49,8 +50,8 @@ func (c *ClassicBundles) OnNav(ctx app.Context) {
 	c.extensionID = id
 	opts := fetch.Options[[]api.Bundle]{Config: fetch.Config{DedupingInterval: classicDedupe}}
 	fetcher := fetch.JSONFetcher[[]api.Bundle](httpOptions())
-	c.current = fetch.New(listCache(), classicKey(id, c.page), fetcher, opts)
-	c.next = fetch.New(listCache(), classicKey(id, c.page+1), fetcher, opts)
+	c.current = fetch.New(context.Background(), listCache(), classicKey(id, c.page), fetcher, opts)
+	c.next = fetch.New(context.Background(), listCache(), classicKey(id, c.page+1), fetcher, opts)
 	for _, q := range []struct {
 		q   *fetch.Query[[]api.Bundle]
 		dst *fetch.State[[]api.Bundle]

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -55,7 +56,7 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 			p.extension, p.err = e, err
 		})
 	})
-	p.list = fetch.NewInfinite(listCache(),
+	p.list = fetch.NewInfinite(context.Background(), listCache(),
 		fetch.IndexKeys[api.Bundle](api.BundlesPath(id), bundlesPageSize),
 		fetch.JSONFetcher[[]api.Bundle](httpOptions()),
 		fetch.InfiniteOptions[[]api.Bundle]{HasMore: fetch.IndexHasMore[api.Bundle](bundlesPageSize), FallbackData: prerenderedPages[[]api.Bundle](firstBundlesKey(id))})

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"net/url"
 	"strconv"
 	"strings"
@@ -65,7 +66,7 @@ func (p *TestersPage) OnNav(ctx app.Context) {
 	}
 	p.OnDismount()
 	p.extensionID, p.invited, p.inviteErr = id, nil, nil
-	p.list = fetch.NewInfinite(listCache(), p.getKey(),
+	p.list = fetch.NewInfinite(context.Background(), listCache(), p.getKey(),
 		fetch.JSONFetcher[fetch.CursorPage[api.Tester]](httpOptions()),
 		fetch.InfiniteOptions[fetch.CursorPage[api.Tester]]{FallbackData: prerenderedPages[fetch.CursorPage[api.Tester]](firstTestersKey(id))})
 	p.path = ctx.Page().URL().Path
