@@ -339,3 +339,33 @@ func TestSnapshotDataIsTheCallersOwn(t *testing.T) {
 		t.Fatalf("another snapshot sees %v", b.Data)
 	}
 }
+
+func TestSubscribeChangesSkipsSpuriousCalls(t *testing.T) {
+	e := newEnv(t, CacheOptions{})
+	f := newFake[ints]()
+	l := newList(e, byIndex, f, InfiniteOptions[ints]{})
+	var mu sync.Mutex
+	var seen []uint64
+	defer l.SubscribeChanges(func() {
+		mu.Lock()
+		seen = append(seen, l.Snapshot().Version)
+		mu.Unlock()
+	})()
+	f.nextKey(t, pg(0)).ok(ints{0, 1})
+	idle(t, l)
+	// An equivalent getKey changes nothing; an equal page neither.
+	l.SetGetKey(IndexKeys[int]("/items", 2))
+	l.Revalidate()
+	f.nextKey(t, pg(0)).ok(ints{0, 1})
+	last := idle(t, l).Version
+	mu.Lock()
+	defer mu.Unlock()
+	for i := 1; i < len(seen); i++ {
+		if seen[i] == seen[i-1] {
+			t.Fatalf("called twice for version %d: %v", seen[i], seen)
+		}
+	}
+	if len(seen) == 0 || seen[len(seen)-1] != last {
+		t.Fatalf("versions seen %v, the last state is %d", seen, last)
+	}
+}

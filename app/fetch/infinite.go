@@ -196,6 +196,19 @@ func (l *Infinite[P]) Snapshot() InfiniteState[P] {
 // Query.Subscribe.
 func (l *Infinite[P]) Subscribe(fn func()) (unsubscribe func()) { return l.subscribe(fn) }
 
+// SubscribeChanges is Subscribe without the spurious calls: fn runs only
+// when the state's Version differs from the one of its last call, so a UI
+// binding re-renders only for a real change.
+func (l *Infinite[P]) SubscribeChanges(fn func()) (unsubscribe func()) {
+	var last atomic.Uint64
+	last.Store(l.snap.Load().Version)
+	return l.subscribe(func() {
+		if v := l.snap.Load().Version; last.Swap(v) != v {
+			fn()
+		}
+	})
+}
+
 // SetSize sets the number of pages (SWR: setSize(n)); "load more" is
 // SetSize(size + 1), better written SetSizeFunc(func(n int) int { return
 // n + 1 }). Growing shows the cached pages at once and fetches the rest;

@@ -52,7 +52,8 @@ func httpOptions() fetch.HTTPOptions {
 // before the first read, so no change falls in between. The returned func
 // unsubscribes and closes the list, cancelling its requests.
 func bindInfinite[P any](ctx app.Context, l *fetch.Infinite[P], set func(fetch.InfiniteState[P])) (closeList func()) {
-	unsubscribe := l.Subscribe(func() {
+	// A dispatch re-renders the component: only a new version is sent.
+	unsubscribe := l.SubscribeChanges(func() {
 		ctx.Dispatch(func(app.Context) { set(l.Snapshot()) })
 	})
 	set(l.Snapshot())
