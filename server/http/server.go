@@ -55,6 +55,7 @@ type Server struct {
 
 	once         sync.Once
 	handler      http.Handler
+	srvOnce      sync.Once
 	srv          *http.Server
 	routeTable   []Route
 	crossOrigin  *http.CrossOriginProtection
@@ -169,18 +170,27 @@ func allowedMethods(mux *http.ServeMux, r *http.Request) string {
 	return strings.Join(allow, ", ")
 }
 
-// Serve accepts connections on ln until Shutdown.
+// httpServer is the net/http server Serve runs, made once: Serve and a
+// Shutdown that may come first (a quick Close) share it without a race.
+func (s *Server) httpServer() *http.Server {
+	s.srvOnce.Do(func() {
+		t := s.Timeouts.withDefaults()
+		s.srv = &http.Server{
+			Handler: s.Handler(),
+			// No ReadTimeout or WriteTimeout: a large upload or download
+			// may take long. Bodies get their own deadlines (bodyDeadlines).
+			ReadHeaderTimeout: t.Header,
+			IdleTimeout:       t.Idle,
+			ErrorLog:          slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
+		}
+	})
+	return s.srv
+}
+
+// Serve accepts connections on ln until Shutdown (after a Shutdown, it
+// closes ln and returns at once).
 func (s *Server) Serve(ln net.Listener) error {
-	t := s.Timeouts.withDefaults()
-	s.srv = &http.Server{
-		Handler: s.Handler(),
-		// No ReadTimeout or WriteTimeout: a large upload or download may
-		// take long. Bodies get their own deadlines (bodyDeadlines).
-		ReadHeaderTimeout: t.Header,
-		IdleTimeout:       t.Idle,
-		ErrorLog:          slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
-	}
-	err := s.srv.Serve(ln)
+	err := s.httpServer().Serve(ln)
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
@@ -190,10 +200,7 @@ func (s *Server) Serve(ln net.Listener) error {
 // Shutdown stops accepting connections and waits for in-flight requests to
 // finish, or for ctx to end.
 func (s *Server) Shutdown(ctx context.Context) error {
-	if s.srv == nil {
-		return nil
-	}
-	return s.srv.Shutdown(ctx)
+	return s.httpServer().Shutdown(ctx)
 }
 
 func (s *Server) now() time.Time {
