@@ -8,34 +8,37 @@ import (
 )
 
 // Config holds the options shared by Query and Infinite: SWR's
-// configuration. The zero value gives SWR's defaults; the boolean options
-// are phrased so that false is the default.
+// configuration, under SWR's names. The zero value gives SWR's defaults:
+// an unset (nil) switch is SWR's default, set one with Bool (e.g.
+// RevalidateOnFocus: fetch.Bool(false)), and an interval set to Off is
+// turned off.
 type Config struct {
 	// DedupingInterval (SWR dedupingInterval, default 2s): a revalidation
 	// that is not forced reuses a value fetched less than this long ago
-	// instead of asking again. Requests in flight are always shared.
-	// Negative disables it.
+	// instead of asking again. Requests in flight are always shared. Off
+	// asks every time.
 	DedupingInterval time.Duration
 
-	// NoRevalidateOnFocus turns off SWR's revalidateOnFocus (on by default):
-	// Focus, or Cache.Focus, revalidates at most once per
-	// FocusThrottleInterval (SWR focusThrottleInterval, default 5s).
-	NoRevalidateOnFocus   bool
+	// RevalidateOnFocus (SWR revalidateOnFocus, default true): Focus, or
+	// Cache.Focus, revalidates, at most once per FocusThrottleInterval (SWR
+	// focusThrottleInterval, default 5s; Off: every focus).
+	RevalidateOnFocus     *bool
 	FocusThrottleInterval time.Duration
 
-	// NoRevalidateOnReconnect turns off SWR's revalidateOnReconnect.
-	NoRevalidateOnReconnect bool
+	// RevalidateOnReconnect (SWR revalidateOnReconnect, default true):
+	// Reconnect, or Cache.Reconnect, revalidates.
+	RevalidateOnReconnect *bool
 
 	// RefreshInterval (SWR refreshInterval, default 0 = off) refetches this
 	// long after the last revalidation ended.
 	RefreshInterval time.Duration
 
-	// NoRetryOnError turns off SWR's shouldRetryOnError. Otherwise a failed
+	// RetryOnError (SWR shouldRetryOnError, default true): a failed
 	// revalidation is retried after ErrorRetryInterval (SWR
 	// errorRetryInterval, default 5s), doubling for each further failure
 	// (capped at 256x), at most ErrorRetryCount times (SWR errorRetryCount;
 	// 0 = no limit). Any other revalidation resets the backoff.
-	NoRetryOnError     bool
+	RetryOnError       *bool
 	ErrorRetryInterval time.Duration
 	ErrorRetryCount    int
 
@@ -44,6 +47,15 @@ type Config struct {
 	// stays true meanwhile.
 	KeepPreviousData bool
 }
+
+// Bool returns a pointer to v, for Config's switches.
+func Bool(v bool) *bool { return &v }
+
+// on reads a switch whose default is true.
+func on(b *bool) bool { return b == nil || *b }
+
+// Off, as an interval of Config, turns that interval off.
+const Off time.Duration = -1
 
 // Defaults of Config, as in SWR.
 const (
@@ -296,7 +308,7 @@ func (c *core) loop(gen uint64, ctx context.Context) {
 // afterBatchLocked schedules the error retry and the next refresh.
 func (c *core) afterBatchLocked(err error) {
 	gen := c.gen
-	if err != nil && !errors.Is(err, context.Canceled) && !c.cfg.NoRetryOnError &&
+	if err != nil && !errors.Is(err, context.Canceled) && on(c.cfg.RetryOnError) &&
 		c.pending == 0 && (c.cfg.ErrorRetryCount == 0 || c.attempts < c.cfg.ErrorRetryCount) {
 		c.attempts++
 		c.retry = c.cache.clock.AfterFunc(c.cfg.backoff(c.attempts), func() {
@@ -348,7 +360,7 @@ func (c *core) closeLocked() bool {
 }
 
 func (c *core) onFocusLocked() {
-	if c.closed || c.cfg.NoRevalidateOnFocus {
+	if c.closed || !on(c.cfg.RevalidateOnFocus) {
 		return
 	}
 	now := c.cache.clock.Now()
@@ -360,7 +372,7 @@ func (c *core) onFocusLocked() {
 }
 
 func (c *core) onReconnectLocked() {
-	if c.closed || c.cfg.NoRevalidateOnReconnect {
+	if c.closed || !on(c.cfg.RevalidateOnReconnect) {
 		return
 	}
 	c.triggerLocked(flagSoft)

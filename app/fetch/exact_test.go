@@ -229,7 +229,7 @@ func TestWaitAwaitsRevalidateSetSizeAndMutate(t *testing.T) {
 		}
 		return items(100)(key)
 	})
-	l := newList(e, byIndex, f, InfiniteOptions[ints]{Config: Config{NoRetryOnError: true}})
+	l := newList(e, byIndex, f, InfiniteOptions[ints]{Config: Config{RetryOnError: Bool(false)}})
 	ctx := context.Background()
 	if err := l.Wait(ctx); err != nil || len(l.Snapshot().Data) != 1 {
 		t.Fatalf("first load: %v, %d pages", err, len(l.Snapshot().Data))

@@ -150,7 +150,7 @@ func testQueryFocus(t *testing.T) {
 	e := newEnv(t, CacheOptions{})
 	f := autoFake(echo)
 	q := newQuery(e, "/a", f, Options[string]{})
-	off := newQuery(e, "/b", f, Options[string]{Config: Config{NoRevalidateOnFocus: true}})
+	off := newQuery(e, "/b", f, Options[string]{Config: Config{RevalidateOnFocus: Bool(false)}})
 	idleQ(t, q)
 	idleQ(t, off)
 	f.clear()
@@ -176,7 +176,7 @@ func testQueryReconnect(t *testing.T) {
 	e := newEnv(t, CacheOptions{})
 	f := autoFake(echo)
 	q := newQuery(e, "/a", f, Options[string]{})
-	off := newQuery(e, "/b", f, Options[string]{Config: Config{NoRevalidateOnReconnect: true}})
+	off := newQuery(e, "/b", f, Options[string]{Config: Config{RevalidateOnReconnect: Bool(false)}})
 	idleQ(t, q)
 	idleQ(t, off)
 	f.clear()
@@ -257,7 +257,7 @@ func testQueryRetryCount(t *testing.T) {
 func testQueryNoRetry(t *testing.T) {
 	e := newEnv(t, CacheOptions{})
 	f := autoFake(func(string) (string, error) { return "", errBoom })
-	q := newQuery(e, "/a", f, Options[string]{Config: Config{NoRetryOnError: true}})
+	q := newQuery(e, "/a", f, Options[string]{Config: Config{RetryOnError: Bool(false)}})
 	if s := idleQ(t, q); s.Err != errBoom {
 		t.Fatalf("state = %+v", s)
 	}
@@ -317,7 +317,7 @@ func testQueryCallbacks(t *testing.T) {
 	log := func(s string) { mu.Lock(); got = append(got, s); mu.Unlock() }
 	f := newFake[string]()
 	q := newQuery(e, "/a", f, Options[string]{
-		Config:    Config{NoRetryOnError: true},
+		Config:    Config{RetryOnError: Bool(false)},
 		OnSuccess: func(key, data string) { log("ok " + key + " " + data) },
 		OnError:   func(key string, err error) { log("err " + key + " " + err.Error()) },
 	})
@@ -489,7 +489,7 @@ func testQueryNotModified(t *testing.T) {
 
 	// "Not modified" with nothing cached is an error, not a silent blank.
 	e.cache.Delete("/b")
-	q2 := newQuery(e, "/b", f, Options[*item]{Config: Config{NoRetryOnError: true}})
+	q2 := newQuery(e, "/b", f, Options[*item]{Config: Config{RetryOnError: Bool(false)}})
 	f.nextKey(t, "/b").notModified()
 	if s := idleQ(t, q2); !errors.Is(s.Err, errNothingCached) {
 		t.Fatalf("state = %+v", s)
@@ -499,7 +499,7 @@ func testQueryNotModified(t *testing.T) {
 func testQuerySharedKey(t *testing.T) {
 	e := newEnv(t, CacheOptions{})
 	f := newFake[string]()
-	a := newQuery(e, "/a", f, Options[string]{Config: Config{NoRetryOnError: true}})
+	a := newQuery(e, "/a", f, Options[string]{Config: Config{RetryOnError: Bool(false)}})
 	f.nextKey(t, "/a").ok("A")
 	idleQ(t, a)
 	b := newQuery(e, "/a", f, Options[string]{})
@@ -555,7 +555,7 @@ func testQueryGlobalMutate(t *testing.T) {
 func testQueryPanic(t *testing.T) {
 	e := newEnv(t, CacheOptions{})
 	f := autoFake(func(string) (string, error) { panic("oops") })
-	q := newQuery(e, "/a", f, Options[string]{Config: Config{NoRetryOnError: true}})
+	q := newQuery(e, "/a", f, Options[string]{Config: Config{RetryOnError: Bool(false)}})
 	if s := idleQ(t, q); s.Err == nil || !strings.Contains(s.Err.Error(), "oops") {
 		t.Fatalf("state = %+v", s)
 	}

@@ -24,11 +24,11 @@ type InfiniteOptions[P any] struct {
 	// refetches every page, not only the first and the missing ones.
 	RevalidateAll bool
 
-	// NoRevalidateFirstPage turns off SWR's revalidateFirstPage (on by
-	// default): otherwise every revalidation, including each SetSize,
-	// refetches the first page, so new items at the top are seen when
-	// loading more. With ETags that costs a 304, not a body.
-	NoRevalidateFirstPage bool
+	// RevalidateFirstPage (SWR revalidateFirstPage, default true): every
+	// revalidation, including each SetSize, refetches the first page, so
+	// new items at the top are seen when loading more. With ETags that
+	// costs a 304, not a body.
+	RevalidateFirstPage *bool
 
 	// PersistSize (SWR persistSize, default false): when the first page's
 	// key changes, keep the current size. When false, the size becomes the
@@ -97,7 +97,7 @@ type InfiniteState[P any] struct {
 //
 // A revalidation walks the pages in order (each key needs the previous
 // page) and fetches a page when it is missing from the cache, when it is
-// the first page (unless NoRevalidateFirstPage), or always with
+// the first page (unless RevalidateFirstPage is off), or always with
 // RevalidateAll and Revalidate. Requests for the same key are shared
 // across lists and queries on the cache, so a key is never fetched twice at
 // once however fast SetSize is called. All methods are safe for concurrent
@@ -237,7 +237,7 @@ func (l *Infinite[P]) setSize(f func(int) int) {
 		l.pending |= flagSoft
 	} else {
 		// SWR revalidates on every setSize: the first page (unless
-		// NoRevalidateFirstPage) is asked for even inside the deduping
+		// RevalidateFirstPage is off) is asked for even inside the deduping
 		// interval, and the missing pages are loaded.
 		l.triggerLocked(flagForce)
 	}
@@ -307,7 +307,7 @@ func (l *Infinite[P]) MutateFunc(update func(pages []P) []P, revalidate func(pag
 
 // RevalidateFunc refetches the loaded pages for which revalidate(page,
 // key) is true, ignoring the deduping interval, plus the first page
-// (unless NoRevalidateFirstPage) and any page missing from the cache.
+// (unless RevalidateFirstPage is off) and any page missing from the cache.
 func (l *Infinite[P]) RevalidateFunc(revalidate func(page P, key string) bool) {
 	l.mu.Lock()
 	if !l.closed && l.hasFirst && revalidate != nil {
@@ -677,7 +677,7 @@ func (l *Infinite[P]) batch(ctx context.Context, gen uint64, f flags) error {
 		if !has && i < len(l.pages) && l.pages[i].real && l.pages[i].key == key {
 			v, has = l.pages[i].data, true // evicted, but still shown
 		}
-		fetch := all || !has || (i == 0 && !l.opts.NoRevalidateFirstPage) || (pred != nil && pred(v, key))
+		fetch := all || !has || (i == 0 && on(l.opts.RevalidateFirstPage)) || (pred != nil && pred(v, key))
 		l.mu.Unlock()
 
 		if fetch {

@@ -302,7 +302,7 @@ func testGrowShrink(t *testing.T) {
 func testSetSizeFunc(t *testing.T) {
 	e := newEnv(t, CacheOptions{})
 	f := autoFake(items(10))
-	l := newList(e, byIndex, f, InfiniteOptions[ints]{NoRevalidateFirstPage: true})
+	l := newList(e, byIndex, f, InfiniteOptions[ints]{RevalidateFirstPage: Bool(false)})
 	idle(t, l)
 	l.SetSizeFunc(func(n int) int { return n + 2 })
 	s := idle(t, l)
@@ -330,7 +330,7 @@ func testLoadMoreFirstPage(t *testing.T) {
 }
 
 func testLoadMoreNoFirstPage(t *testing.T) {
-	loadMore(t, InfiniteOptions[ints]{NoRevalidateFirstPage: true}, pg(0), pg(1))
+	loadMore(t, InfiniteOptions[ints]{RevalidateFirstPage: Bool(false)}, pg(0), pg(1))
 }
 
 func testLoadMoreRevalidateAll(t *testing.T) {
@@ -351,7 +351,7 @@ func sq(q string, n int) string { return fmt.Sprintf("/items?q=%s&page=%d&limit=
 func testPersistSizeFalse(t *testing.T) {
 	e := newEnv(t, CacheOptions{})
 	f := autoFake(items(10))
-	l := newList(e, searchKeys("a"), f, InfiniteOptions[ints]{NoRevalidateFirstPage: true})
+	l := newList(e, searchKeys("a"), f, InfiniteOptions[ints]{RevalidateFirstPage: Bool(false)})
 	idle(t, l)
 	l.SetSize(3)
 	idle(t, l)
@@ -379,7 +379,7 @@ func testPersistSizeFalse(t *testing.T) {
 func testPersistSizeTrue(t *testing.T) {
 	e := newEnv(t, CacheOptions{})
 	f := autoFake(items(10))
-	l := newList(e, searchKeys("a"), f, InfiniteOptions[ints]{PersistSize: true, NoRevalidateFirstPage: true})
+	l := newList(e, searchKeys("a"), f, InfiniteOptions[ints]{PersistSize: true, RevalidateFirstPage: Bool(false)})
 	idle(t, l)
 	l.SetSize(3)
 	idle(t, l)
@@ -718,7 +718,7 @@ func testHasMore(t *testing.T) {
 		v, _ := server(c.key)
 		c.ok(v)
 	}
-	l := newList(e, byIndex, f, InfiniteOptions[ints]{NoRevalidateFirstPage: true})
+	l := newList(e, byIndex, f, InfiniteOptions[ints]{RevalidateFirstPage: Bool(false)})
 	if s := l.Snapshot(); !s.HasMore || !s.IsLoadingMore {
 		t.Fatalf("initially: %+v", s)
 	}
@@ -901,7 +901,7 @@ func testRechain(t *testing.T) {
 		"c3": {Data: ints{3}},
 		"n2": {Data: ints{20}},
 	}))
-	l := newList(e, CursorKeys[int]("/t", nil, 0), f, InfiniteOptions[P]{InitialSize: 3, NoRevalidateFirstPage: true})
+	l := newList(e, CursorKeys[int]("/t", nil, 0), f, InfiniteOptions[P]{InitialSize: 3, RevalidateFirstPage: Bool(false)})
 	idle(t, l)
 	f.clear()
 	// Someone else learns that page 0 now continues at n2.
@@ -924,7 +924,7 @@ func testSameFirstKey(t *testing.T) {
 			return fmt.Sprintf("/x/%d?v=%s", i, v), true
 		}
 	}
-	l := newList(e, keys("1"), f, InfiniteOptions[string]{InitialSize: 3, NoRevalidateFirstPage: true})
+	l := newList(e, keys("1"), f, InfiniteOptions[string]{InitialSize: 3, RevalidateFirstPage: Bool(false)})
 	idle(t, l)
 	f.clear()
 	l.SetGetKey(keys("2"))
@@ -973,7 +973,7 @@ func testEquivalentGetKey(t *testing.T) {
 	stopAt := func(n int) GetKey[string] {
 		return func(i int, _ *string) (string, bool) { return "/s/" + strconv.Itoa(i), i < n }
 	}
-	l2 := newList(e, stopAt(1), f2, InfiniteOptions[string]{InitialSize: 3, NoRevalidateFirstPage: true})
+	l2 := newList(e, stopAt(1), f2, InfiniteOptions[string]{InitialSize: 3, RevalidateFirstPage: Bool(false)})
 	if s := idle(t, l2); len(s.Data) != 1 || s.HasMore {
 		t.Fatalf("stopped: %+v", s)
 	}
