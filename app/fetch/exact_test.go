@@ -369,3 +369,36 @@ func TestSubscribeChangesSkipsSpuriousCalls(t *testing.T) {
 		t.Fatalf("versions seen %v, the last state is %d", seen, last)
 	}
 }
+
+func TestParallelFetchesPagesAtOnceAndTheFirstErrorWins(t *testing.T) {
+	e := newEnv(t, CacheOptions{})
+	f := newFake[ints]()
+	l := newList(e, byIndex, f, InfiniteOptions[ints]{InitialSize: 3, Parallel: true, Config: Config{RetryOnError: Bool(false)}})
+	// All three requests are in flight before any is answered.
+	calls := map[string]*call[ints]{}
+	for range 3 {
+		c := f.next(t)
+		calls[c.key] = c
+	}
+	for i := 2; i >= 0; i-- {
+		calls[pg(i)].ok(ints{2 * i, 2*i + 1})
+	}
+	s := idle(t, l)
+	equalData(t, s.Data, []ints{{0, 1}, {2, 3}, {4, 5}})
+
+	first, second := errors.New("page 2 failed first"), errors.New("page 1 failed second")
+	l.Revalidate()
+	calls = map[string]*call[ints]{}
+	for range 3 {
+		c := f.next(t)
+		calls[c.key] = c
+	}
+	calls[pg(2)].fail(first)
+	calls[pg(1)].fail(second)
+	calls[pg(0)].ok(ints{0, 1})
+	// One error is the list's (the first to arrive; which one that is
+	// depends on the scheduler), never both, and the pages stay.
+	if s := idle(t, l); !(errors.Is(s.Err, first) || errors.Is(s.Err, second)) || len(s.Data) != 3 {
+		t.Fatalf("error %v with %d pages; want one page's error and the pages kept", s.Err, len(s.Data))
+	}
+}

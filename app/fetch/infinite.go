@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // InfiniteOptions configure an Infinite list. The zero value gives SWR's
@@ -39,6 +41,13 @@ type InfiniteOptions[P any] struct {
 	// AllAtOnce shows a revalidation's new pages only once all of them have
 	// arrived, as SWR does. By default each page appears as it arrives.
 	AllAtOnce bool
+
+	// Parallel (SWR parallel, default false) fetches the pages of a
+	// revalidation at once instead of one after another. It is for lists
+	// whose keys do not depend on the previous page (IndexKeys): getKey is
+	// called with a nil previous page. The first error wins, as in SWR;
+	// the pages show when all have arrived.
+	Parallel bool
 
 	// HasMore, when set, decides InfiniteState.HasMore from the loaded
 	// pages (e.g. IndexHasMore). By default there is more while getKey
@@ -645,6 +654,9 @@ func (l *Infinite[P]) batch(ctx context.Context, gen uint64, f flags) error {
 		pred, l.pred = l.pred, nil
 		l.mu.Unlock()
 	}
+	if l.opts.Parallel {
+		return l.parallelBatch(ctx, gen, dedupe, all, pred)
+	}
 	var fresh []page[P]
 	for i := 0; ; i++ {
 		l.mu.Lock()
@@ -729,6 +741,101 @@ func (l *Infinite[P]) batch(ctx context.Context, gen uint64, f flags) error {
 		}
 		l.unlockAndNotify()
 	}
+}
+
+// parallelBatch is batch for Parallel lists: every key is known up front,
+// so the pages that need it are fetched at once.
+func (l *Infinite[P]) parallelBatch(ctx context.Context, gen uint64, dedupe time.Duration, all bool, pred func(P, string) bool) error {
+	type job struct {
+		key   string
+		fetch bool
+		has   bool
+		v     P
+	}
+	l.mu.Lock()
+	if l.gen != gen {
+		l.mu.Unlock()
+		return context.Canceled
+	}
+	var jobs []job
+	for i := 0; l.hasFirst && i < l.size; i++ {
+		key, ok := l.keyLocked(i, nil)
+		if !ok {
+			break
+		}
+		v, has := Get[P](l.cache, key)
+		jobs = append(jobs, job{key: key, has: has, v: v,
+			fetch: all || !has || (i == 0 && on(l.opts.RevalidateFirstPage)) || (pred != nil && has && pred(v, key))})
+	}
+	l.mu.Unlock()
+
+	errs := make(chan struct {
+		key string
+		err error
+	}, len(jobs))
+	var wg sync.WaitGroup
+	for i := range jobs {
+		if !jobs[i].fetch {
+			continue
+		}
+		wg.Add(1)
+		go func(j *job) {
+			defer wg.Done()
+			maxAge := dedupe
+			if !j.has {
+				maxAge = anyAge
+			}
+			res := l.cache.fetch(ctx, j.key, l.fetchAny, maxAge, l.equalAny)
+			err := res.err
+			if err == nil {
+				if _, ok := res.value.(P); !ok {
+					err = fmt.Errorf("fetch: the cache holds a %T under %q, not a page", res.value, j.key)
+				}
+			}
+			if err != nil {
+				errs <- struct {
+					key string
+					err error
+				}{j.key, err}
+			}
+		}(&jobs[i])
+	}
+	wg.Wait()
+	close(errs)
+	if ctx.Err() != nil {
+		return context.Canceled
+	}
+	l.mu.Lock()
+	if l.gen != gen {
+		l.mu.Unlock()
+		return context.Canceled
+	}
+	if first, failed := <-errs; failed {
+		// The first error wins; pages already shown stay.
+		l.err = first.err
+		l.changedLocked()
+		l.unlockAndNotify()
+		if l.opts.OnError != nil {
+			l.opts.OnError(first.key, first.err)
+		}
+		return first.err
+	}
+	fresh := make([]page[P], 0, len(jobs))
+	for _, j := range jobs {
+		v, ok := Get[P](l.cache, j.key) // the cache is the truth
+		if !ok {
+			v = j.v
+		}
+		fresh = append(fresh, page[P]{key: j.key, data: v, real: true})
+	}
+	l.pages = fresh
+	l.showAllLocked(fresh)
+	firstKey, data := l.firstKey, l.snap.Load().Data
+	l.unlockAndNotify()
+	if l.opts.OnSuccess != nil {
+		l.opts.OnSuccess(firstKey, data)
+	}
+	return nil
 }
 
 func (l *Infinite[P]) keyChanged(key string) {
