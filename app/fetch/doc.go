@@ -13,20 +13,22 @@
 //
 //	SWR                                   this package
 //	<SWRConfig value={{provider}}>        c := NewCache(CacheOptions{MaxEntries: 500})
-//	useSWR(key, fetcher, options)         q := New(c, key, fetcher, Options[T]{...})
+//	useSWR(key, fetcher, options)         q := New(ctx, c, key, fetcher, Options[T]{...})
 //	  data, error, isValidating,          q.Snapshot() → State[T]
 //	  isLoading
 //	  mutate() / mutate(d) / mutate(d,    q.Revalidate() / q.Mutate(d, true) /
 //	  false)                                q.Mutate(d, false)
 //	  re-render with another key          q.SetKey(key); "" is the null key
-//	useSWRInfinite(getKey, fetcher, o)    l := NewInfinite(c, getKey, fetcher, InfiniteOptions[P]{...})
+//	useSWRInfinite(getKey, fetcher, o)    l := NewInfinite(ctx, c, getKey, fetcher, InfiniteOptions[P]{...})
 //	  data, error, isValidating,          l.Snapshot() → InfiniteState[P], plus
 //	  isLoading, size                       HasMore and IsLoadingMore
 //	  setSize(n) / setSize(s => s + 1)    l.SetSize(n) / l.SetSizeFunc(func(s int) int { return s + 1 })
 //	  mutate() / mutate(p) / mutate(p,    l.Revalidate() / l.Mutate(p, true) /
 //	  false)                                l.Mutate(p, false)
 //	  re-render with another getKey       l.SetGetKey(getKey)
-//	unmount                               q.Close(), l.Close()
+//	unmount                               q.Close(), l.Close(), or ctx ending
+//	await mutate() / setSize()            l.Revalidate(); err := l.Wait(ctx)
+//	mutate(p => …, {revalidate: fn})      l.MutateFunc(update, revalidate)
 //	focus / online listeners              c.Focus(), c.Reconnect() (or per object)
 //	global mutate(key)                    c.Revalidate(match), Set(c, key, v)
 //
@@ -42,10 +44,10 @@
 // because Snapshot is a lock-free, race-free copy of the whole state:
 //
 //	func (c *bundles) OnMount(ctx app.Context) {
-//		c.list = fetch.NewInfinite(cache, fetch.IndexKeys[api.Bundle](path, 20),
+//		c.list = fetch.NewInfinite(ctx, cache, fetch.IndexKeys[api.Bundle](path, 20),
 //			fetch.JSONFetcher[[]api.Bundle](httpOpts), fetch.InfiniteOptions[[]api.Bundle]{})
 //		// Subscribe first, then read, so no change falls in between.
-//		c.unsubscribe = c.list.Subscribe(func() {
+//		c.unsubscribe = c.list.SubscribeChanges(func() {
 //			ctx.Dispatch(func(ctx app.Context) { c.state = c.list.Snapshot() })
 //		})
 //		c.state = c.list.Snapshot()
@@ -59,10 +61,12 @@
 //	// disabled while IsLoadingMore.
 //
 // Subscribers are called from any goroutine, possibly concurrently and
-// spuriously, never under a lock (so they may call back into the object).
-// Reading Snapshot in the dispatched function, not in the callback, always
-// renders the newest state; State.Version tells whether anything changed.
-// Values in a snapshot are shared with the cache and must not be modified.
+// spuriously, never under a lock (so they may call back into the object);
+// SubscribeChanges leaves out the spurious calls, so a component re-renders
+// only when Version changed. Reading Snapshot in the dispatched function,
+// not in the callback, always renders the newest state. A snapshot's Data
+// slice is the caller's own (sorting it harms no one); the page values in
+// it are shared with the cache and must not be modified.
 //
 // The adapter also feeds the browser events the package cannot see: window
 // focus → Cache.Focus, online → Cache.Reconnect.
@@ -82,10 +86,42 @@
 //     recently used first.
 //   - Time goes through Clock; FakeClock makes tests deterministic.
 //
-// # Where it differs from SWR
+// # SWR, option by option
 //
-// Error retries back off exponentially without SWR's random jitter. Only
-// the request that started a fetch calls OnSuccess/OnError of a Query, as in
-// SWR; an Infinite reports each of its revalidations. Infinite.Mutate(p,
-// true) revalidates every page (SWR: the changed ones and the first).
+// Defaults are SWR's. Switches are *bool under SWR's names (nil is the
+// default; Bool(false) turns one off); an interval set to Off is off.
+//
+//	SWR option / behaviour    app/fetch                         difference
+//	dedupingInterval 2s       Config.DedupingInterval           Off (not 0) turns it off
+//	revalidateOnFocus         Config.RevalidateOnFocus          fed by Cache.Focus
+//	focusThrottleInterval 5s  Config.FocusThrottleInterval      —
+//	revalidateOnReconnect     Config.RevalidateOnReconnect      fed by Cache.Reconnect
+//	refreshInterval 0         Config.RefreshInterval            counted from the end of a revalidation
+//	shouldRetryOnError        Config.RetryOnError               —
+//	errorRetryInterval 5s     Config.ErrorRetryInterval         backoff without random jitter
+//	errorRetryCount           Config.ErrorRetryCount            —
+//	keepPreviousData          Config.KeepPreviousData           —
+//	fallbackData              Options.FallbackData, InfiniteOptions.FallbackData
+//	compare                   Options.Compare, InfiniteOptions.Compare (default reflect.DeepEqual)
+//	onSuccess / onError       OnSuccess / OnError               an Infinite reports each revalidation
+//	initialSize 1             InfiniteOptions.InitialSize       —
+//	revalidateAll false       InfiniteOptions.RevalidateAll     —
+//	revalidateFirstPage true  InfiniteOptions.RevalidateFirstPage —
+//	persistSize false         InfiniteOptions.PersistSize       —
+//	parallel false            InfiniteOptions.Parallel          pages show when all arrived
+//	data of a whole batch     pages show as they arrive         InfiniteOptions.AllAtOnce restores SWR's
+//	mutate()                  Revalidate()                      a failed run is redone whole, as SWR keeps revalidate-all
+//	mutate(p, false|true)     Mutate(p, revalidate)             true refetches every page
+//	mutate(p => …, {revalidate: fn})  MutateFunc(update, fn)    update runs atomically under the list's lock
+//	mutate(undefined, {revalidate: fn}) RevalidateFunc(fn)      —
+//	await mutate(), setSize() Wait(ctx)                         also after SetGetKey; ctx bounds the wait
+//	null key                  "" (Query), ok == false (getKey)  inert: focus, reconnect, revalidate do nothing
+//	getKey throwing           a panic in getKey                 recovered: the list's error, loaded pages kept
+//	unmount                   Close, or the constructor's ctx   —
+//	(TanStack maxPages)       —                                 not yet: see the package's open issue
+//
+// Also beyond SWR: a page 0 that comes back with a shifted cursor (a new
+// item at the top) leaves the loaded pages on screen while the pass brings
+// each up to date, instead of the list collapsing to one page and growing
+// back.
 package fetch
