@@ -697,16 +697,10 @@ func (l *Infinite[P]) batch(ctx context.Context, gen uint64, f flags) error {
 			if !has {
 				maxAge = anyAge
 			}
-			res := l.cache.fetch(ctx, key, l.fetchAny, maxAge, l.equalAny)
+			var err error
+			v, err = l.fetchPage(ctx, key, maxAge)
 			if ctx.Err() != nil {
 				return context.Canceled
-			}
-			err := res.err
-			if err == nil {
-				var ok bool
-				if v, ok = res.value.(P); !ok {
-					err = fmt.Errorf("fetch: the cache holds a %T under %q, not a page", res.value, key)
-				}
 			}
 			if err != nil {
 				l.mu.Lock()
@@ -785,14 +779,7 @@ func (l *Infinite[P]) parallelBatch(ctx context.Context, gen uint64, dedupe time
 			if !j.has {
 				maxAge = anyAge
 			}
-			res := l.cache.fetch(ctx, j.key, l.fetchAny, maxAge, l.equalAny)
-			err := res.err
-			if err == nil {
-				if _, ok := res.value.(P); !ok {
-					err = fmt.Errorf("fetch: the cache holds a %T under %q, not a page", res.value, j.key)
-				}
-			}
-			if err != nil {
+			if _, err := l.fetchPage(ctx, j.key, maxAge); err != nil {
 				errs <- struct {
 					key string
 					err error
@@ -906,6 +893,21 @@ func (l *Infinite[P]) matchesLocked(match func(string) bool) bool {
 		}
 	}
 	return false
+}
+
+// fetchPage fetches key through the cache (shared with any request for it
+// in flight) and returns it as a page.
+func (l *Infinite[P]) fetchPage(ctx context.Context, key string, maxAge time.Duration) (P, error) {
+	res := l.cache.fetch(ctx, key, l.fetchAny, maxAge, l.equalAny)
+	if res.err != nil {
+		var zero P
+		return zero, res.err
+	}
+	v, ok := res.value.(P)
+	if !ok {
+		return v, fmt.Errorf("fetch: the cache holds a %T under %q, not a page", res.value, key)
+	}
+	return v, nil
 }
 
 func (l *Infinite[P]) fetchAny(ctx context.Context, key, etag string) (any, string, int64, error) {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -28,20 +27,6 @@ func (e *env) postRaw(t *testing.T, path, body string) (*http.Response, []byte) 
 	}
 	req.Header.Set("Content-Type", "application/json")
 	return e.roundTrip(t, req)
-}
-
-func (e *env) roundTrip(t *testing.T, req *http.Request) (*http.Response, []byte) {
-	t.Helper()
-	resp, err := http.DefaultTransport.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, body
 }
 
 // TestWrongMethodAnswers405: every API path answers a method it does not

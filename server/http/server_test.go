@@ -110,16 +110,22 @@ func (e *env) send(t *testing.T, method, path string, header http.Header, body a
 	if req.Header.Get("Accept-Encoding") == "" {
 		req.Header.Set("Accept-Encoding", "identity")
 	}
+	return e.roundTrip(t, req)
+}
+
+// roundTrip sends req as it is and reads the whole answer.
+func (e *env) roundTrip(t *testing.T, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
 	resp, err := http.DefaultTransport.RoundTrip(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	respBody, err := io.ReadAll(resp.Body)
+	body, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp, respBody
+	return resp, body
 }
 
 // wantProblem checks that a response is a problem of the given status and
