@@ -1,6 +1,9 @@
 package ui
 
 import (
+	"context"
+	"time"
+
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
 	"github.com/betaport/betaport/app/api"
@@ -24,18 +27,20 @@ func (p *LoginPage) OnNav(ctx app.Context) {
 }
 
 func (p *LoginPage) Render() app.UI {
-	var alert app.UI
-	switch {
-	case p.err != nil:
-		alert = app.P().ID("login-error").Class("state state-error").Attr("role", "alert").Text(problemText(p.err))
-	case p.notice != "":
-		alert = app.P().ID("login-notice").Class("state state-error").Attr("role", "alert").Text(p.notice)
+	// Both messages are always in the page, hidden when empty: a message
+	// appearing or going must not remount the form, since go-app drops a
+	// dispatch whose source element is gone — the sign-in after a typo then
+	// never finished.
+	errText := ""
+	if p.err != nil {
+		errText = problemText(p.err)
 	}
 	return shell("login",
 		app.Div().Class("login").Body(
 			app.H1().Text("Sign in"),
 			app.P().Class("muted").Text("Admins sign in with their e-mail and password. Testers open the personal link their admin sent them."),
-			alert,
+			app.P().ID("login-error").Class("state state-error").Attr("role", "alert").Hidden(p.err == nil).Text(errText),
+			app.P().ID("login-notice").Class("state state-error").Attr("role", "alert").Hidden(p.err != nil || p.notice == "").Text(p.notice),
 			app.Form().ID("login-form").OnSubmit(p.submit).Body(
 				app.Label().For("email").Text("E-mail"),
 				app.Input().ID("email").Type("email").Name("email").AutoComplete(true).Required(true).
@@ -43,7 +48,9 @@ func (p *LoginPage) Render() app.UI {
 				app.Label().For("password").Text("Password"),
 				app.Input().ID("password").Type("password").Name("password").Required(true).
 					Value(p.password).OnInput(ctx2str(&p.password)),
-				app.Button().ID("sign-in").Type("submit").Class("primary").Disabled(p.busy).Text("Sign in"),
+				// Busy, not disabled: a disabled button drops the focus to
+				// <body> while the request runs.
+				app.Button().ID("sign-in").Type("submit").Class("primary").Aria("busy", p.busy).Text("Sign in"),
 			),
 		),
 	)
@@ -58,7 +65,12 @@ func (p *LoginPage) submit(ctx app.Context, e app.Event) {
 	email, password := p.email, p.password
 	c := apiClient()
 	ctx.Async(func() {
-		s, err := c.SignIn(ctx, email, password)
+		// Not the event's context: go-app ends it with the next event on
+		// the form, which aborted the second attempt after a typo and left
+		// the form busy for good.
+		reqCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		s, err := c.SignIn(reqCtx, email, password)
 		ctx.Dispatch(func(ctx app.Context) {
 			p.busy, p.err = false, err
 			if err != nil {

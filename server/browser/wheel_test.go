@@ -114,3 +114,34 @@ func TestWheelThenIdleStopsLoading(t *testing.T) {
 		t.Errorf("the viewport showed blank space where rows exist in %d of 5 samples", blank)
 	}
 }
+
+// TestSignInAfterATypo: a wrong password, then the right one on the same
+// page, typed and sent with Enter: the second attempt signs in, and the
+// button is never left disabled.
+func TestSignInAfterATypo(t *testing.T) {
+	m, d := startService(t)
+	ctx := newTab(t)
+	openApp(t, ctx, m.URL()+"/login")
+	admin := d.Admins[0]
+	for i, password := range []string{admin.Password + "x", "wrong again", admin.Password} {
+		if err := chromedp.Do(ctx,
+			chromedp.Click(chromedp.CSS(`#email`)),
+			chromedp.KeyEvent("a", chromedp.KeyModifiers(chromedp.ModifierCtrl)), // select what is there
+			chromedp.SendKeys(chromedp.CSS(`#email`), admin.Email),
+			chromedp.Click(chromedp.CSS(`#password`)),
+			chromedp.KeyEvent("a", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+			chromedp.SendKeys(chromedp.CSS(`#password`), password+"\r"), // Enter sends the form
+		); err != nil {
+			t.Fatalf("attempt %d: %v", i+1, err)
+		}
+		if i < 2 {
+			if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!document.querySelector("#login-error").hidden && !document.querySelector("#sign-in").disabled && document.querySelector("#sign-in").getAttribute("aria-busy") !== "true"`)); err != nil {
+				html, _ := chromedp.Run(context.WithoutCancel(ctx), chromedp.Evaluate[string](`document.querySelector(".login")?.outerHTML`))
+				t.Fatalf("attempt %d with a wrong password: no error shown, or the button stays busy: %v\n%s", i+1, err, html)
+			}
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#signed-in-as`))); err != nil {
+		t.Fatalf("the right password after two typos did not sign in: %v", err)
+	}
+}
