@@ -40,8 +40,11 @@ build: bin/betaport
 bin/betaport: wasm $(SERVER_SOURCES)
 	$(GO) build -trimpath -ldflags='-s -w -X $(PKG)/server/http.Version=$(BUILD_ID)' -o $@ ./server/cmd/betaport
 
+# The seed's messages are shown only when it fails: the sign-in block is
+# printed once, from the file the seed keeps, on every run.
 run: build
-	./bin/betaport seed --data ./data --if-empty >/dev/null
+	@mkdir -p ./data
+	@./bin/betaport seed --data ./data --if-empty >/dev/null 2>./data/seed.log || { cat ./data/seed.log; exit 1; }
 	@cat ./data/demo-sign-in.txt 2>/dev/null || true
 	./bin/betaport serve --data ./data
 

@@ -59,16 +59,29 @@ func (p *TestersPage) getKey() fetch.GetKey[fetch.CursorPage[api.Tester]] {
 }
 
 func (p *TestersPage) OnNav(ctx app.Context) {
-	path := strings.TrimPrefix(ctx.Page().URL().Path, "/extensions/")
+	u := ctx.Page().URL()
+	path := strings.TrimPrefix(u.Path, "/extensions/")
 	id, _ := strconv.ParseInt(strings.TrimSuffix(path, "/testers"), 10, 64)
+	// The search and the status filter live in the address (?q=&status=),
+	// so back, forward, a reload and a shared link bring the same list.
+	q, status := strings.TrimSpace(u.Query().Get("q")), u.Query().Get("status")
 	if id == p.extensionID && p.list != nil {
+		if q != p.appliedQ || status != p.status {
+			p.query, p.appliedQ, p.status = q, q, status
+			p.list.SetGetKey(p.getKey())
+		}
 		return
 	}
+	p.query, p.appliedQ, p.status = q, q, status
 	p.OnDismount()
 	p.extensionID, p.invited, p.inviteErr = id, nil, nil
+	var fallback []fetch.CursorPage[api.Tester]
+	if q == "" && status == "" { // the server prerenders the unfiltered list
+		fallback = prerenderedPages[fetch.CursorPage[api.Tester]](firstTestersKey(id))
+	}
 	p.list = fetch.NewInfinite(context.Background(), listCache(), p.getKey(),
 		fetch.JSONFetcher[fetch.CursorPage[api.Tester]](httpOptions()),
-		fetch.InfiniteOptions[fetch.CursorPage[api.Tester]]{FallbackData: prerenderedPages[fetch.CursorPage[api.Tester]](firstTestersKey(id))})
+		fetch.InfiniteOptions[fetch.CursorPage[api.Tester]]{FallbackData: fallback})
 	p.path = ctx.Page().URL().Path
 	restored := false
 	p.closeList = bindPage(ctx, p.list, func(s fetch.InfiniteState[fetch.CursorPage[api.Tester]]) {
@@ -83,8 +96,13 @@ func (p *TestersPage) OnNav(ctx app.Context) {
 // OnPreRender renders, on the server, the first page of testers the server
 // fetched for this admin.
 func (p *TestersPage) OnPreRender(ctx app.Context) {
-	path := strings.TrimPrefix(ctx.Page().URL().Path, "/extensions/")
+	u := ctx.Page().URL()
+	path := strings.TrimPrefix(u.Path, "/extensions/")
 	p.extensionID, _ = strconv.ParseInt(strings.TrimSuffix(path, "/testers"), 10, 64)
+	p.query, p.status = u.Query().Get("q"), u.Query().Get("status")
+	if p.query != "" || p.status != "" {
+		return // a filtered list loads in the browser
+	}
 	if page, ok := prerendered[fetch.CursorPage[api.Tester]](firstTestersKey(p.extensionID)); ok {
 		p.state = fetch.InfiniteState[fetch.CursorPage[api.Tester]]{Data: []fetch.CursorPage[api.Tester]{page}, Size: 1, HasMore: page.NextCursor != ""}
 	}
@@ -108,7 +126,26 @@ func (p *TestersPage) onSearch(ctx app.Context, e app.Event) {
 		}
 		p.appliedQ = strings.TrimSpace(p.query)
 		p.list.SetGetKey(p.getKey())
+		p.keepInAddress(ctx)
 	})
+}
+
+// keepInAddress writes the search and the filter into the address, in
+// place (no new history entry per keystroke).
+func (p *TestersPage) keepInAddress(ctx app.Context) {
+	u := *ctx.Page().URL()
+	q := u.Query()
+	set := func(k, v string) {
+		if v == "" {
+			q.Del(k)
+		} else {
+			q.Set(k, v)
+		}
+	}
+	set("q", p.appliedQ)
+	set("status", p.status)
+	u.RawQuery = q.Encode()
+	ctx.Page().ReplaceURL(&u)
 }
 
 func (p *TestersPage) onStatus(ctx app.Context, e app.Event) {
@@ -116,6 +153,7 @@ func (p *TestersPage) onStatus(ctx app.Context, e app.Event) {
 	if p.list != nil {
 		p.list.SetGetKey(p.getKey())
 	}
+	p.keepInAddress(ctx)
 }
 
 func (p *TestersPage) Render() app.UI {

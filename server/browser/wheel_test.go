@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/betaport/betaport/server/betaport"
 )
@@ -143,5 +144,52 @@ func TestSignInAfterATypo(t *testing.T) {
 	}
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#signed-in-as`))); err != nil {
 		t.Fatalf("the right password after two typos did not sign in: %v", err)
+	}
+}
+
+// TestBackForwardKeepsSearchAndFilter: the testers search and status
+// filter live in the address, so going away and back, and a reload, bring
+// the same filtered list.
+func TestBackForwardKeepsSearchAndFilter(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[0]
+	ctx := adminTab(t, m, d)
+	listURL := fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID)
+	openApp(t, ctx, listURL)
+	waitList(t, ctx, "testers", 61)
+	if err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#tester-search`)),
+		chromedp.SendKeys(chromedp.CSS(`#tester-search`), "grace"),
+		chromedp.Focus(chromedp.CSS(`#tester-status`)),
+		chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.ArrowDown), // All → Revoked
+	); err != nil {
+		t.Fatal(err)
+	}
+	filtered := `(() => { const rows = [...document.querySelectorAll("#testers [data-tester]")];
+		return document.querySelector("#tester-search").value === "grace" && document.querySelector("#tester-status").value === "revoked" &&
+			((rows.length > 0 && rows.every(r => r.textContent.toLowerCase().includes("grace") && r.querySelector(".badge").textContent === "revoked")) || !!document.querySelector("#testers-empty")); })()`
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](filtered)); err != nil {
+		t.Fatalf("search and filter did not apply: %v", err)
+	}
+	waitLocation(t, ctx, listURL+"?q=grace&status=revoked")
+
+	// Away (a real click on the breadcrumb), then back.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.crumbs a[href="/extensions/`+fmt.Sprint(ext.ID)+`"]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitLocation(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
+	if err := chromedp.Do(ctx, chromedp.NavigateBack()); err != nil {
+		t.Fatal(err)
+	}
+	waitLocation(t, ctx, listURL+"?q=grace&status=revoked")
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](filtered)); err != nil {
+		t.Fatalf("after going back the list is not searched and filtered: %v", err)
+	}
+	// A reload, as a shared link would open it.
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](filtered)); err != nil {
+		t.Fatalf("after a reload the list is not searched and filtered: %v", err)
 	}
 }
