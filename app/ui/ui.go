@@ -4,6 +4,7 @@
 package ui
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +27,9 @@ func Register() {
 		app.RouteWithRegexp(`^/extensions/\d+/testers$`, &TestersPage{})
 		app.RouteWithRegexp(`^/extensions/\d+/pages$`, &ClassicBundles{})
 		app.RouteWithRegexp(`^/extensions/\d+/settings$`, &SettingsPage{})
+		// Last, so every address above wins: any other is a page that
+		// says so, not go-app's bare 404.
+		app.RouteWithRegexp(`^/`, &NotFoundPage{})
 		if app.IsClient {
 			readPrerendered()
 			preventNativeSubmits()
@@ -104,3 +108,38 @@ func problemText(err error) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// pagePaths are the addresses of the app's pages (see Register).
+var pagePaths = regexp.MustCompile(`^(/|/login|/builds|/extensions/\d+(/testers|/pages|/settings)?)$`)
+
+// KnownPage reports whether path is one of the app's pages; the server
+// answers any other with NotFoundPage and a 404 status.
+func KnownPage(path string) bool { return pagePaths.MatchString(path) }
+
+// NotFoundPage is shown for an address that names no page: it says so and
+// offers the way back.
+type NotFoundPage struct {
+	app.Compo
+	path string
+}
+
+func (p *NotFoundPage) OnPreRender(ctx app.Context) { p.path = ctx.Page().URL().Path }
+func (p *NotFoundPage) OnNav(ctx app.Context) {
+	p.path = ctx.Page().URL().Path
+	ctx.Page().SetTitle("Page not found · Betaport")
+}
+
+// OnDismount gives the title back: the other pages do not all set one.
+func (p *NotFoundPage) OnDismount() {
+	if app.IsClient {
+		app.Window().Get("document").Set("title", "Betaport")
+	}
+}
+
+func (p *NotFoundPage) Render() app.UI {
+	return shell("",
+		app.H1().ID("not-found").Text("Page not found"),
+		app.P().Text("There is no page at "+p.path+". The link may be old or mistyped."),
+		app.P().Body(app.A().ID("back-home").Href("/").Text("Go to your extensions")),
+	)
+}

@@ -94,6 +94,9 @@ func servePage(w http.ResponseWriter, r *http.Request, h http.Handler, apiHandle
 	}
 	rec := &bufferedResponse{header: http.Header{}, status: http.StatusOK}
 	ui.RenderWith(pages, func() { h.ServeHTTP(rec, r) })
+	if rec.status == http.StatusOK && !ui.KnownPage(r.URL.Path) {
+		rec.status = http.StatusNotFound // ui.NotFoundPage, with a status that says so
+	}
 	out := rec.body.Bytes()
 	if strings.HasPrefix(rec.header.Get("Content-Type"), "text/html") {
 		var err error

@@ -140,9 +140,10 @@ func (s *Server) routes() http.Handler {
 				"There is no API endpoint at "+r.URL.Path+". Check the path against the API reference."))
 			return
 		}
-		if pattern == "" || pattern == "GET /" {
-			// Not found, wrong method, or a page: the error answers come
-			// from code that is not ours and are turned into problems.
+		if pattern == "" {
+			// Not found or a wrong method, answered by the mux: the
+			// answers are turned into problems. (Pages answer for
+			// themselves: an unknown one is ui.NotFoundPage.)
 			w = &problemWriter{ResponseWriter: w}
 		}
 		mux.ServeHTTP(w, r)

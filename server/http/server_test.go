@@ -200,7 +200,6 @@ func TestProblems(t *testing.T) {
 		{"GET", "/api/no-such-thing", 404, api.ProblemNotFound},
 		{"DELETE", "/api/extensions", 405, api.ProblemMethodNotAllowed},
 		{"POST", "/healthz", 405, api.ProblemMethodNotAllowed},
-		{"GET", "/no/such/page", 404, api.ProblemNotFound},
 		{"GET", "/web/missing.css", 404, api.ProblemNotFound},
 	}
 	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
@@ -217,6 +216,21 @@ func TestProblems(t *testing.T) {
 				t.Fatalf("405 without the allowed methods: Allow %q, detail %q", resp.Header.Get("Allow"), p.Detail)
 			}
 		})
+	}
+}
+
+// An address that names no page answers 404 with a page of the app that
+// says so and offers the way back, not a problem document.
+func TestUnknownPageIsAPage(t *testing.T) {
+	e := newEnv(t)
+	for _, path := range []string{"/no/such/page", "/extensions/abc", "/extensions/1/nope", "/login/"} {
+		resp, body := e.do(t, "GET", path, nil)
+		if resp.StatusCode != 404 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+			t.Fatalf("GET %s = %d %s", path, resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		if !bytes.Contains(body, []byte(`Page not found`)) || !bytes.Contains(body, []byte(`id="back-home" href="/"`)) {
+			t.Errorf("GET %s: the page does not say so or offer the way back:\n%.600s", path, body)
+		}
 	}
 }
 

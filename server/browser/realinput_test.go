@@ -193,3 +193,18 @@ func TestBackForwardKeepsSearchAndFilter(t *testing.T) {
 		t.Fatalf("after a reload the list is not searched and filtered: %v", err)
 	}
 }
+
+// TestUnknownAddressIsAPage: an address that names no page shows the app's
+// page saying so, and its link leads back.
+func TestUnknownAddressIsAPage(t *testing.T) {
+	m, d := startService(t)
+	ctx := adminTab(t, m, d)
+	openApp(t, ctx, m.URL()+"/no/such/page")
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#not-found`)), chromedp.Click(chromedp.CSS(`#back-home`))); err != nil {
+		t.Fatal(err)
+	}
+	waitLocation(t, ctx, m.URL()+"/")
+	if title, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.title`)); strings.Contains(title, "not found") {
+		t.Errorf("back home, the title still says %q", title)
+	}
+}
