@@ -69,6 +69,9 @@ func (p *SettingsPage) OnNav(ctx app.Context) {
 }
 
 func (p *SettingsPage) Render() app.UI {
+	if p.session != nil && p.session.Kind == api.KindTester {
+		return adminsOnlyPage()
+	}
 	ext := "/extensions/" + strconv.FormatInt(p.id, 10)
 	crumbs := app.P().Class("crumbs").Body(
 		app.A().Href("/").Text("Extensions"), app.Text(" / "),

@@ -29,6 +29,7 @@ type TestersPage struct {
 	app.Compo
 
 	extensionID int64
+	tester      bool // a tester opened the admins' page
 	path        string
 	query       string // as typed
 	appliedQ    string // as searched, after the debounce
@@ -73,6 +74,7 @@ func (p *TestersPage) OnNav(ctx app.Context) {
 		return
 	}
 	p.query, p.appliedQ, p.status = q, q, status
+	currentSession(ctx, func(s *api.Session) { p.tester = s != nil && s.Kind == api.KindTester })
 	p.OnDismount()
 	p.extensionID, p.invited, p.inviteErr = id, nil, nil
 	var fallback []fetch.CursorPage[api.Tester]
@@ -157,6 +159,9 @@ func (p *TestersPage) onStatus(ctx app.Context, e app.Event) {
 }
 
 func (p *TestersPage) Render() app.UI {
+	if p.tester {
+		return adminsOnlyPage()
+	}
 	return shell("extensions",
 		app.P().Class("crumbs").Body(
 			app.A().Href("/").Text("Extensions"), app.Text(" / "),

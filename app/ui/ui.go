@@ -143,3 +143,13 @@ func (p *NotFoundPage) Render() app.UI {
 		app.P().Body(app.A().ID("back-home").Href("/").Text("Go to your extensions")),
 	)
 }
+
+// adminsOnlyPage is what a tester sees on an admins' page: no admin
+// controls, a sentence that says why, and the way to their builds.
+func adminsOnlyPage() app.UI {
+	return shell("",
+		app.H1().ID("admins-only").Text("This page is for the extension's admins"),
+		app.P().Text("You are signed in as a tester. Your builds are on your builds page."),
+		app.P().Body(app.A().ID("to-builds").Href("/builds").Text("Go to your builds")),
+	)
+}

@@ -208,3 +208,27 @@ func TestUnknownAddressIsAPage(t *testing.T) {
 		t.Errorf("back home, the title still says %q", title)
 	}
 }
+
+// TestTesterOnAnAdminAddress: a tester who opens the admins' testers or
+// settings page sees a page that says it is for admins and leads to their
+// builds, and no admin control.
+func TestTesterOnAnAdminAddress(t *testing.T) {
+	m, d := startService(t)
+	ctx := newTab(t)
+	openApp(t, ctx, m.URL()+d.TesterLink)
+	waitLocation(t, ctx, m.URL()+"/builds")
+	for _, page := range []string{"testers", "settings"} {
+		openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/%s", m.URL(), d.Extensions[0].ID, page))
+		if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#admins-only`))); err != nil {
+			t.Fatalf("%s: %v", page, err)
+		}
+		controls, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("form, #refresh-testers, #rotate-token, #create-key, .retry").length`))
+		if err != nil || controls != 0 {
+			t.Fatalf("%s: a tester sees %d admin controls (%v)", page, controls, err)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#to-builds`))); err != nil {
+		t.Fatal(err)
+	}
+	waitLocation(t, ctx, m.URL()+"/builds")
+}
