@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/betaport/betaport/server/betaport"
 )
@@ -38,13 +39,19 @@ func waitList(t *testing.T, ctx context.Context, id string, n int) {
 	}
 }
 
-// scrollToLoad scrolls to the end of the page until the list holds want
-// items, or nothing more comes for two seconds; pages load as the end
-// comes into view, with no click.
+// scrollToLoad turns the mouse wheel hard towards the end of the page
+// until the list holds want items, or nothing more comes for two seconds;
+// pages load as the end comes into view, with no click.
 func scrollToLoad(t *testing.T, ctx context.Context, id string, want int) {
 	t.Helper()
+	size, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`[innerWidth, innerHeight]`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for last, stalled := 0, 0; stalled < 20; {
-		chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, document.body.scrollHeight)`))
+		if err := wheel(ctx, size[0]/2, size[1]/2, 100_000); err != nil {
+			t.Fatal(err)
+		}
 		time.Sleep(100 * time.Millisecond)
 		n := readList(t, ctx, id, "x").Count
 		if n >= want {
@@ -127,8 +134,8 @@ func TestTestersListSearchFilterAndWindow(t *testing.T) {
 		t.Fatalf("search did not narrow the list: %v", err)
 	}
 	// Status filter: only revoked testers, still matching the search.
-	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(`#tester-status`), "revoked"),
-		chromedp.Evaluate[chromedp.Void](`document.querySelector("#tester-status").dispatchEvent(new Event("change", {bubbles: true}))`)); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Focus(chromedp.CSS(`#tester-status`)),
+		chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.ArrowDown)); err != nil { // All → Revoked
 		t.Fatal(err)
 	}
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(() => { const rows = [...document.querySelectorAll("#testers [data-tester]")]; return (rows.length > 0 && rows.every(r => r.querySelector(".badge").textContent === "revoked")) || !!document.querySelector("#testers-empty"); })()`)); err != nil {
@@ -333,17 +340,24 @@ func TestBackRestoresList(t *testing.T) {
 	ctx := adminTab(t, m, d)
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
 	scrollToLoad(t, ctx, "bundle-rows", 80)
-	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 2000)`)); err != nil {
-		t.Fatal(err)
+	for range 20 { // 2,000 px of wheel, back towards the top
+		if err := wheel(ctx, 400, 300, -100); err != nil {
+			t.Fatal(err)
+		}
 	}
 	time.Sleep(200 * time.Millisecond)
 	count := readList(t, ctx, "bundle-rows", "bundle").Count
 	y, _ := chromedp.Run(ctx, chromedp.Evaluate[float64](`window.scrollY`))
 	// Leave through a link (in-app navigation), then come back.
-	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector("#testers-link").click()`)); err != nil {
+	// Activated from the keyboard where it is: a mouse click would first
+	// scroll the link into view, and the list would rightly keep that
+	// position instead.
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector("#testers-link").focus({preventScroll: true})`), chromedp.KeyEvent(kb.Enter)); err != nil {
 		t.Fatal(err)
 	}
 	waitLocation(t, ctx, fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID))
+	// history.back() is the in-page back a Back button gives (popstate);
+	// the DevTools history navigation reloads the document instead.
 	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`history.back()`)); err != nil {
 		t.Fatal(err)
 	}
