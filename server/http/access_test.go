@@ -134,6 +134,8 @@ func TestAccess(t *testing.T) {
 			"/api/extensions/" + id + "/key", nil, [6]int{401, 200, 404, 403, 404, 401}},
 		"GET /api/extensions/{id}/bundles": {
 			"/api/extensions/" + id + "/bundles?page=0", nil, [6]int{401, 200, 404, 200, 404, 401}},
+		"GET /api/extensions/{id}/events": {
+			"/api/extensions/" + id + "/events", nil, [6]int{401, 200, 404, 200, 404, 401}},
 		"GET /api/extensions/{id}/bundles/current": {
 			"/api/extensions/" + id + "/bundles/current", nil, [6]int{401, 200, 404, 200, 404, 401}},
 		"GET /api/extensions/{id}/bundles/current/download": {

@@ -47,6 +47,9 @@ type Server struct {
 	// OrphanGrace is the age at which the sweeper removes blobs no record
 	// points to; 0 means DefaultOrphanGrace.
 	OrphanGrace time.Duration
+	// EventPoll is how often a replica reads the revision of an extension
+	// a browser watches (live lists); 0 means DefaultEventPoll.
+	EventPoll time.Duration
 	// Timeouts bound slow clients; the zero value means the defaults.
 	Timeouts Timeouts
 	// Now is the clock upload URLs expire by; nil means time.Now. Tests
@@ -57,6 +60,10 @@ type Server struct {
 	handler      http.Handler
 	srvOnce      sync.Once
 	srv          *http.Server
+	eventsOnce   sync.Once
+	eventHub     *eventHub
+	shutdownOnce sync.Once
+	shutdown     chan struct{}
 	routeTable   []Route
 	crossOrigin  *http.CrossOriginProtection
 	signInOnce   sync.Once
@@ -96,6 +103,7 @@ func (s *Server) routes() http.Handler {
 	s.routeExtension(mux, "DELETE /api/extensions/{id}/testers/{testerId}", ExtensionAdmin, s.handleRevokeTester)
 	s.routeExtension(mux, "POST /api/extensions/{id}/key", ExtensionAdmin, s.handleCreateKey)
 	s.routeExtension(mux, "GET /api/extensions/{id}/bundles", ExtensionMember, s.handleListBundles)
+	s.routeExtension(mux, "GET /api/extensions/{id}/events", ExtensionMember, s.handleEvents)
 	s.routeExtension(mux, "GET /api/extensions/{id}/bundles/current", ExtensionMember, s.handleCurrentBundle)
 	s.routeExtension(mux, "GET /api/extensions/{id}/bundles/current/download", ExtensionMember, s.handleDownloadCurrent)
 	s.routeExtension(mux, "GET /api/extensions/{id}/bundles/{number}/download", ExtensionMember, s.handleDownloadBundle)
@@ -184,6 +192,11 @@ func (s *Server) httpServer() *http.Server {
 			IdleTimeout:       t.Idle,
 			ErrorLog:          slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
 		}
+		// Event streams end when shutdown starts, instead of holding it.
+		s.srv.RegisterOnShutdown(func() {
+			s.shuttingDown()
+			close(s.shutdown)
+		})
 	})
 	return s.srv
 }
