@@ -29,6 +29,7 @@ type ExtensionPage struct {
 	extension *api.Extension
 
 	closeList func()
+	stopLive  func()
 	path      string
 	bundles   fetch.InfiniteState[[]api.Bundle]
 	list      *fetch.Infinite[[]api.Bundle]
@@ -46,15 +47,16 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 	if e, ok := prerendered[api.Extension](api.ExtensionPath(id)); ok {
 		p.extension = &e // rendered by the server a moment ago
 	}
-	c := apiClient()
-	ctx.Async(func() {
-		e, err := c.Extension(ctx, id)
-		ctx.Dispatch(func(ctx app.Context) {
-			if signedOut(ctx, err) {
-				return
-			}
-			p.extension, p.err = e, err
-		})
+	p.loadExtension(ctx)
+	// A publish from anywhere shows at once: the header and the list are
+	// read again together, so they agree on what is current (the list's
+	// first page is a bodiless 304 when nothing changed).
+	p.stopLive = liveUpdates(ctx, api.ExtensionPath(id)+"/events", func(ctx app.Context) {
+		if p.list == nil {
+			return
+		}
+		p.loadExtension(ctx)
+		p.list.RevalidateFunc(func([]api.Bundle, string) bool { return false })
 	})
 	p.list = fetch.NewInfinite(context.Background(), listCache(),
 		fetch.IndexKeys[api.Bundle](api.BundlesPath(id), bundlesPageSize),
@@ -86,7 +88,27 @@ func (p *ExtensionPage) OnPreRender(ctx app.Context) {
 }
 
 // OnDismount closes the list: its requests are cancelled.
+// loadExtension reads the extension (its name, current bundle) again.
+func (p *ExtensionPage) loadExtension(ctx app.Context) {
+	c, id := apiClient(), p.id
+	ctx.Async(func() {
+		reqCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		e, err := c.Extension(reqCtx, id)
+		ctx.Dispatch(func(ctx app.Context) {
+			if signedOut(ctx, err) || id != p.id {
+				return
+			}
+			p.extension, p.err = e, err
+		})
+	})
+}
+
 func (p *ExtensionPage) OnDismount() {
+	if p.stopLive != nil {
+		p.stopLive()
+		p.stopLive = nil
+	}
 	if p.closeList != nil {
 		p.closeList()
 		p.closeList, p.list = nil, nil

@@ -1,8 +1,13 @@
 package browser_test
 
 import (
+	"archive/zip"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +20,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/server/cli"
 )
 
 // wheel turns the mouse wheel over (x, y) by deltaY pixels, as a hand does:
@@ -231,4 +237,52 @@ func TestTesterOnAnAdminAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitLocation(t, ctx, m.URL()+"/builds")
+}
+
+// TestCLISubmitShowsInAnOpenList: a bundle published by `betaport submit`
+// appears in an open bundles list and in its header within seconds, with
+// no focus event, reload or click; header and list agree on what is
+// current. It logs the delay from the end of the submit to the row
+// appearing, median of 10.
+func TestCLISubmitShowsInAnOpenList(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[1]
+	ctx := adminTab(t, m, d)
+	dir := t.TempDir()
+	keyPath := filepath.Join(dir, "key.json")
+	var stdout, stderr strings.Builder
+	if code := cli.Run(context.Background(), []string{"key", "create", "--data", m.Config.Data, "--extension", fmt.Sprint(ext.ID), "--out", keyPath}, &stdout, &stderr); code != 0 {
+		t.Fatalf("key create: %s", stderr.String())
+	}
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`+(document.getElementById("bundle-rows")?.dataset.count || 0) > 0`)); err != nil {
+		t.Fatal(err)
+	}
+	var delays []time.Duration
+	for i := range 10 {
+		zipPath := filepath.Join(dir, fmt.Sprintf("v%d.zip", i))
+		f, _ := os.Create(zipPath)
+		zw := zip.NewWriter(f)
+		w, _ := zw.Create("manifest.json")
+		fmt.Fprintf(w, `{"manifest_version": 3, "name": "Live", "version": "9.%d"}`, i)
+		zw.Close()
+		f.Close()
+		stdout.Reset()
+		stderr.Reset()
+		if code := cli.Run(context.Background(), []string{"submit", "--quiet", "--base-url", m.URL(), "--key", keyPath, zipPath}, &stdout, &stderr); code != 0 {
+			t.Fatalf("submit %d: %s", i, stderr.String())
+		}
+		var b struct{ Number int64 }
+		json.Unmarshal([]byte(stdout.String()), &b)
+		done := time.Now()
+		shown := fmt.Sprintf(`(() => { const row = document.querySelector('#bundle-rows [data-bundle="%d"]');
+			return !!row && !!row.querySelector(".badge-active") && document.querySelector("#current-bundle").textContent.includes("#%d"); })()`, b.Number, b.Number)
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](shown)); err != nil {
+			header, _ := chromedp.Run(context.WithoutCancel(ctx), chromedp.Text(chromedp.CSS(`#current-bundle`)))
+			t.Fatalf("bundle #%d never showed as current in the open list and header (header: %q): %v", b.Number, header, err)
+		}
+		delays = append(delays, time.Since(done))
+	}
+	slices.Sort(delays)
+	t.Logf("CLI submit → row and header in the open list: median %v (min %v, max %v) of %d", delays[len(delays)/2], delays[0], delays[len(delays)-1], len(delays))
 }
