@@ -2,6 +2,7 @@ package scaleout_test
 
 import (
 	"archive/zip"
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -534,5 +535,53 @@ func TestSignReadsTheZipOnce(t *testing.T) {
 	t.Logf("sign of a %d MiB zip read %d bytes of it", len(zipBytes)>>20, read)
 	if read > int64(len(zipBytes))+256<<10 {
 		t.Fatalf("sign read %d bytes of a %d-byte zip: it reads the zip more than once", read, len(zipBytes))
+	}
+}
+
+// A browser watching replica A learns of a bundle published through
+// replica B: the event stream of A follows the shared database.
+func TestEventsAcrossReplicas(t *testing.T) {
+	d := newDeployment(t)
+	a, b := d.replica(t), d.replica(t)
+	f := d.fixture(t)
+	admin := f.signIn(t, a)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", a.URL()+api.ExtensionPath(f.ext.ID)+"/events", nil)
+	req.Header = admin.Clone()
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("events from A: %v %v", resp, err)
+	}
+	defer resp.Body.Close()
+	data := make(chan string, 8)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				data <- v
+			}
+		}
+		close(data)
+	}()
+	next := func() string {
+		select {
+		case v := <-data:
+			return v
+		case <-time.After(20 * time.Second):
+			t.Fatal("no event from A")
+			return ""
+		}
+	}
+	if first := next(); !strings.Contains(first, `"lastBundle":0`) {
+		t.Fatalf("first event %s", first)
+	}
+	put(t, requestURL(t, b, f.key).URL, validZip(t, "2.0.0"))
+	if status, _, body := sign(t, b, f.key); status != 200 {
+		t.Fatalf("sign on B = %d %s", status, body)
+	}
+	if ev := next(); !strings.Contains(ev, `"currentBundle":1`) {
+		t.Fatalf("A's event after B published: %s", ev)
 	}
 }
