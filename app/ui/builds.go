@@ -18,6 +18,7 @@ type BuildsPage struct {
 
 	list      *fetch.Infinite[fetch.CursorPage[api.Bundle]]
 	closeList func()
+	stopLive  func()
 	state     fetch.InfiniteState[fetch.CursorPage[api.Bundle]]
 }
 
@@ -32,6 +33,18 @@ func (p *BuildsPage) OnNav(ctx app.Context) {
 	p.closeList = bindPage(ctx, p.list, func(s fetch.InfiniteState[fetch.CursorPage[api.Bundle]]) {
 		p.state = s
 	})
+	// A tester's builds follow their extension's publishes, as the admins'
+	// bundles list does.
+	currentSession(ctx, func(s *api.Session) {
+		if s == nil || s.Tester == nil || p.list == nil || p.stopLive != nil {
+			return
+		}
+		p.stopLive = liveUpdates(ctx, api.ExtensionPath(s.Tester.ExtensionID)+"/events", func(app.Context) {
+			if p.list != nil {
+				p.list.RevalidateFunc(func(fetch.CursorPage[api.Bundle], string) bool { return false })
+			}
+		})
+	})
 }
 
 // OnPreRender renders, on the server, the first page of builds.
@@ -42,6 +55,10 @@ func (p *BuildsPage) OnPreRender(ctx app.Context) {
 }
 
 func (p *BuildsPage) OnDismount() {
+	if p.stopLive != nil {
+		p.stopLive()
+		p.stopLive = nil
+	}
 	if p.closeList != nil {
 		p.closeList()
 		p.closeList, p.list = nil, nil

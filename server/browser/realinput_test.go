@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -285,4 +286,35 @@ func TestCLISubmitShowsInAnOpenList(t *testing.T) {
 	}
 	slices.Sort(delays)
 	t.Logf("CLI submit → row and header in the open list: median %v (min %v, max %v) of %d", delays[len(delays)/2], delays[0], delays[len(delays)-1], len(delays))
+}
+
+// TestTesterBuildsFollowAPublish: a tester's open builds page shows a
+// bundle published by the pipeline, with no reload or focus.
+func TestTesterBuildsFollowAPublish(t *testing.T) {
+	m, d := startService(t)
+	ctx := newTab(t)
+	openApp(t, ctx, m.URL()+d.TesterLink)
+	waitLocation(t, ctx, m.URL()+"/builds")
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#builds .build-name`))); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	keyPath := filepath.Join(dir, "key.json")
+	var stdout, stderr strings.Builder
+	if code := cli.Run(context.Background(), []string{"key", "create", "--data", m.Config.Data, "--extension", fmt.Sprint(d.Extensions[0].ID), "--out", keyPath}, &stdout, &stderr); code != 0 {
+		t.Fatalf("key create: %s", stderr.String())
+	}
+	zipPath := filepath.Join(dir, "live.zip")
+	f, _ := os.Create(zipPath)
+	zw := zip.NewWriter(f)
+	w, _ := zw.Create("manifest.json")
+	io.WriteString(w, `{"manifest_version": 3, "name": "Tab Tamer", "version": "77.0.1"}`)
+	zw.Close()
+	f.Close()
+	if code := cli.Run(context.Background(), []string{"submit", "--quiet", "--base-url", m.URL(), "--key", keyPath, zipPath}, &stdout, &stderr); code != 0 {
+		t.Fatalf("submit: %s", stderr.String())
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector("#builds").textContent.includes("77.0.1")`)); err != nil {
+		t.Fatalf("the tester's open builds page never showed the new build: %v", err)
+	}
 }
