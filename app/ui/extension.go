@@ -129,7 +129,7 @@ func (p *ExtensionPage) Render() app.UI {
 			app.H1().ID("extension-name").Text(e.Name),
 			app.Dl().Class("facts").Body(
 				app.Dt().Text("Extension id"), app.Dd().Text(strconv.FormatInt(e.ID, 10)),
-				app.Dt().Text("Current bundle"), app.Dd().ID("current-bundle").Text(currentText(*e)),
+				app.Dt().Text("Current bundle"), app.Dd().ID("current-bundle").Text(currentNumber(*e)),
 			),
 			&UploadPanel{ExtensionID: e.ID, ExtensionName: e.Name, OnPublished: p.published},
 			// Always in the tree, shown once there is a bundle: the first

@@ -63,6 +63,14 @@ func (h *Home) Render() app.UI {
 	)
 }
 
+// currentNumber is the current bundle under a "Current bundle" label.
+func currentNumber(e api.Extension) string {
+	if e.CurrentBundle == 0 {
+		return "None published yet"
+	}
+	return fmt.Sprintf("#%d", e.CurrentBundle)
+}
+
 func currentText(e api.Extension) string {
 	if e.CurrentBundle == 0 {
 		return "No bundle published yet"

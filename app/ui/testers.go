@@ -29,7 +29,8 @@ type TestersPage struct {
 	app.Compo
 
 	extensionID int64
-	tester      bool // a tester opened the admins' page
+	extName     string // for the breadcrumbs
+	tester      bool   // a tester opened the admins' page
 	path        string
 	query       string // as typed
 	appliedQ    string // as searched, after the debounce
@@ -76,7 +77,19 @@ func (p *TestersPage) OnNav(ctx app.Context) {
 	p.query, p.appliedQ, p.status = q, q, status
 	currentSession(ctx, func(s *api.Session) { p.tester = s != nil && s.Kind == api.KindTester })
 	p.OnDismount()
-	p.extensionID, p.invited, p.inviteErr = id, nil, nil
+	p.extensionID, p.invited, p.inviteErr, p.extName = id, nil, nil, ""
+	c := apiClient()
+	ctx.Async(func() {
+		reqCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if e, err := c.Extension(reqCtx, id); err == nil {
+			ctx.Dispatch(func(app.Context) {
+				if p.extensionID == id {
+					p.extName = e.Name
+				}
+			})
+		}
+	})
 	var fallback []fetch.CursorPage[api.Tester]
 	if q == "" && status == "" { // the server prerenders the unfiltered list
 		fallback = prerenderedPages[fetch.CursorPage[api.Tester]](firstTestersKey(id))
@@ -165,7 +178,7 @@ func (p *TestersPage) Render() app.UI {
 	return shell("extensions",
 		app.P().Class("crumbs").Body(
 			app.A().Href("/").Text("Extensions"), app.Text(" / "),
-			app.A().Href("/extensions/"+strconv.FormatInt(p.extensionID, 10)).Text("Extension"), app.Text(" / "),
+			app.A().Href("/extensions/"+strconv.FormatInt(p.extensionID, 10)).Text(orText(p.extName, "Extension")), app.Text(" / "),
 		),
 		app.H1().Text("Testers"),
 		p.renderInvite(),
@@ -390,4 +403,12 @@ func (r *testerRow) revoke(ctx app.Context, e app.Event) {
 	if r.OnRevoke != nil {
 		r.OnRevoke(ctx, r.Tester)
 	}
+}
+
+// orText is s, or fallback while s is not known yet.
+func orText(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
 }

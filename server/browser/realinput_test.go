@@ -164,6 +164,11 @@ func TestBackForwardKeepsSearchAndFilter(t *testing.T) {
 	listURL := fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID)
 	openApp(t, ctx, listURL)
 	waitList(t, ctx, "testers", 61)
+	// The breadcrumbs name the extension.
+	crumb := fmt.Sprintf(`document.querySelector('.crumbs a[href="/extensions/%d"]')?.textContent === %q`, ext.ID, ext.Name)
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](crumb)); err != nil {
+		t.Fatalf("the breadcrumbs do not name %q: %v", ext.Name, err)
+	}
 	if err := chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`#tester-search`)),
 		chromedp.SendKeys(chromedp.CSS(`#tester-search`), "grace"),
