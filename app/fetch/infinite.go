@@ -677,12 +677,7 @@ func (l *Infinite[P]) batch(ctx context.Context, gen uint64, f flags) error {
 			key, ok = l.keyLocked(i, prev)
 		}
 		if !ok {
-			l.showAllLocked(fresh)
-			first, data := l.firstKey, l.snap.Load().Data
-			l.unlockAndNotify()
-			if l.opts.OnSuccess != nil {
-				l.opts.OnSuccess(first, data)
-			}
+			l.finishLocked(fresh)
 			return nil
 		}
 		v, has := Get[P](l.cache, key)
@@ -816,13 +811,19 @@ func (l *Infinite[P]) parallelBatch(ctx context.Context, gen uint64, dedupe time
 		fresh = append(fresh, page[P]{key: j.key, data: v, real: true})
 	}
 	l.pages = fresh
+	l.finishLocked(fresh)
+	return nil
+}
+
+// finishLocked ends a successful revalidation: it shows its pages, unlocks
+// and reports the success.
+func (l *Infinite[P]) finishLocked(fresh []page[P]) {
 	l.showAllLocked(fresh)
-	firstKey, data := l.firstKey, l.snap.Load().Data
+	first, data := l.firstKey, l.snap.Load().Data
 	l.unlockAndNotify()
 	if l.opts.OnSuccess != nil {
-		l.opts.OnSuccess(firstKey, data)
+		l.opts.OnSuccess(first, data)
 	}
-	return nil
 }
 
 func (l *Infinite[P]) keyChanged(key string) {

@@ -11,6 +11,8 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/server/cli"
+	"github.com/betaport/betaport/server/demo"
 )
 
 // listState reads what a windowed list shows: how many items it holds and
@@ -193,17 +195,25 @@ func TestBundlesListRequests(t *testing.T) {
 	}
 }
 
-// With 10,000 testers loaded, the DOM holds a window of rows.
-func TestTenThousandTestersStayLight(t *testing.T) {
-	m, d := startService(t)
-	ext := d.Extensions[2] // no testers in the demo
-	ts := make([]*betaport.Tester, 10_000)
+// manyTesters gives the demo's third extension (which has none) n
+// testers, and returns it.
+func manyTesters(t *testing.T, m *cli.Main, d *demo.Result, n int) *betaport.Extension {
+	t.Helper()
+	ext := d.Extensions[2]
+	ts := make([]*betaport.Tester, n)
 	for i := range ts {
 		ts[i] = &betaport.Tester{ExtensionID: ext.ID, Email: fmt.Sprintf("t%d@example.com", i), Name: fmt.Sprintf("Tester %d", i), Status: "active"}
 	}
 	if err := m.Store.CreateTesters(context.Background(), ts); err != nil {
 		t.Fatal(err)
 	}
+	return ext
+}
+
+// With 10,000 testers loaded, the DOM holds a window of rows.
+func TestTenThousandTestersStayLight(t *testing.T) {
+	m, d := startService(t)
+	ext := manyTesters(t, m, d, 10_000)
 	ctx := adminTab(t, m, d)
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID))
 	scrollToLoad(t, ctx, "testers", 10_000)

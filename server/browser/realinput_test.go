@@ -20,7 +20,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/betaport/betaport/server/betaport"
 	"github.com/betaport/betaport/server/cli"
 )
 
@@ -67,14 +66,7 @@ func countRequests(t *testing.T, ctx context.Context, part string) *atomic.Int64
 // loading by itself and the view went blank.)
 func TestWheelThenIdleStopsLoading(t *testing.T) {
 	m, d := startService(t)
-	ext := d.Extensions[2] // no testers in the demo
-	ts := make([]*betaport.Tester, 100_000)
-	for i := range ts {
-		ts[i] = &betaport.Tester{ExtensionID: ext.ID, Email: fmt.Sprintf("t%d@example.com", i), Name: fmt.Sprintf("Tester %d", i), Status: "active"}
-	}
-	if err := m.Store.CreateTesters(context.Background(), ts); err != nil {
-		t.Fatal(err)
-	}
+	ext := manyTesters(t, m, d, 100_000)
 	ctx := adminTab(t, m, d)
 	requests := countRequests(t, ctx, fmt.Sprintf("/api/extensions/%d/testers", ext.ID))
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID))
