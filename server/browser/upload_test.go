@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -57,14 +59,15 @@ func TestUploadPanelDropPublishes(t *testing.T) {
 		{Name: "key.json", Type: "application/json", Data: keyFile(ext.ID, key)},
 	}
 	// The zone highlights while files are dragged over it, and the browser
-	// is kept from opening them: dragover and drop are cancelled.
-	prevented := evalJS[[]bool](t, ctx, `__bp.drag(`+filesJS(files)+`)`)
-	if len(prevented) != 2 || !prevented[0] || !prevented[1] {
-		t.Fatalf("dragenter/dragover defaultPrevented = %v, want both true", prevented)
-	}
+	// is kept from opening them: the drop leaves the page where it is.
+	paths := writeFiles(t, files)
+	drag(t, ctx, input.DispatchDragEventTypeDragEnter, paths)
+	drag(t, ctx, input.DispatchDragEventTypeDragOver, paths)
 	waitJS(t, ctx, `document.querySelector("#drop-zone").classList.contains("dragging")`)
-	if !evalJS[bool](t, ctx, `__bp.drop()`) {
-		t.Fatal("the drop was not cancelled: the browser would open the file")
+	before := evalJS[string](t, ctx, `location.href`)
+	drag(t, ctx, input.DispatchDragEventTypeDrop, paths)
+	if after := evalJS[string](t, ctx, `location.href`); after != before {
+		t.Fatalf("the drop opened %s: the browser would open the file", after)
 	}
 	waitJS(t, ctx, `!document.querySelector("#drop-zone").classList.contains("dragging")`)
 
@@ -132,17 +135,18 @@ func TestUploadPanelProgressOfLargeZip(t *testing.T) {
 	// throttles in the network service, below any service worker.
 	throttleUploads(t, ctx, 25<<20)
 
-	do(t, ctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`__bp.files = [__bp.bigZip(50 << 20, "quiet-hours.zip"), __bp.file(%q, "key.json", "application/json")]; __bp.watch()`,
-		base64.StdEncoding.EncodeToString(keyFile(ext.ID, key)))))
+	big := bigZip(t, 50<<20)
+	paths := writeFiles(t, []pageFile{{Name: "quiet-hours.zip", Data: big}, {Name: "key.json", Data: keyFile(ext.ID, key)}})
+	do(t, ctx, chromedp.Evaluate[chromedp.Void](`__bp.watch()`))
 	start := time.Now()
-	evalJS[bool](t, ctx, `__bp.drop()`)
+	dropPaths(t, ctx, paths)
 	waitJS(t, ctx, `document.querySelector("#upload-result") !== null || document.querySelector("#upload-outcome") !== null`)
 	t.Logf("50 MiB uploaded and published in %v", time.Since(start).Round(time.Millisecond))
 	if msg := evalJS[string](t, ctx, `document.querySelector("#upload-outcome")?.textContent ?? ""`); msg != "" {
 		t.Fatalf("the upload failed: %s", msg)
 	}
 	seen := evalJS[[]float64](t, ctx, `__bp.stopWatch()`)
-	total := float64(evalJS[int](t, ctx, `__bp.files[0].size`))
+	total := float64(len(big))
 	var between []int64
 	for _, v := range seen {
 		if v > 0 && v < total {
@@ -273,9 +277,7 @@ func TestUploadPanelCancelThenRetry(t *testing.T) {
 
 	// Uploads crawl at 2 MiB/s, so the cancel lands mid-transfer.
 	throttleUploads(t, ctx, 2<<20)
-	do(t, ctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`__bp.files = [__bp.bigZip(16 << 20, "reader.zip"), __bp.file(%q, "key.json", "application/json")]`,
-		base64.StdEncoding.EncodeToString(keyFile(ext.ID, key)))))
-	evalJS[bool](t, ctx, `__bp.drop()`)
+	dropFiles(t, ctx, pageFile{Name: "reader.zip", Data: bigZip(t, 16<<20)}, pageFile{Name: "key.json", Data: keyFile(ext.ID, key)})
 	waitJS(t, ctx, `Number(document.querySelector("#upload-progress")?.value) > 0`)
 	do(t, ctx, chromedp.Click(chromedp.CSS(`#upload-cancel`)))
 	waitJS(t, ctx, `document.querySelector('#upload-steps li[data-step="2"]').dataset.state === "cancelled"`)
@@ -446,64 +448,9 @@ type pageFile struct {
 	Data       []byte
 }
 
-// uploadHelpersJS builds Files in the page and drops them on the drop zone
-// with a real DataTransfer, as a person dragging files from the desktop.
+// uploadHelpersJS watches the panel's progress bar while the PUT runs
+// (it reads state only; files are dropped with DevTools input).
 const uploadHelpersJS = `window.__bp = {
-  files: [],
-  file(b64, name, type) {
-    const bin = atob(b64), a = new Uint8Array(bin.length);
-    for (let i = 0; i < bin.length; i++) a[i] = bin.charCodeAt(i);
-    return new File([a], name, {type});
-  },
-  fire(type) {
-    const dt = new DataTransfer();
-    for (const f of this.files) dt.items.add(f);
-    const ev = new DragEvent(type, {bubbles: true, cancelable: true, dataTransfer: dt});
-    document.querySelector("#drop-zone").dispatchEvent(ev);
-    return ev.defaultPrevented;
-  },
-  drag(files) { this.files = files; return [this.fire("dragenter"), this.fire("dragover")]; },
-  drop() { return this.fire("drop"); },
-  crc32(u8) {
-    if (!this.table) {
-      this.table = new Uint32Array(256);
-      for (let n = 0; n < 256; n++) { let c = n; for (let k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320 ^ (c >>> 1) : c >>> 1; this.table[n] = c >>> 0; }
-    }
-    let c = 0xFFFFFFFF;
-    for (let i = 0; i < u8.length; i++) c = this.table[(c ^ u8[i]) & 0xFF] ^ (c >>> 8);
-    return (c ^ 0xFFFFFFFF) >>> 0;
-  },
-  // storedZip writes a valid zip of stored entries: [{name, data}].
-  storedZip(entries, name) {
-    const enc = new TextEncoder(), parts = [], central = [];
-    let offset = 0;
-    for (const e of entries) {
-      const n = enc.encode(e.name), crc = this.crc32(e.data), size = e.data.length;
-      const lh = new DataView(new ArrayBuffer(30));
-      lh.setUint32(0, 0x04034b50, true); lh.setUint16(4, 20, true); lh.setUint16(12, 0x21, true);
-      lh.setUint32(14, crc, true); lh.setUint32(18, size, true); lh.setUint32(22, size, true); lh.setUint16(26, n.length, true);
-      parts.push(lh.buffer, n, e.data);
-      const ch = new DataView(new ArrayBuffer(46));
-      ch.setUint32(0, 0x02014b50, true); ch.setUint16(4, 20, true); ch.setUint16(6, 20, true); ch.setUint16(14, 0x21, true);
-      ch.setUint32(16, crc, true); ch.setUint32(20, size, true); ch.setUint32(24, size, true); ch.setUint16(28, n.length, true);
-      ch.setUint32(42, offset, true);
-      central.push(ch.buffer, n);
-      offset += 30 + n.length + size;
-    }
-    const cdSize = central.reduce((s, b) => s + b.byteLength, 0);
-    const end = new DataView(new ArrayBuffer(22));
-    end.setUint32(0, 0x06054b50, true); end.setUint16(8, entries.length, true); end.setUint16(10, entries.length, true);
-    end.setUint32(12, cdSize, true); end.setUint32(16, offset, true);
-    return new File([...parts, ...central, end.buffer], name, {type: "application/zip"});
-  },
-  // bigZip is a valid extension zip of about size bytes (incompressible filler).
-  bigZip(size, name) {
-    const data = new Uint8Array(size), words = new Uint32Array(data.buffer, 0, size >> 2);
-    let x = 2463534242;
-    for (let i = 0; i < words.length; i++) { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; words[i] = x >>> 0; }
-    const manifest = new TextEncoder().encode('{"manifest_version": 3, "name": "Big", "version": "1.0.0"}');
-    return this.storedZip([{name: "manifest.json", data: manifest}, {name: "filler.bin", data}], name);
-  },
   // watch records each distinct progress value shown while step 2 (the
   // PUT) is active; stopWatch returns them.
   watch() {
@@ -527,21 +474,62 @@ func openUploadPanel(t *testing.T, ctx context.Context, baseURL string, extID in
 	)
 }
 
-func filesJS(files []pageFile) string {
-	parts := make([]string, len(files))
+// writeFiles puts files in a folder of their own, as on a desktop, and
+// returns their paths.
+func writeFiles(t *testing.T, files []pageFile) []string {
+	t.Helper()
+	dir := t.TempDir()
+	paths := make([]string, len(files))
 	for i, f := range files {
-		parts[i] = fmt.Sprintf("__bp.file(%q, %q, %q)", base64.StdEncoding.EncodeToString(f.Data), f.Name, f.Type)
+		paths[i] = filepath.Join(dir, f.Name)
+		if err := os.WriteFile(paths[i], f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	return "[" + strings.Join(parts, ", ") + "]"
+	return paths
 }
 
-// dropFiles drags files over the drop zone and drops them.
+// drag sends one drag event carrying the files at paths over the drop
+// zone's centre: DevTools input, as a hand dragging files from the desktop
+// (the browser makes the DataTransfer and its Files).
+func drag(t *testing.T, ctx context.Context, typ input.DispatchDragEventType, paths []string) {
+	t.Helper()
+	do(t, ctx, chromedp.ScrollIntoView(chromedp.CSS(`#drop-zone`)))
+	at := evalJS[[]float64](t, ctx, `(() => { const r = document.querySelector("#drop-zone").getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()`)
+	if _, err := chromedp.Call(ctx, input.DispatchDragEvent, input.DispatchDragEventParams{Type: typ, X: at[0], Y: at[1],
+		Data: &input.DragData{Items: []*input.DragDataItem{}, Files: paths, DragOperationsMask: 1}}); err != nil {
+		t.Fatalf("%s: %v", typ, err)
+	}
+}
+
+// dropFiles drags files over the drop zone and drops them; the page must
+// keep the browser from opening them.
 func dropFiles(t *testing.T, ctx context.Context, files ...pageFile) {
 	t.Helper()
-	evalJS[[]bool](t, ctx, `__bp.drag(`+filesJS(files)+`)`)
-	if !evalJS[bool](t, ctx, `__bp.drop()`) {
-		t.Fatal("the drop was not cancelled")
+	dropPaths(t, ctx, writeFiles(t, files))
+}
+
+func dropPaths(t *testing.T, ctx context.Context, paths []string) {
+	t.Helper()
+	before := evalJS[string](t, ctx, `location.href`)
+	drag(t, ctx, input.DispatchDragEventTypeDragEnter, paths)
+	drag(t, ctx, input.DispatchDragEventTypeDragOver, paths)
+	drag(t, ctx, input.DispatchDragEventTypeDrop, paths)
+	if after := evalJS[string](t, ctx, `location.href`); after != before {
+		t.Fatalf("the drop opened %s: the page did not cancel it", after)
 	}
+}
+
+// bigZip is a valid extension zip of about size bytes (incompressible
+// filler, stored).
+func bigZip(t *testing.T, size int) []byte {
+	t.Helper()
+	filler := make([]byte, size)
+	rand.Read(filler)
+	return extensionZip(t, map[string]string{
+		"manifest.json": `{"manifest_version": 3, "name": "Big", "version": "1.0.0"}`,
+		"filler.bin":    string(filler),
+	})
 }
 
 func do(t *testing.T, ctx context.Context, actions ...chromedp.Action[chromedp.Void]) {
