@@ -54,6 +54,9 @@ type Cache struct {
 	seq      uint64 // orders requests and local writes; newer wins
 	inflight map[string]*request
 	watchers map[watcher]struct{}
+	// pinned counts, per key, the open objects that keep it from eviction:
+	// an open list's size (SizeKey), which no page request would restore.
+	pinned map[string]int
 
 	active int // goroutines started by the package (requests and runners)
 	// cond is broadcast whenever active or a request's waiters change; tests
@@ -107,6 +110,7 @@ func NewCache(opts CacheOptions) *Cache {
 		entries:  make(map[string]*list.Element),
 		inflight: make(map[string]*request),
 		watchers: make(map[watcher]struct{}),
+		pinned:   make(map[string]int),
 	}
 	if c.clock == nil {
 		c.clock = SystemClock
@@ -304,11 +308,30 @@ func (c *Cache) removeLocked(el *list.Element) {
 }
 
 func (c *Cache) evictLocked() {
-	for c.lru.Len() > 0 &&
+	for el := c.lru.Back(); el != nil &&
 		((c.opts.MaxEntries > 0 && c.lru.Len() > c.opts.MaxEntries) ||
-			(c.opts.MaxBytes > 0 && c.bytes > c.opts.MaxBytes)) {
-		c.removeLocked(c.lru.Back())
+			(c.opts.MaxBytes > 0 && c.bytes > c.opts.MaxBytes)); {
+		prev := el.Prev()
+		if c.pinned[el.Value.(*entry).key] == 0 {
+			c.removeLocked(el)
+		}
+		el = prev
 	}
+}
+
+// pin keeps key from eviction until a matching unpin.
+func (c *Cache) pin(key string) {
+	c.mu.Lock()
+	c.pinned[key]++
+	c.mu.Unlock()
+}
+
+func (c *Cache) unpin(key string) {
+	c.mu.Lock()
+	if c.pinned[key]--; c.pinned[key] <= 0 {
+		delete(c.pinned, key)
+	}
+	c.mu.Unlock()
 }
 
 // spawn runs f on a new goroutine that the cache counts, so tests can wait

@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"slices"
 	"strconv"
@@ -400,5 +401,34 @@ func TestParallelFetchesPagesAtOnceAndTheFirstErrorWins(t *testing.T) {
 	// depends on the scheduler), never both, and the pages stay.
 	if s := idle(t, l); !(errors.Is(s.Err, first) || errors.Is(s.Err, second)) || len(s.Data) != 3 {
 		t.Fatalf("error %v with %d pages; want one page's error and the pages kept", s.Err, len(s.Data))
+	}
+}
+
+func TestOpenListSizeIsNotEvicted(t *testing.T) {
+	e := newEnv(t, CacheOptions{MaxEntries: 3})
+	l := newList(e, byIndex, autoFake(items(100)), InfiniteOptions[ints]{})
+	idle(t, l)
+	l.SetSize(3)
+	idle(t, l)
+	// Other work churns the small cache well past its bound.
+	for i := range 20 {
+		Set(e.cache, fmt.Sprintf("/other/%d", i), i)
+	}
+	if _, ok := Get[int](e.cache, SizeKey(pg(0))); !ok {
+		t.Fatal("the open list's size was evicted")
+	}
+	// A second list on the same first key (a remount) starts at size 3.
+	again := newList(e, byIndex, autoFake(items(100)), InfiniteOptions[ints]{})
+	if s := idle(t, again); s.Size != 3 {
+		t.Fatalf("a remount starts at size %d, want 3", s.Size)
+	}
+	// Closed lists pin nothing: the size may go like any entry.
+	l.Close()
+	again.Close()
+	for i := range 20 {
+		Set(e.cache, fmt.Sprintf("/more/%d", i), i)
+	}
+	if _, ok := Get[int](e.cache, SizeKey(pg(0))); ok {
+		t.Fatal("a closed list's size is still pinned")
 	}
 }

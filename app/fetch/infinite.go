@@ -160,6 +160,7 @@ func NewInfinite[P any](ctx context.Context, c *Cache, getKey GetKey[P], fetcher
 	l.mu.Lock()
 	l.getKey = getKey
 	l.firstKey, l.hasFirst = l.keyLocked(0, nil)
+	l.pinSizeLocked()
 	l.size = l.cachedSizeLocked()
 	l.fillFromCacheLocked()
 	l.placeholdersLocked(nil)
@@ -389,7 +390,9 @@ func (l *Infinite[P]) SetGetKey(getKey GetKey[P]) {
 
 	oldSize, previous := l.size, l.pages
 	l.resetLocked()
+	l.unpinSizeLocked()
 	l.firstKey, l.hasFirst = first, ok
+	l.pinSizeLocked()
 	l.err, l.loaded, l.pages = nil, false, nil
 	notify := func() {}
 	if l.opts.PersistSize {
@@ -454,9 +457,27 @@ func (l *Infinite[P]) Reconnect() {
 func (l *Infinite[P]) Close() {
 	l.mu.Lock()
 	ok := l.closeLocked()
+	if ok {
+		l.unpinSizeLocked()
+	}
 	l.mu.Unlock()
 	if ok {
 		l.cache.unwatch(l)
+	}
+}
+
+// pinSizeLocked keeps the list's size in the cache while the list is open:
+// the cache's bound may evict pages (they are fetched again), but a size
+// evicted under an open list would shrink its next remount to InitialSize.
+func (l *Infinite[P]) pinSizeLocked() {
+	if l.hasFirst {
+		l.cache.pin(SizeKey(l.firstKey))
+	}
+}
+
+func (l *Infinite[P]) unpinSizeLocked() {
+	if l.hasFirst {
+		l.cache.unpin(SizeKey(l.firstKey))
 	}
 }
 
