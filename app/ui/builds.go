@@ -23,6 +23,7 @@ type BuildsPage struct {
 }
 
 func (p *BuildsPage) OnNav(ctx app.Context) {
+	setTitle(ctx, "Your builds")
 	if p.list != nil {
 		return
 	}

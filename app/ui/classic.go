@@ -37,6 +37,7 @@ func classicKey(extensionID int64, page int) string {
 }
 
 func (c *ClassicBundles) OnNav(ctx app.Context) {
+	setTitle(ctx, "Bundles, page by page")
 	u := ctx.Page().URL()
 	id, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimPrefix(u.Path, "/extensions/"), "/pages"), 10, 64)
 	page, _ := strconv.Atoi(u.Query().Get("page"))

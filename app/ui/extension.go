@@ -38,6 +38,7 @@ type ExtensionPage struct {
 // OnNav reads the extension id from the path and loads the extension and the
 // first page of its bundles.
 func (p *ExtensionPage) OnNav(ctx app.Context) {
+	setTitle(ctx, "Bundles")
 	id, _ := strconv.ParseInt(strings.TrimPrefix(ctx.Page().URL().Path, "/extensions/"), 10, 64)
 	if id == p.id && p.list != nil {
 		return
@@ -80,7 +81,7 @@ func (p *ExtensionPage) OnPreRender(ctx app.Context) {
 	p.id = id
 	if e, ok := prerendered[api.Extension](api.ExtensionPath(id)); ok {
 		p.extension = &e
-		ctx.Page().SetTitle(e.Name + " · Betaport")
+		setTitle(ctx, e.Name)
 	}
 	if page, ok := prerendered[[]api.Bundle](firstBundlesKey(id)); ok {
 		p.bundles = fetch.InfiniteState[[]api.Bundle]{Data: [][]api.Bundle{page}, Size: 1, HasMore: len(page) == bundlesPageSize}
@@ -100,6 +101,9 @@ func (p *ExtensionPage) loadExtension(ctx app.Context) {
 				return
 			}
 			p.extension, p.err = e, err
+			if e != nil {
+				setTitle(ctx, e.Name)
+			}
 		})
 	})
 }

@@ -19,6 +19,7 @@ type Home struct {
 
 // OnNav loads the list each time the page is shown.
 func (h *Home) OnNav(ctx app.Context) {
+	setTitle(ctx, "Extensions")
 	currentSession(ctx, func(s *api.Session) {
 		// A tester's home is their builds.
 		if s != nil && s.Kind == api.KindTester {

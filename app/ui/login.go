@@ -20,6 +20,7 @@ type LoginPage struct {
 }
 
 func (p *LoginPage) OnNav(ctx app.Context) {
+	setTitle(ctx, "Sign in")
 	p.notice = ""
 	if ctx.Page().URL().Query().Get("link") == "invalid" {
 		p.notice = "That invite link no longer works. Ask the extension's admin for a new one."

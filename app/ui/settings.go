@@ -43,6 +43,7 @@ type SettingsPage struct {
 }
 
 func (p *SettingsPage) OnNav(ctx app.Context) {
+	setTitle(ctx, "Settings")
 	p.ctx = ctx
 	path := strings.TrimPrefix(ctx.Page().URL().Path, "/extensions/")
 	p.id, _ = strconv.ParseInt(strings.TrimSuffix(path, "/settings"), 10, 64)

@@ -61,6 +61,7 @@ func (p *TestersPage) getKey() fetch.GetKey[fetch.CursorPage[api.Tester]] {
 }
 
 func (p *TestersPage) OnNav(ctx app.Context) {
+	setTitle(ctx, "Testers")
 	u := ctx.Page().URL()
 	path := strings.TrimPrefix(u.Path, "/extensions/")
 	id, _ := strconv.ParseInt(strings.TrimSuffix(path, "/testers"), 10, 64)

@@ -126,7 +126,7 @@ type NotFoundPage struct {
 func (p *NotFoundPage) OnPreRender(ctx app.Context) { p.path = ctx.Page().URL().Path }
 func (p *NotFoundPage) OnNav(ctx app.Context) {
 	p.path = ctx.Page().URL().Path
-	ctx.Page().SetTitle("Page not found · Betaport")
+	setTitle(ctx, "Page not found")
 }
 
 // OnDismount gives the title back: the other pages do not all set one.
@@ -152,4 +152,10 @@ func adminsOnlyPage() app.UI {
 		app.P().Text("You are signed in as a tester. Your builds are on your builds page."),
 		app.P().Body(app.A().ID("to-builds").Href("/builds").Text("Go to your builds")),
 	)
+}
+
+// setTitle titles the page, so tabs, history and screen readers tell
+// pages apart.
+func setTitle(ctx app.Context, title string) {
+	ctx.Page().SetTitle(title + " · Betaport")
 }

@@ -315,3 +315,24 @@ func TestTesterBuildsFollowAPublish(t *testing.T) {
 		t.Fatalf("the tester's open builds page never showed the new build: %v", err)
 	}
 }
+
+// TestEveryPageHasItsTitle: tabs, history and screen readers tell the
+// pages apart.
+func TestEveryPageHasItsTitle(t *testing.T) {
+	m, d := startService(t)
+	ctx := adminTab(t, m, d)
+	ext := d.Extensions[0]
+	seen := map[string]string{}
+	for _, path := range []string{"/", fmt.Sprintf("/extensions/%d", ext.ID), fmt.Sprintf("/extensions/%d/testers", ext.ID),
+		fmt.Sprintf("/extensions/%d/settings", ext.ID), fmt.Sprintf("/extensions/%d/pages", ext.ID), "/no/such/page"} {
+		openApp(t, ctx, m.URL()+path)
+		title, err := chromedp.Run(ctx, chromedp.Poll[string](`document.title !== "Betaport" && document.title`))
+		if err != nil {
+			t.Fatalf("%s: the title stays %q: %v", path, title, err)
+		}
+		if other, dup := seen[title]; dup {
+			t.Errorf("%s and %s share the title %q", path, other, title)
+		}
+		seen[title] = path
+	}
+}
