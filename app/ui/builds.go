@@ -81,7 +81,7 @@ func (p *BuildsPage) Render() app.UI {
 	default:
 		body = app.Section().Body(
 			installHelp(),
-			app.Div().Class("grid-head builds-grid").Aria("hidden", "true").Body(
+			app.Div().Class("grid-head builds-grid").Body(
 				app.Span().Text("Extension"), app.Span().Text("Bundle"), app.Span().Text("Version"),
 				app.Span().Text("Published"), app.Span(),
 			),

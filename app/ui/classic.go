@@ -97,6 +97,7 @@ func (c *ClassicBundles) Render() app.UI {
 			app.A().Href(fmt.Sprintf("/extensions/%d", c.extensionID)).Text("Extension"), app.Text(" / "),
 		),
 		app.H1().Text(fmt.Sprintf("Bundles, page %d", c.page+1)),
+		extensionNav(c.extensionID, "pages"),
 		body,
 		// The next page, rendered ahead and hidden: "Next" shows it at once.
 		app.If(c.nxt.HasData, classicRows("classic-next", c.nxt.Data, true)),
@@ -110,6 +111,7 @@ func (c *ClassicBundles) Render() app.UI {
 
 func classicRows(id string, bundles []api.Bundle, hidden bool) app.UI {
 	return app.Div().ID(id).Hidden(hidden).Body(
-		app.Range(bundles).Slice(func(i int) app.UI { return &bundleRow{Bundle: bundles[i]} }),
+		bundlesHead(),
+		app.Div().Body(app.Range(bundles).Slice(func(i int) app.UI { return &bundleRow{Bundle: bundles[i]} })),
 	)
 }

@@ -131,6 +131,7 @@ func (p *ExtensionPage) Render() app.UI {
 		body = []app.UI{
 			app.P().Class("crumbs").Body(app.A().Href("/").Text("Extensions"), app.Text(" / ")),
 			app.H1().ID("extension-name").Text(e.Name),
+			extensionNav(e.ID, "bundles"),
 			app.Dl().Class("facts").Body(
 				app.Dt().Text("Extension id"), app.Dd().Text(strconv.FormatInt(e.ID, 10)),
 				app.Dt().Text("Current bundle"), app.Dd().ID("current-bundle").Text(currentNumber(*e)),
@@ -171,10 +172,7 @@ func (p *ExtensionPage) renderBundles() app.UI {
 			app.Text("Bundles "),
 			app.Span().ID("bundles-total").Class("muted").Text(fmt.Sprintf("(%d loaded)", fetch.Total(s.Data))),
 		),
-		app.Div().Class("grid-head bundles-grid").Aria("hidden", "true").Body(
-			app.Span().Text("#"), app.Span().Text("Version"), app.Span().Text("Size"),
-			app.Span().Text("SHA-256"), app.Span().Text("Published"), app.Span(),
-		),
+		bundlesHead(),
 		&VList{ID: "bundle-rows", Count: len(rows), RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: p.bundles.IsValidating,
 			Row: func(i int) app.UI { return &bundleRow{Bundle: rows[i]} }},
 		// The error and the footer are always in the tree, shown or hidden:
@@ -272,4 +270,12 @@ func humanSize(n int64) string {
 	default:
 		return fmt.Sprintf("%d B", n)
 	}
+}
+
+// bundlesHead names the columns of a bundles list.
+func bundlesHead() app.UI {
+	return app.Div().Class("grid-head bundles-grid").Body(
+		app.Span().Text("#"), app.Span().Text("Version"), app.Span().Text("Size"),
+		app.Span().Text("SHA-256"), app.Span().Text("Published"), app.Span(),
+	)
 }

@@ -90,6 +90,7 @@ func (p *SettingsPage) Render() app.UI {
 	return shell("extensions",
 		crumbs,
 		app.H1().Text("Settings"),
+		extensionNav(p.id, "settings"),
 		body,
 		app.P().ID("settings-status").Class("visually-hidden").Attr("role", "status").
 			Aria("live", "polite").Aria("atomic", "true").Text(p.announce),

@@ -182,6 +182,7 @@ func (p *TestersPage) Render() app.UI {
 			app.A().Href("/extensions/"+strconv.FormatInt(p.extensionID, 10)).Text(orText(p.extName, "Extension")), app.Text(" / "),
 		),
 		app.H1().Text("Testers"),
+		extensionNav(p.extensionID, "testers"),
 		p.renderInvite(),
 		app.Div().Class("toolbar").Body(
 			app.Div().Body(
@@ -231,7 +232,7 @@ func (p *TestersPage) renderList() app.UI {
 	}
 	return app.Section().Body(
 		app.P().ID("testers-total").Class("muted").Text(strconv.Itoa(len(testers))+" loaded"),
-		app.Div().Class("grid-head testers-grid").Aria("hidden", "true").Body(
+		app.Div().Class("grid-head testers-grid").Body(
 			app.Span().Text("Name"), app.Span().Text("E-mail"), app.Span().Text("Status"), app.Span(),
 		),
 		&VList{ID: "testers", Count: len(testers), RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: s.IsValidating,

@@ -159,3 +159,22 @@ func adminsOnlyPage() app.UI {
 func setTitle(ctx app.Context, title string) {
 	ctx.Page().SetTitle(title + " · Betaport")
 }
+
+// extensionNav links an extension's pages, the current one marked, so
+// testers and settings are one step from the bundles.
+func extensionNav(id int64, current string) app.UI {
+	base := "/extensions/" + strconv.FormatInt(id, 10)
+	link := func(name, href, text string) app.UI {
+		a := app.A().ID("nav-" + name).Href(href).Text(text)
+		if name == current {
+			a = a.Aria("current", "page").Class("current")
+		}
+		return app.Li().Body(a)
+	}
+	return app.Nav().Class("ext-nav").Aria("label", "Extension").Body(app.Ul().Body(
+		link("bundles", base, "Bundles"),
+		link("pages", base+"/pages", "Page by page"),
+		link("testers", base+"/testers", "Testers"),
+		link("settings", base+"/settings", "Settings"),
+	))
+}

@@ -336,3 +336,29 @@ func TestEveryPageHasItsTitle(t *testing.T) {
 		seen[title] = path
 	}
 }
+
+// TestExtensionNavigation: an extension's pages are one click apart, the
+// current one marked, and the page-by-page view names its columns.
+func TestExtensionNavigation(t *testing.T) {
+	m, d := startService(t)
+	ctx := adminTab(t, m, d)
+	ext := d.Extensions[0]
+	base := fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID)
+	openApp(t, ctx, base)
+	for _, step := range []struct{ link, url string }{
+		{"testers", base + "/testers"}, {"settings", base + "/settings"}, {"pages", base + "/pages"}, {"bundles", base},
+	} {
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#nav-`+step.link))); err != nil {
+			t.Fatalf("%s: %v", step.link, err)
+		}
+		waitLocation(t, ctx, step.url)
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector("#nav-`+step.link+`")?.getAttribute("aria-current") === "page"`)); err != nil {
+			t.Fatalf("%s is not marked current: %v", step.link, err)
+		}
+		if step.link == "pages" {
+			if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`[...document.querySelectorAll("#classic-rows .grid-head span")].some(s => s.textContent === "Version")`)); err != nil {
+				t.Fatalf("the page-by-page view has no column headers: %v", err)
+			}
+		}
+	}
+}
