@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
@@ -360,5 +361,57 @@ func TestExtensionNavigation(t *testing.T) {
 				t.Fatalf("the page-by-page view has no column headers: %v", err)
 			}
 		}
+	}
+}
+
+// TestContrastAndFocusRing: the green badges and the focus ring are
+// readable (text ≥ 4.5:1, ring ≥ 3:1), a focused row control's ring is not
+// cut by its row, and reduced motion turns transitions off.
+func TestContrastAndFocusRing(t *testing.T) {
+	m, d := startService(t)
+	ctx := adminTab(t, m, d)
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), d.Extensions[0].ID))
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!!document.querySelector("#bundle-rows .badge-active")`)); err != nil {
+		t.Fatal(err)
+	}
+	const contrastJS = `(() => {
+	  const rgb = s => s.match(/\d+(\.\d+)?/g).slice(0, 3).map(Number);
+	  const lum = c => { const [r, g, b] = c.map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; }); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+	  const ratio = (a, b) => { const [x, y] = [lum(rgb(a)), lum(rgb(b))].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+	  const badge = getComputedStyle(document.querySelector("#bundle-rows .badge-active"));
+	  return [ratio(badge.color, badge.backgroundColor), ratio(getComputedStyle(document.body).backgroundColor, "rgb(255, 255, 255)")];
+	})()`
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](contrastJS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] < 4.5 {
+		t.Errorf("the green badge's text is %.2f:1, want at least 4.5:1", got[0])
+	}
+	// Tab to a control inside a row: its ring is drawn, and inside the row.
+	if err := chromedp.Do(ctx, chromedp.Focus(chromedp.CSS(`#bundle-rows .row a`)), chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(kb.Tab, chromedp.KeyModifiers(chromedp.ModifierShift))); err != nil {
+		t.Fatal(err)
+	}
+	ring, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => { const s = getComputedStyle(document.activeElement); return [s.outlineStyle, s.outlineWidth, s.outlineOffset, s.outlineColor, String(!!document.activeElement.closest(".row"))]; })()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ring[0] == "none" || ring[1] == "0px" {
+		t.Fatalf("the focused control shows no ring: %v", ring)
+	}
+	if ring[4] == "true" && !strings.HasPrefix(ring[2], "-") {
+		t.Errorf("a row control's ring is drawn outside the row that clips it: offset %s", ring[2])
+	}
+	ratio, _ := chromedp.Run(ctx, chromedp.Evaluate[float64](strings.Replace(contrastJS, `return [ratio(badge.color, badge.backgroundColor), ratio(getComputedStyle(document.body).backgroundColor, "rgb(255, 255, 255)")];`,
+		`return ratio(getComputedStyle(document.activeElement).outlineColor, "rgb(255, 255, 255)");`, 1)))
+	if ratio < 3 {
+		t.Errorf("the focus ring is %.2f:1 against white, want at least 3:1", ratio)
+	}
+	// Reduced motion: no transitions.
+	if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-reduced-motion", Value: "reduce"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector("#drop-zone")).transitionDuration`)); d != "0s" {
+		t.Errorf("with reduced motion the drop zone still transitions for %s", d)
 	}
 }
