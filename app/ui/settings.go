@@ -42,6 +42,14 @@ type SettingsPage struct {
 	ctx app.Context
 }
 
+// OnPreRender knows, on the server, who is visiting: a tester gets the
+// admins-only page there too.
+func (p *SettingsPage) OnPreRender(ctx app.Context) {
+	if s, ok := prerendered[api.Session](api.PathSession); ok {
+		p.session = &s
+	}
+}
+
 func (p *SettingsPage) OnNav(ctx app.Context) {
 	setTitle(ctx, "Settings")
 	p.ctx = ctx

@@ -112,6 +112,10 @@ func (p *TestersPage) OnNav(ctx app.Context) {
 // OnPreRender renders, on the server, the first page of testers the server
 // fetched for this admin.
 func (p *TestersPage) OnPreRender(ctx app.Context) {
+	if s, ok := prerendered[api.Session](api.PathSession); ok && s.Kind == api.KindTester {
+		p.tester = true
+		return
+	}
 	u := ctx.Page().URL()
 	path := strings.TrimPrefix(u.Path, "/extensions/")
 	p.extensionID, _ = strconv.ParseInt(strings.TrimSuffix(path, "/testers"), 10, 64)

@@ -92,6 +92,12 @@ func servePage(w http.ResponseWriter, r *http.Request, h http.Handler, apiHandle
 		fmt.Fprintf(&blocks, `<script type="application/json" data-prerender-kind="%s" data-prerender-key="%s" data-etag="%s">%s</script>`,
 			html.EscapeString(pr.Kind), html.EscapeString(pr.Key), html.EscapeString(etag), bytes.TrimSpace(body))
 	}
+	// Who is visiting, so that a page renders as it will in the browser
+	// (a tester on an admins' page never sees admin controls, not even
+	// before the app takes over). Not embedded: the app asks for it again.
+	if body, _, ok := internalGet(r, apiHandler, api.PathSession); ok {
+		pages[api.PathSession] = body
+	}
 	rec := &bufferedResponse{header: http.Header{}, status: http.StatusOK}
 	ui.RenderWith(pages, func() { h.ServeHTTP(rec, r) })
 	if rec.status == http.StatusOK && !ui.KnownPage(r.URL.Path) {

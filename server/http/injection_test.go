@@ -152,3 +152,31 @@ func TestAttributesKeepTheirText(t *testing.T) {
 		t.Errorf("a backslash was doubled on the page")
 	}
 }
+
+// TestTesterNeverSeesAdminControls: the server renders an admins' page for
+// a tester as the app will — a page that says it is for admins, with no
+// form or admin button — not the admin page the app replaces a moment
+// later.
+func TestTesterNeverSeesAdminControls(t *testing.T) {
+	e := newEnv(t)
+	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	ext := storetest.MustExtension(t, e.DB, team, "Tab Tamer")
+	tester, _ := e.testerOf(t, ext, api.TesterActive)
+	visitors := map[string]http.Header{"tester": e.cookie(t, betaport.Session{TesterID: tester.ID}), "admin": e.adminOf(t, team)}
+	for _, page := range []string{"testers", "settings"} {
+		for who, header := range visitors {
+			resp, body := e.do(t, "GET", fmt.Sprintf("/extensions/%d/%s", ext.ID, page), header)
+			if resp.StatusCode != 200 {
+				t.Fatalf("%s as %s = %d", page, who, resp.StatusCode)
+			}
+			adminsOnly := bytes.Contains(body, []byte(`id="admins-only"`))
+			controls := bytes.Contains(body, []byte("<form")) || bytes.Contains(body, []byte(`id="rotate-token"`)) || bytes.Contains(body, []byte(`id="refresh-testers"`))
+			if who == "tester" && (!adminsOnly || controls) {
+				t.Errorf("%s as a tester: admins-only page %v, admin controls %v", page, adminsOnly, controls)
+			}
+			if who == "admin" && adminsOnly {
+				t.Errorf("%s as an admin: told the page is for admins", page)
+			}
+		}
+	}
+}
