@@ -415,3 +415,43 @@ func TestContrastAndFocusRing(t *testing.T) {
 		t.Errorf("with reduced motion the drop zone still transitions for %s", d)
 	}
 }
+
+// TestKeyboardScrollingLoadsAndStops: PageDown, Space, arrows and End move
+// through the testers list and load what comes into view; when the keys
+// stop, requests stop, and the viewport shows rows.
+func TestKeyboardScrollingLoadsAndStops(t *testing.T) {
+	m, d := startService(t)
+	ext := manyTesters(t, m, d, 10_000)
+	ctx := adminTab(t, m, d)
+	requests := countRequests(t, ctx, fmt.Sprintf("/api/extensions/%d/testers", ext.ID))
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID))
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`+(document.getElementById("testers")?.dataset.count || 0) > 0`)); err != nil {
+		t.Fatal(err)
+	}
+	first := readList(t, ctx, "testers", "x").Count
+	// The page, not a field, has the focus: a press on the heading.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`h1`))); err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{kb.PageDown, kb.PageDown, " ", kb.ArrowDown, kb.ArrowDown, kb.End, kb.End, kb.End}
+	for _, k := range keys {
+		if err := chromedp.Do(ctx, chromedp.KeyEvent(k)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(150 * time.Millisecond) // a hand's pace
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`+document.getElementById("testers").dataset.count > %d`, first))); err != nil {
+		t.Fatalf("keys moved through the list but nothing more loaded: %v", err)
+	}
+	time.Sleep(time.Second) // what the keys asked for arrives
+	before, loaded := requests.Load(), readList(t, ctx, "testers", "x").Count
+	time.Sleep(3 * time.Second) // the idle hand: the window is the measurement
+	if idle := requests.Load() - before; idle > 1 {
+		t.Errorf("with the keys still, %d requests (%d → %d testers)", idle, loaded, readList(t, ctx, "testers", "x").Count)
+	}
+	size, _ := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`[innerWidth, innerHeight]`))
+	if onRow, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(`!!document.elementFromPoint(%f, %f)?.closest("[data-tester]")`, size[0]/2, size[1]/2))); !onRow {
+		t.Errorf("after the keys the middle of the viewport shows no row")
+	}
+	t.Logf("keys: %d → %d testers loaded", first, loaded)
+}
