@@ -68,6 +68,26 @@ func scrollToLoad(t *testing.T, ctx context.Context, id string, want int) {
 	t.Fatalf("scrolling to the end, list #%s stopped at %d items, want %d", id, readList(t, ctx, id, "x").Count, want)
 }
 
+// wheelUntil turns the wheel towards the end, a step at a time, until cond
+// (JavaScript) holds.
+func wheelUntil(t *testing.T, ctx context.Context, cond string) {
+	t.Helper()
+	size, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`[innerWidth, innerHeight]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 100 {
+		if ok, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](cond)); ok {
+			return
+		}
+		if err := wheel(ctx, size[0]/2, size[1]/2, 2000); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond) // the hand's pace
+	}
+	t.Fatalf("wheeling to the end, %s never held", cond)
+}
+
 // The bundles list loads pages as the end comes into view and on "Load
 // more", keeps only a window of rows in the DOM, and says when there is
 // nothing more: app/fetch's infinite model through the go-app adapter,
@@ -100,11 +120,10 @@ func TestBundlesListLoadsMore(t *testing.T) {
 	}
 	waitAtLeast(first + 20)
 
-	// Scrolling to the end loads the rest, page by page, with no click.
+	// Scrolling to the end loads the rest, page by page, with no click;
+	// one more turn of the wheel at the end finds there is nothing more.
 	scrollToLoad(t, ctx, "bundle-rows", 120)
-	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#bundles-end`))); err != nil {
-		t.Fatal(err)
-	}
+	wheelUntil(t, ctx, `!!document.querySelector("#bundles-end") && !document.querySelector("#bundles-end").closest("[hidden]")`)
 	s = readList(t, ctx, "bundle-rows", "bundle")
 	if len(s.Rows) >= 60 || s.Rows[len(s.Rows)-1] != "1" {
 		t.Fatalf("at the end the DOM holds %d rows ending at %s; want a window (< 60) ending at bundle 1", len(s.Rows), s.Rows[len(s.Rows)-1])
