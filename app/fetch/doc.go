@@ -118,7 +118,9 @@
 //	null key                  "" (Query), ok == false (getKey)  inert: focus, reconnect, revalidate do nothing
 //	getKey throwing           a panic in getKey                 recovered: the list's error, loaded pages kept
 //	unmount                   Close, or the constructor's ctx   —
-//	(TanStack maxPages)       —                                 not yet: see the package's open issue
+//	(TanStack maxPages)       InfiniteOptions.MaxPages, SetReading  holds the pages nearest the reader,
+//	                                                            not the first or last; dropped pages keep
+//	                                                            their place, key and item count (Count)
 //
 // Also beyond SWR: a page 0 that comes back with a shifted cursor (a new
 // item at the top) leaves the loaded pages on screen while the pass brings

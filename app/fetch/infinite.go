@@ -68,6 +68,22 @@ type InfiniteOptions[P any] struct {
 	// equal; an equal answer keeps the page already shown. Default:
 	// reflect.DeepEqual. It must be pure (it runs under locks).
 	Compare func(a, b P) bool
+
+	// MaxPages (TanStack Query's maxPages) bounds the pages whose data the
+	// list holds; 0 means no bound. The MaxPages pages nearest the reader
+	// (SetReading) are held; the others are dropped: their entry in Data
+	// holds P's zero value and InfiniteState.Dropped marks it, their data
+	// leaves the cache, and their keys are kept, so Size, HasMore and the
+	// number of pages do not change. Reading near a dropped page again
+	// fetches it. A revalidation fetches only held pages, plus pages whose
+	// key is new or moved (needed to follow the chain; they are dropped
+	// again at once), so the first page is revalidated only while held.
+	MaxPages int
+
+	// Count, when set, counts a page's items; InfiniteState.Counts then
+	// gives every page's count, a dropped page's as it was when dropped,
+	// so a UI can draw placeholders of the right height. It must be pure.
+	Count func(page P) int
 }
 
 // InfiniteState is an Infinite list's snapshot: what SWR's
@@ -96,6 +112,12 @@ type InfiniteState[P any] struct {
 	HasMore bool
 	// IsLoadingMore reports whether pages up to Size are being fetched.
 	IsLoadingMore bool
+	// Dropped, with MaxPages, marks the pages whose data was dropped (their
+	// Data entry is P's zero value); nil when no page is dropped.
+	Dropped []bool
+	// Counts, with InfiniteOptions.Count, is the item count of each page
+	// in Data, dropped ones included; nil without Count.
+	Counts []int
 	// Version grows with every change; equal versions mean equal states.
 	Version uint64
 }
@@ -131,7 +153,12 @@ type Infinite[P any] struct {
 	// with the chain ending where getKey failed.
 	keyErr error
 	// pred picks the pages a flagPred revalidation refetches.
-	pred    func(page P, key string) bool
+	pred func(page P, key string) bool
+	// reading is the page the reader is at (SetReading); -1 is the last.
+	// held is where the held pages started at the last trim.
+	reading, held int
+	// lastMore is HasMore as it was when the last page was dropped.
+	lastMore bool
 	version uint64
 	snap    atomic.Pointer[InfiniteState[P]]
 }
@@ -140,6 +167,9 @@ type page[P any] struct {
 	key  string
 	data P
 	real bool // false for FallbackData placeholders
+	// dropped: MaxPages dropped data (zero now); count is what it held.
+	dropped bool
+	count   int
 }
 
 // NewInfinite returns a list over getKey (SWR: useSWRInfinite(getKey,
@@ -148,7 +178,7 @@ type page[P any] struct {
 // cached show at once. The list closes when ctx ends (as on Close: a
 // component's context closes it on unmount).
 func NewInfinite[P any](ctx context.Context, c *Cache, getKey GetKey[P], fetcher Fetcher[P], opts InfiniteOptions[P]) *Infinite[P] {
-	l := &Infinite[P]{fetcher: fetcher, opts: opts, equal: opts.Compare, initialSize: opts.InitialSize}
+	l := &Infinite[P]{fetcher: fetcher, opts: opts, equal: opts.Compare, initialSize: opts.InitialSize, reading: -1}
 	if l.equal == nil {
 		l.equal = func(a, b P) bool { return reflect.DeepEqual(a, b) }
 	}
@@ -196,9 +226,9 @@ func (l *Infinite[P]) Wait(ctx context.Context) error {
 // snapshot. (The pages themselves are shared and must not be modified.)
 func (l *Infinite[P]) Snapshot() InfiniteState[P] {
 	s := *l.snap.Load()
-	if s.Data != nil {
-		s.Data = slices.Clone(s.Data)
-	}
+	s.Data = slices.Clone(s.Data) // nil stays nil
+	s.Dropped = slices.Clone(s.Dropped)
+	s.Counts = slices.Clone(s.Counts)
 	return s
 }
 
@@ -277,7 +307,7 @@ func (l *Infinite[P]) Mutate(pages []P, revalidate bool) {
 		l.mu.Unlock()
 		return
 	}
-	notifies := l.mutateLocked(pages)
+	notifies := l.mutateLocked(pages, false)
 	if revalidate {
 		l.triggerLocked(flagForce | flagAll)
 	}
@@ -305,7 +335,7 @@ func (l *Infinite[P]) MutateFunc(update func(pages []P) []P, revalidate func(pag
 			current = append(current, p.data)
 		}
 	}
-	notifies := l.mutateLocked(update(current))
+	notifies := l.mutateLocked(update(current), true)
 	if revalidate != nil {
 		l.addPredLocked(revalidate)
 	}
@@ -339,15 +369,33 @@ func (l *Infinite[P]) addPredLocked(pred func(page P, key string) bool) {
 
 // mutateLocked writes pages to the cache along getKey's chain and shows
 // them; it returns the cache's notifications, to call after unlocking.
-func (l *Infinite[P]) mutateLocked(pages []P) []func() {
+// With keepDropped (MutateFunc), the pages MaxPages dropped stay dropped
+// under their keys, whatever pages holds in their place.
+func (l *Infinite[P]) mutateLocked(pages []P, keepDropped bool) []func() {
+	var old []page[P]
+	if l.currentLocked() {
+		old = l.pages
+	}
 	var notifies []func()
 	chain := make([]page[P], 0, len(pages))
 	for i, d := range pages {
-		var prev *P
-		if i > 0 {
-			prev = ptr(pages[i-1])
+		if keepDropped && i < len(old) && old[i].dropped {
+			chain = append(chain, old[i])
+			continue
 		}
-		key, ok := l.keyLocked(i, prev)
+		var key string
+		var ok bool
+		switch {
+		case i == 0:
+			key, ok = l.keyLocked(0, nil)
+		case chain[i-1].dropped:
+			// A dropped page's data is gone; the link it had is kept.
+			if i < len(old) {
+				key, ok = old[i].key, true
+			}
+		default:
+			key, ok = l.keyLocked(i, ptr(pages[i-1]))
+		}
 		if !ok {
 			break
 		}
@@ -374,11 +422,7 @@ func (l *Infinite[P]) SetGetKey(getKey GetKey[P]) {
 		return
 	}
 	// Whether the shown chain ended at a null key, by the old getKey.
-	ended := false
-	if l.currentLocked() {
-		_, more := l.keyLocked(len(l.pages), ptr(l.pages[len(l.pages)-1].data))
-		ended = !more
-	}
+	ended := l.currentLocked() && !l.nextKeyLocked()
 	l.getKey = getKey
 	l.keyErr = nil
 	first, ok := l.keyLocked(0, nil)
@@ -389,6 +433,7 @@ func (l *Infinite[P]) SetGetKey(getKey GetKey[P]) {
 	}
 
 	oldSize, previous := l.size, l.pages
+	l.reading, l.held = -1, 0 // another data source is read from its end again
 	l.resetLocked()
 	l.unpinSizeLocked()
 	l.firstKey, l.hasFirst = first, ok
@@ -426,11 +471,135 @@ func (l *Infinite[P]) sameFirstKeyLocked(ended bool) {
 	n := len(l.pages)
 	cut := l.breaksLocked(1, n)
 	l.fillFromCacheLocked()
-	_, more := l.keyLocked(len(l.pages), ptr(l.pages[len(l.pages)-1].data))
-	if cut || len(l.pages) != n || (ended && more && len(l.pages) < l.size) {
+	if cut || len(l.pages) != n || (ended && l.nextKeyLocked() && len(l.pages) < l.size) {
 		l.changedLocked()
 		l.triggerLocked(flagSoft)
 	}
+}
+
+// SetReading tells a list with MaxPages which page the reader is at: the
+// MaxPages pages nearest it are held, those of them that were dropped are
+// fetched again, and the farthest are dropped. Until it is called (or
+// after SetReading(-1), or a new first key) the reader is at the last
+// page, so loading more drops pages from the front. Reading never changes
+// Size, and costs nothing while the held pages stay the same: a UI may
+// call it on every scroll event.
+func (l *Infinite[P]) SetReading(page int) {
+	l.mu.Lock()
+	if page < 0 {
+		page = -1
+	}
+	if l.closed || page == l.reading {
+		l.mu.Unlock()
+		return
+	}
+	l.reading = page
+	if l.opts.MaxPages > 0 && l.currentLocked() {
+		lo, hi := l.windowLocked(len(l.pages))
+		missing := false
+		for i := lo; i < hi; i++ {
+			missing = missing || l.pages[i].dropped
+		}
+		if l.trimLocked() {
+			l.changedLocked()
+		}
+		if missing {
+			l.triggerLocked(flagSoft)
+		}
+	}
+	l.unlockAndNotify()
+}
+
+// windowLocked returns the pages [lo, hi) of n that MaxPages holds. While
+// the reader is inside the held pages, away from their edges, they stay
+// (a reader going back and forth over a page boundary costs nothing);
+// else they are centred on the reader's page (one more after it, for an
+// even bound, as readers go down), shifted to fit inside 0..n.
+func (l *Infinite[P]) windowLocked(n int) (lo, hi int) {
+	m := l.opts.MaxPages
+	if m <= 0 || n <= m {
+		return 0, n
+	}
+	r := l.reading
+	if r < 0 || r >= n {
+		r = n - 1
+	}
+	if lo := l.held; lo+m <= n && r > lo && r < lo+m-1 {
+		return lo, lo + m
+	}
+	lo = min(max(r-(m-1)/2, 0), n-m)
+	return lo, lo + m
+}
+
+// trimLocked drops the data of the pages outside the reader's window,
+// from the list and from the cache, keeping their keys and counts. It
+// reports whether it dropped any.
+func (l *Infinite[P]) trimLocked() bool {
+	if l.opts.MaxPages <= 0 || !l.currentLocked() {
+		return false
+	}
+	n := len(l.pages)
+	lo, hi := l.windowLocked(n)
+	l.held = lo
+	trimmed := false
+	for i := range l.pages {
+		p := &l.pages[i]
+		if p.dropped || (i >= lo && i < hi) {
+			continue
+		}
+		if i == n-1 {
+			// HasMore needs the last page; remember its answer.
+			data := make([]P, n)
+			for j, q := range l.pages {
+				data[j] = q.data
+			}
+			l.lastMore = l.hasMoreLocked(data)
+		}
+		if l.opts.Count != nil {
+			p.count = l.opts.Count(p.data)
+		}
+		var zero P
+		p.data, p.dropped = zero, true
+		l.cache.Delete(p.key)
+		trimmed = true
+	}
+	return trimmed
+}
+
+// leaveDroppedLocked reports whether a revalidation may pass page i, under
+// key, without fetching it: it is dropped, outside the reader's window,
+// under the same key, and the key after it is known (or not needed).
+func (l *Infinite[P]) leaveDroppedLocked(i int, key string) bool {
+	if l.opts.MaxPages <= 0 || !l.currentLocked() || i >= len(l.pages) {
+		return false
+	}
+	p := l.pages[i]
+	lo, hi := l.windowLocked(len(l.pages))
+	return p.dropped && p.key == key && (i < lo || i >= hi) &&
+		(i+1 < len(l.pages) || i+1 >= l.size)
+}
+
+// hasMoreLocked reports whether there is a page after the shown ones
+// (current pages only); data is what publish shows.
+func (l *Infinite[P]) hasMoreLocked(data []P) bool {
+	if l.pages[len(l.pages)-1].dropped {
+		return l.lastMore
+	}
+	if l.opts.HasMore != nil {
+		return l.opts.HasMore(data)
+	}
+	return l.nextKeyLocked()
+}
+
+// nextKeyLocked reports whether getKey gives a key after the last shown
+// page (current pages only).
+func (l *Infinite[P]) nextKeyLocked() bool {
+	last := l.pages[len(l.pages)-1]
+	if last.dropped {
+		return l.lastMore
+	}
+	_, more := l.keyLocked(len(l.pages), ptr(last.data))
+	return more
 }
 
 // Focus revalidates as on a window focus event (see Config).
@@ -531,6 +700,9 @@ func (l *Infinite[P]) fillFromCacheLocked() {
 		l.pages = l.pages[:l.size]
 	}
 	for i := len(l.pages); i < l.size; i++ {
+		if l.pages[i-1].dropped {
+			return // its next key needs its data: the revalidation fetches it
+		}
 		key, ok := l.keyLocked(i, ptr(l.pages[i-1].data))
 		if !ok {
 			return
@@ -564,6 +736,9 @@ func (l *Infinite[P]) placeholdersLocked(previous []page[P]) {
 // the first page whose key getKey no longer gives. It reports a truncation.
 func (l *Infinite[P]) breaksLocked(from, to int) bool {
 	for i := max(from, 1); i < min(to, len(l.pages)); i++ {
+		if l.pages[i-1].dropped {
+			continue // the link was checked while that page was held
+		}
 		key, ok := l.keyLocked(i, ptr(l.pages[i-1].data))
 		if !ok || key != l.pages[i].key {
 			l.pages = l.pages[:i]
@@ -629,23 +804,37 @@ func (l *Infinite[P]) showAllLocked(fresh []page[P]) {
 
 func (l *Infinite[P]) publishLocked() {
 	l.version++
+	l.trimLocked()
 	cur := l.currentLocked()
 	var data []P
+	var dropped []bool
+	var counts []int
 	if len(l.pages) > 0 || (l.loaded && l.hasFirst) {
 		data = make([]P, len(l.pages))
 		for i, p := range l.pages {
 			data[i] = p.data
+			if p.dropped && dropped == nil {
+				dropped = make([]bool, len(l.pages))
+			}
+			if p.dropped {
+				dropped[i] = true
+			}
+		}
+		if l.opts.Count != nil {
+			counts = make([]int, len(l.pages))
+			for i, p := range l.pages {
+				counts[i] = p.count
+				if !p.dropped {
+					counts[i] = l.opts.Count(p.data)
+				}
+			}
 		}
 	}
 	shown := 0 // pages of the current first key
 	hasMore := l.hasFirst
 	if cur {
 		shown = len(l.pages)
-		if l.opts.HasMore != nil {
-			hasMore = l.opts.HasMore(data)
-		} else {
-			_, hasMore = l.keyLocked(shown, ptr(l.pages[shown-1].data))
-		}
+		hasMore = l.hasMoreLocked(data)
 	}
 	err := l.err
 	if err == nil {
@@ -660,6 +849,8 @@ func (l *Infinite[P]) publishLocked() {
 		Size:          l.size,
 		HasMore:       hasMore,
 		IsLoadingMore: l.validating && hasMore && shown < l.size,
+		Dropped:       dropped,
+		Counts:        counts,
 		Version:       l.version,
 	})
 }
@@ -691,18 +882,27 @@ func (l *Infinite[P]) batch(ctx context.Context, gen uint64, f flags) error {
 		}
 		// The size is read live, so a SetSize during this pass extends it.
 		if l.hasFirst && i < l.size {
-			var prev *P
-			if i > 0 {
-				prev = ptr(fresh[i-1].data)
+			switch {
+			case i == 0:
+				key, ok = l.keyLocked(0, nil)
+			case fresh[i-1].dropped:
+				// Left dropped by this pass, so its successor is known.
+				key, ok = l.pages[i].key, true
+			default:
+				key, ok = l.keyLocked(i, ptr(fresh[i-1].data))
 			}
-			key, ok = l.keyLocked(i, prev)
 		}
 		if !ok {
 			l.finishLocked(fresh)
 			return nil
 		}
+		if l.leaveDroppedLocked(i, key) {
+			fresh = append(fresh, l.pages[i])
+			l.mu.Unlock()
+			continue
+		}
 		v, has := Get[P](l.cache, key)
-		if !has && i < len(l.pages) && l.pages[i].real && l.pages[i].key == key {
+		if !has && i < len(l.pages) && l.pages[i].real && !l.pages[i].dropped && l.pages[i].key == key {
 			v, has = l.pages[i].data, true // evicted, but still shown
 		}
 		fetch := all || !has || (i == 0 && on(l.opts.RevalidateFirstPage)) || (pred != nil && pred(v, key))
@@ -761,6 +961,7 @@ func (l *Infinite[P]) parallelBatch(ctx context.Context, gen uint64, dedupe time
 		fetch bool
 		has   bool
 		v     P
+		left  *page[P] // a dropped page this pass leaves dropped
 	}
 	l.mu.Lock()
 	if l.gen != gen {
@@ -772,6 +973,10 @@ func (l *Infinite[P]) parallelBatch(ctx context.Context, gen uint64, dedupe time
 		key, ok := l.keyLocked(i, nil)
 		if !ok {
 			break
+		}
+		if l.leaveDroppedLocked(i, key) {
+			jobs = append(jobs, job{key: key, left: ptr(l.pages[i])})
+			continue
 		}
 		v, has := Get[P](l.cache, key)
 		jobs = append(jobs, job{key: key, has: has, v: v,
@@ -825,6 +1030,10 @@ func (l *Infinite[P]) parallelBatch(ctx context.Context, gen uint64, dedupe time
 	}
 	fresh := make([]page[P], 0, len(jobs))
 	for _, j := range jobs {
+		if j.left != nil {
+			fresh = append(fresh, *j.left)
+			continue
+		}
 		v, ok := Get[P](l.cache, j.key) // the cache is the truth
 		if !ok {
 			v = j.v
@@ -865,6 +1074,9 @@ func (l *Infinite[P]) keyChanged(key string) {
 		for i := range l.pages {
 			if l.pages[i].key != key {
 				continue
+			}
+			if l.pages[i].dropped {
+				break // not held: fetched again when read
 			}
 			if v, ok := Get[P](l.cache, key); ok && !l.equal(l.pages[i].data, v) {
 				l.pages[i].data = v

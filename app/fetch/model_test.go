@@ -17,7 +17,9 @@ import (
 //   - pages are in order: page i is the page under getKey(i, page i-1);
 //   - each page equals its cache entry;
 //   - no key was ever requested twice at once;
-//   - after Close, no goroutine of the package is left.
+//   - after Close, no goroutine of the package is left;
+//   - and once more with MaxPages 2 and a reader moving about: at most
+//     two pages hold data, the others keep their place and keys.
 //
 // Its seeds run in make test (natively with -race, and under GOOS=js).
 func FuzzInfiniteModel(f *testing.F) {
@@ -29,11 +31,12 @@ func FuzzInfiniteModel(f *testing.F) {
 		if len(ops) > 64 {
 			ops = ops[:64]
 		}
-		runModel(t, ops)
+		runModel(t, ops, 0)
+		runModel(t, ops, 2)
 	})
 }
 
-func runModel(t *testing.T, ops []byte) {
+func runModel(t *testing.T, ops []byte, maxPages int) {
 	e := newEnv(t, CacheOptions{})
 	var failing atomic.Bool
 	const n = 9 // items per search; pages of 2, so 5 pages
@@ -55,7 +58,7 @@ func runModel(t *testing.T, ops []byte) {
 		}
 	}
 	l := NewInfinite(context.Background(), e.cache, getKey(searches[0]), f.fetch,
-		InfiniteOptions[ints]{Config: Config{RetryOnError: Bool(false)}, HasMore: IndexHasMore[int](2)})
+		InfiniteOptions[ints]{Config: Config{RetryOnError: Bool(false)}, HasMore: IndexHasMore[int](2), MaxPages: maxPages})
 	ctx := context.Background()
 	for step, op := range ops {
 		switch op % 10 {
@@ -82,8 +85,11 @@ func runModel(t *testing.T, ops []byte) {
 		case 9:
 			e.cache.Reconnect()
 		}
+		if maxPages > 0 {
+			l.SetReading(int(op/10)%7 - 1)
+		}
 		l.Wait(ctx)
-		checkModel(t, l, failing.Load(), n, step, op%10 == 2 && searches[search] != "")
+		checkModel(t, l, failing.Load(), n, step, op%10 == 2 && searches[search] != "", maxPages)
 	}
 	l.Close()
 	quiesce(t, e.cache)
@@ -95,7 +101,7 @@ func runModel(t *testing.T, ops []byte) {
 // checkModel checks the invariants; after a Revalidate without failures
 // (exact), the reference model too: the pages are the server's, as many
 // as the chain has up to Size.
-func checkModel(t *testing.T, l *Infinite[ints], failing bool, n, step int, exact bool) {
+func checkModel(t *testing.T, l *Infinite[ints], failing bool, n, step int, exact bool, maxPages int) {
 	t.Helper()
 	s := l.Snapshot()
 	if s.IsValidating {
@@ -112,9 +118,21 @@ func checkModel(t *testing.T, l *Infinite[ints], failing bool, n, step int, exac
 		}
 		return
 	}
+	holding := 0
+	for _, p := range l.pages {
+		if p.real && !p.dropped {
+			holding++
+		}
+	}
+	if maxPages > 0 && holding > maxPages {
+		t.Fatalf("step %d: %d pages hold data, MaxPages is %d", step, holding, maxPages)
+	}
 	for i, p := range l.pages {
 		if !p.real {
 			return // fallback or previous data, not this key's
+		}
+		if p.dropped || (i > 0 && l.pages[i-1].dropped) {
+			continue // no data to check, or to compute the key from
 		}
 		var prev *ints
 		if i > 0 {
@@ -140,6 +158,9 @@ func checkModel(t *testing.T, l *Infinite[ints], failing bool, n, step int, exac
 			t.Fatalf("step %d: after Revalidate %d pages shown, the model says %d (size %d)", step, len(s.Data), len(want), s.Size)
 		}
 		for i := range want {
+			if s.Dropped != nil && s.Dropped[i] {
+				continue
+			}
 			if !l.equal(s.Data[i], want[i]) {
 				t.Fatalf("step %d: page %d is %v, the model says %v", step, i, s.Data[i], want[i])
 			}
