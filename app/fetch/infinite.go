@@ -159,8 +159,8 @@ type Infinite[P any] struct {
 	reading, held int
 	// lastMore is HasMore as it was when the last page was dropped.
 	lastMore bool
-	version uint64
-	snap    atomic.Pointer[InfiniteState[P]]
+	version  uint64
+	snap     atomic.Pointer[InfiniteState[P]]
 }
 
 type page[P any] struct {
