@@ -30,7 +30,8 @@ func (p *BuildsPage) OnNav(ctx app.Context) {
 	p.list = fetch.NewInfinite(context.Background(), listCache(),
 		fetch.CursorKeys[api.Bundle](api.PathBuilds, nil, buildsPageSize),
 		fetch.JSONFetcher[fetch.CursorPage[api.Bundle]](httpOptions()),
-		fetch.InfiniteOptions[fetch.CursorPage[api.Bundle]]{FallbackData: prerenderedPages[fetch.CursorPage[api.Bundle]](firstBuildsKey())})
+		fetch.InfiniteOptions[fetch.CursorPage[api.Bundle]]{FallbackData: prerenderedPages[fetch.CursorPage[api.Bundle]](firstBuildsKey()),
+			MaxPages: keptPages(buildsPageSize), Count: func(p fetch.CursorPage[api.Bundle]) int { return len(p.Data) }})
 	p.closeList = bindPage(ctx, p.list, func(s fetch.InfiniteState[fetch.CursorPage[api.Bundle]]) {
 		p.state = s
 	})
@@ -68,7 +69,7 @@ func (p *BuildsPage) OnDismount() {
 
 func (p *BuildsPage) Render() app.UI {
 	s := p.state
-	builds := fetch.CursorItems(s.Data)
+	builds := rowsOf(s, func(p fetch.CursorPage[api.Bundle]) []api.Bundle { return p.Data })
 	var body app.UI
 	switch {
 	case s.Data == nil && s.Err != nil:
@@ -76,7 +77,7 @@ func (p *BuildsPage) Render() app.UI {
 			app.Button().ID("retry-builds").Type("button").Text("Retry").OnClick(p.retry))
 	case s.Data == nil:
 		body = statusView("loading", "Loading your builds…")
-	case len(builds) == 0:
+	case builds.Total == 0:
 		body = statusView("empty", "No builds yet. When the extension's team publishes one, it appears here.")
 	default:
 		body = app.Section().Body(
@@ -85,8 +86,14 @@ func (p *BuildsPage) Render() app.UI {
 				app.Span().Text("Extension"), app.Span().Text("Bundle"), app.Span().Text("Version"),
 				app.Span().Text("Published"), app.Span(),
 			),
-			&VList{ID: "builds", Count: len(builds), RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: s.IsValidating,
-				Row: func(i int) app.UI { return &buildRow{Bundle: builds[i]} }},
+			&VList{ID: "builds", Count: builds.Total, RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: s.IsValidating,
+				OnReading: func(row int) { p.list.SetReading(builds.Page(row)) },
+				Row: func(i int) app.UI {
+					if b, ok := builds.At(i); ok {
+						return &buildRow{Bundle: b}
+					}
+					return placeholderRow("builds-grid")
+				}},
 			// Always in the tree, shown or hidden: see ExtensionPage.
 			app.Div().Hidden(s.Err == nil).Body(statusView("error", listError(s.Err))),
 			app.P().ID("builds-end").Class("muted").Hidden(s.HasMore).Text("That is every build."),

@@ -62,7 +62,8 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 	p.list = fetch.NewInfinite(context.Background(), listCache(),
 		fetch.IndexKeys[api.Bundle](api.BundlesPath(id), bundlesPageSize),
 		fetch.JSONFetcher[[]api.Bundle](httpOptions()),
-		fetch.InfiniteOptions[[]api.Bundle]{HasMore: fetch.IndexHasMore[api.Bundle](bundlesPageSize), FallbackData: prerenderedPages[[]api.Bundle](firstBundlesKey(id))})
+		fetch.InfiniteOptions[[]api.Bundle]{HasMore: fetch.IndexHasMore[api.Bundle](bundlesPageSize), FallbackData: prerenderedPages[[]api.Bundle](firstBundlesKey(id)),
+			MaxPages: keptPages(bundlesPageSize), Count: func(p []api.Bundle) int { return len(p) }})
 	p.path = ctx.Page().URL().Path
 	restored := false
 	p.closeList = bindPage(ctx, p.list, func(s fetch.InfiniteState[[]api.Bundle]) {
@@ -150,7 +151,7 @@ func (p *ExtensionPage) Render() app.UI {
 
 func (p *ExtensionPage) renderBundles() app.UI {
 	s := p.bundles
-	rows := fetch.Flatten(s.Data)
+	rows := rowsOf(s, func(p []api.Bundle) []api.Bundle { return p })
 	var state app.UI
 	switch {
 	case s.Data == nil && s.Err != nil:
@@ -160,21 +161,28 @@ func (p *ExtensionPage) renderBundles() app.UI {
 		)
 	case s.Data == nil:
 		state = statusView("loading", "Loading bundles…")
-	case len(rows) == 0:
+	case rows.Total == 0:
 		state = statusView("empty", "No bundles yet. Submit a zip from your pipeline, or upload one here, and it appears on top.")
 	}
 	if state != nil {
 		return app.Section().ID("bundles").Body(app.H2().Text("Bundles"), state)
 	}
 	return app.Section().ID("bundles").DataSet("size", s.Size).DataSet("validating", s.IsValidating).
-		DataSet("loading-more", s.IsLoadingMore).DataSet("has-more", s.HasMore).Body(
+		DataSet("loading-more", s.IsLoadingMore).DataSet("has-more", s.HasMore).
+		DataSet("held", heldPages(s)).DataSet("cached", listCache().Len()).Body(
 		app.H2().Body(
 			app.Text("Bundles "),
-			app.Span().ID("bundles-total").Class("muted").Text(fmt.Sprintf("(%d loaded)", fetch.Total(s.Data))),
+			app.Span().ID("bundles-total").Class("muted").Text(fmt.Sprintf("(%d loaded)", rows.Total)),
 		),
 		bundlesHead(),
-		&VList{ID: "bundle-rows", Count: len(rows), RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: p.bundles.IsValidating,
-			Row: func(i int) app.UI { return &bundleRow{Bundle: rows[i]} }},
+		&VList{ID: "bundle-rows", Count: rows.Total, RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: p.bundles.IsValidating,
+			OnReading: func(row int) { p.list.SetReading(rows.Page(row)) },
+			Row: func(i int) app.UI {
+				if b, ok := rows.At(i); ok {
+					return &bundleRow{Bundle: b}
+				}
+				return placeholderRow("bundles-grid")
+			}},
 		// The error and the footer are always in the tree, shown or hidden:
 		// go-app matches children by position, and a button that moves to
 		// another position is a new node whose clicks go nowhere.

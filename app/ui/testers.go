@@ -97,7 +97,8 @@ func (p *TestersPage) OnNav(ctx app.Context) {
 	}
 	p.list = fetch.NewInfinite(context.Background(), listCache(), p.getKey(),
 		fetch.JSONFetcher[fetch.CursorPage[api.Tester]](httpOptions()),
-		fetch.InfiniteOptions[fetch.CursorPage[api.Tester]]{FallbackData: fallback})
+		fetch.InfiniteOptions[fetch.CursorPage[api.Tester]]{FallbackData: fallback,
+			MaxPages: keptPages(testersPageSize), Count: func(p fetch.CursorPage[api.Tester]) int { return len(p.Data) }})
 	p.path = ctx.Page().URL().Path
 	restored := false
 	p.closeList = bindPage(ctx, p.list, func(s fetch.InfiniteState[fetch.CursorPage[api.Tester]]) {
@@ -216,7 +217,7 @@ func (p *TestersPage) Render() app.UI {
 
 func (p *TestersPage) renderList() app.UI {
 	s := p.state
-	testers := fetch.CursorItems(s.Data)
+	rows := rowsOf(s, func(p fetch.CursorPage[api.Tester]) []api.Tester { return p.Data })
 	retry := app.Button().ID("retry-testers").Type("button").Text("Retry").OnClick(func(ctx app.Context, e app.Event) {
 		if p.list != nil {
 			p.list.Revalidate()
@@ -227,20 +228,26 @@ func (p *TestersPage) renderList() app.UI {
 		return app.Div().ID("testers-error").Body(statusView("error", listError(s.Err)), retry)
 	case s.Data == nil:
 		return statusView("loading", "Loading testers…")
-	case len(testers) == 0 && (p.appliedQ != "" || p.status != ""):
+	case rows.Total == 0 && (p.appliedQ != "" || p.status != ""):
 		return app.P().ID("testers-empty").Class("state state-empty").Attr("role", "status").
 			Text("No tester matches. Clear the search or choose another status.")
-	case len(testers) == 0:
+	case rows.Total == 0:
 		return app.P().ID("testers-empty").Class("state state-empty").Attr("role", "status").
 			Text("No testers yet. Invite one above: they get a personal link to sign in with.")
 	}
-	return app.Section().Body(
-		app.P().ID("testers-total").Class("muted").Text(strconv.Itoa(len(testers))+" loaded"),
+	return app.Section().ID("testers-list").DataSet("held", heldPages(s)).DataSet("cached", listCache().Len()).Body(
+		app.P().ID("testers-total").Class("muted").Text(strconv.Itoa(rows.Total)+" loaded"),
 		app.Div().Class("grid-head testers-grid").Body(
 			app.Span().Text("Name"), app.Span().Text("E-mail"), app.Span().Text("Status"), app.Span(),
 		),
-		&VList{ID: "testers", Count: len(testers), RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: s.IsValidating,
-			Row: func(i int) app.UI { return &testerRow{Tester: testers[i], OnRevoke: p.revoke} }},
+		&VList{ID: "testers", Count: rows.Total, RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: s.IsValidating,
+			OnReading: func(row int) { p.list.SetReading(rows.Page(row)) },
+			Row: func(i int) app.UI {
+				if t, ok := rows.At(i); ok {
+					return &testerRow{Tester: t, OnRevoke: p.revoke}
+				}
+				return placeholderRow("testers-grid")
+			}},
 		// Always in the tree, shown or hidden: see ExtensionPage.
 		app.Div().ID("testers-error").Hidden(s.Err == nil).Body(statusView("error", listError(s.Err)), retry),
 		app.Div().Class("list-footer").Body(

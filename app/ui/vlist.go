@@ -2,6 +2,7 @@ package ui
 
 import (
 	"math"
+	"time"
 
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 )
@@ -19,11 +20,17 @@ type VList struct {
 	RowHeight int                   // px; rows must be exactly this tall (CSS)
 	Row       func(i int) app.UI    // renders row i; rows should be components keyed by their item
 	OnNearEnd func(ctx app.Context) // the sentinel came near the viewport
+	// OnReading, when set, is told the row in the middle of the viewport
+	// whenever it changes: the list holds the pages around it (MaxPages).
+	OnReading func(row int)
 	// Busy is true while the list loads; when it turns false the list looks
 	// at its sentinel again, so loading goes on while the end stays in view.
 	Busy bool
 
 	first, last int    // the rendered window [first, last)
+	middle      int    // the row in the middle of the viewport
+	reading     int    // the last middle row told to OnReading
+	readTimer   *time.Timer
 	path        string // the page's path, whose scroll position the list keeps
 	onScroll    app.Func
 	observer    app.Value
@@ -60,6 +67,7 @@ func (v *VList) applySpacers() {
 // refresh recomputes the window, re-renders and sizes the spacers after.
 func (v *VList) refresh(ctx app.Context) {
 	v.computeWindow()
+	v.noteReading(ctx)
 	ctx.Defer(func(app.Context) {
 		v.applySpacers()
 		v.checkSentinel(ctx)
@@ -77,6 +85,32 @@ func (v *VList) checkSentinel(ctx app.Context) {
 	if s.Call("getBoundingClientRect").Get("top").Float() < app.Window().Get("innerHeight").Float()+nearEndMargin {
 		v.OnNearEnd(ctx)
 	}
+}
+
+// readingDelay is how long the viewport must rest on a row before the list
+// is told it is read there: a Home key or a scrollbar flung across a long
+// list passes many pages, and fetching each one passed would be waste.
+const readingDelay = 150 * time.Millisecond
+
+// noteReading tells OnReading the middle row once the viewport rested.
+func (v *VList) noteReading(ctx app.Context) {
+	if v.OnReading == nil || v.middle == v.reading {
+		return
+	}
+	if v.readTimer != nil {
+		v.readTimer.Stop()
+	}
+	v.readTimer = time.AfterFunc(readingDelay, func() {
+		ctx.Dispatch(func(app.Context) {
+			if v.onScroll == nil || v.OnReading == nil {
+				return // dismounted since
+			}
+			if v.middle != v.reading {
+				v.reading = v.middle
+				v.OnReading(v.middle)
+			}
+		})
+	})
 }
 
 // nearEndMargin is how close (px) the end must come to load more.
@@ -129,6 +163,9 @@ func (v *VList) OnMount(ctx app.Context) {
 }
 
 func (v *VList) OnDismount() {
+	if v.readTimer != nil {
+		v.readTimer.Stop()
+	}
 	if v.onScroll != nil {
 		app.Window().Call("removeEventListener", "scroll", v.onScroll)
 		app.Window().Call("removeEventListener", "resize", v.onScroll)
@@ -161,6 +198,7 @@ func (v *VList) computeWindow() {
 		if last < first {
 			last = first
 		}
+		v.middle = min(max(int((viewport/2-top)/h), 0), max(v.Count-1, 0))
 	}
 	v.first, v.last = first, last
 }

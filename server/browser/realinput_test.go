@@ -455,3 +455,81 @@ func TestKeyboardScrollingLoadsAndStops(t *testing.T) {
 	}
 	t.Logf("keys: %d → %d testers loaded", first, loaded)
 }
+
+// TestHundredLoadMoresStayBounded: a hundred pages of testers loaded with
+// the End key leave a window of rows in the DOM and a few pages held and
+// cached (MaxPages); going back to the top fetches the first pages again,
+// and the viewport shows rows, not placeholders, once they arrive.
+func TestHundredLoadMoresStayBounded(t *testing.T) {
+	m, d := startService(t)
+	ext := manyTesters(t, m, d, 100_000)
+	ctx := adminTab(t, m, d)
+	requests := countRequests(t, ctx, fmt.Sprintf("/api/extensions/%d/testers", ext.ID))
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID))
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`+(document.getElementById("testers")?.dataset.count || 0) === 100`)); err != nil {
+		t.Fatal(err)
+	}
+	top, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#testers .row").textContent`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`h1`))); err != nil {
+		t.Fatal(err)
+	}
+	start, startRequests := time.Now(), requests.Load()
+	for n := 200; n <= 10_100; n += 100 {
+		// End until the next page has arrived: a press made while a page
+		// loads finds the end where it was.
+		for {
+			if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.End)); err != nil {
+				t.Fatal(err)
+			}
+			grown, err := chromedp.Run(ctx, chromedp.Poll[bool](
+				fmt.Sprintf(`+document.getElementById("testers").dataset.count >= %d`, n),
+				chromedp.WithPollingTimeout(150*time.Millisecond)))
+			if err == nil && grown {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("stuck at %d testers", readList(t, ctx, "testers", "x").Count)
+			}
+		}
+	}
+	type figures struct {
+		Rows, Elements, Held, Cached int
+	}
+	read := func() figures {
+		f, err := chromedp.Run(ctx, chromedp.Evaluate[figures](`({
+			Rows: document.querySelectorAll("#testers .row").length,
+			Elements: document.getElementsByTagName("*").length,
+			Held: +document.getElementById("testers-list").dataset.held,
+			Cached: +document.getElementById("testers-list").dataset.cached,
+		})`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	t.Logf("100 load-mores with the End key: %v, %d requests", time.Since(start).Round(time.Millisecond), requests.Load()-startRequests)
+	f := read()
+	t.Logf("after 100 load-mores (10,100 testers): %d row elements, %d elements in the DOM, %d pages held, %d keys cached", f.Rows, f.Elements, f.Held, f.Cached)
+	if f.Rows > 60 || f.Elements > 1500 || f.Held > 3 || f.Cached > 10 {
+		t.Errorf("after 100 load-mores the page keeps %+v: not bounded", f)
+	}
+
+	// Home: the first pages were dropped; they come back, and the rows
+	// under the pointer are testers, in order.
+	before := requests.Load()
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Home)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`document.querySelector("#testers .row")?.textContent === %q && !document.querySelector("#testers .row-placeholder")`, top))); err != nil {
+		t.Fatalf("back at the top, the first testers do not come back: %v", err)
+	}
+	if n := requests.Load() - before; n > 3 {
+		t.Errorf("going back to the top cost %d requests, want at most the 3 pages held", n)
+	}
+	if n := readList(t, ctx, "testers", "x").Count; n != 10_100 {
+		t.Errorf("going back to the top changed the list: %d testers", n)
+	}
+}
