@@ -69,7 +69,7 @@ func (p *BuildsPage) OnDismount() {
 
 func (p *BuildsPage) Render() app.UI {
 	s := p.state
-	builds := rowsOf(s, func(p fetch.CursorPage[api.Bundle]) []api.Bundle { return p.Data })
+	builds := fetch.RowsOf(s, func(p fetch.CursorPage[api.Bundle]) []api.Bundle { return p.Data })
 	var body app.UI
 	switch {
 	case s.Data == nil && s.Err != nil:
@@ -77,7 +77,7 @@ func (p *BuildsPage) Render() app.UI {
 			app.Button().ID("retry-builds").Type("button").Text("Retry").OnClick(p.retry))
 	case s.Data == nil:
 		body = statusView("loading", "Loading your builds…")
-	case builds.Total == 0:
+	case builds.Len() == 0:
 		body = statusView("empty", "No builds yet. When the extension's team publishes one, it appears here.")
 	default:
 		body = app.Section().Body(
@@ -86,7 +86,7 @@ func (p *BuildsPage) Render() app.UI {
 				app.Span().Text("Extension"), app.Span().Text("Bundle"), app.Span().Text("Version"),
 				app.Span().Text("Published"), app.Span(),
 			),
-			&VList{ID: "builds", Count: builds.Total, RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: s.IsValidating,
+			&VList{ID: "builds", Count: builds.Len(), RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: s.IsValidating,
 				OnReading: func(row int) { p.list.SetReading(builds.Page(row)) },
 				Row: func(i int) app.UI {
 					if b, ok := builds.At(i); ok {

@@ -151,7 +151,7 @@ func (p *ExtensionPage) Render() app.UI {
 
 func (p *ExtensionPage) renderBundles() app.UI {
 	s := p.bundles
-	rows := rowsOf(s, func(p []api.Bundle) []api.Bundle { return p })
+	rows := fetch.RowsOf(s, func(p []api.Bundle) []api.Bundle { return p })
 	var state app.UI
 	switch {
 	case s.Data == nil && s.Err != nil:
@@ -161,7 +161,7 @@ func (p *ExtensionPage) renderBundles() app.UI {
 		)
 	case s.Data == nil:
 		state = statusView("loading", "Loading bundles…")
-	case rows.Total == 0:
+	case rows.Len() == 0:
 		state = statusView("empty", "No bundles yet. Submit a zip from your pipeline, or upload one here, and it appears on top.")
 	}
 	if state != nil {
@@ -172,10 +172,10 @@ func (p *ExtensionPage) renderBundles() app.UI {
 		DataSet("held", heldPages(s)).DataSet("cached", listCache().Len()).Body(
 		app.H2().Body(
 			app.Text("Bundles "),
-			app.Span().ID("bundles-total").Class("muted").Text(fmt.Sprintf("(%d loaded)", rows.Total)),
+			app.Span().ID("bundles-total").Class("muted").Text(fmt.Sprintf("(%d loaded)", rows.Len())),
 		),
 		bundlesHead(),
-		&VList{ID: "bundle-rows", Count: rows.Total, RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: p.bundles.IsValidating,
+		&VList{ID: "bundle-rows", Count: rows.Len(), RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: p.bundles.IsValidating,
 			OnReading: func(row int) { p.list.SetReading(rows.Page(row)) },
 			Row: func(i int) app.UI {
 				if b, ok := rows.At(i); ok {

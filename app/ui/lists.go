@@ -2,7 +2,6 @@ package ui
 
 import (
 	"net/http"
-	"sort"
 	"sync"
 
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
@@ -151,48 +150,6 @@ func loadNextPageIfIdle[P any](l *fetch.Infinite[P], s fetch.InfiniteState[P]) {
 // overscan while the reader is between two pages. Pages farther away are
 // dropped, from the list and the cache, and fetched again when read.
 func keptPages(pageSize int) int { return max(3, (150+pageSize-1)/pageSize) }
-
-// pagedRows places a list's items on rows, the pages MaxPages dropped
-// included: their rows are placeholders, as many as the page had, so the
-// scroll height and the rows below stay where they are.
-type pagedRows[T any] struct {
-	items   [][]T
-	dropped []bool
-	starts  []int // the first row of each page
-	Total   int
-}
-
-func rowsOf[P, T any](s fetch.InfiniteState[P], items func(P) []T) pagedRows[T] {
-	r := pagedRows[T]{items: make([][]T, len(s.Data)), dropped: make([]bool, len(s.Data)), starts: make([]int, len(s.Data))}
-	for i, p := range s.Data {
-		r.starts[i] = r.Total
-		if s.Dropped != nil && s.Dropped[i] {
-			r.dropped[i] = true
-			if i < len(s.Counts) {
-				r.Total += s.Counts[i]
-			}
-			continue
-		}
-		r.items[i] = items(p)
-		r.Total += len(r.items[i])
-	}
-	return r
-}
-
-// Page returns the page that row i is on.
-func (r pagedRows[T]) Page(i int) int {
-	return max(sort.Search(len(r.starts), func(k int) bool { return r.starts[k] > i })-1, 0)
-}
-
-// At returns row i's item, or false while its page is dropped.
-func (r pagedRows[T]) At(i int) (T, bool) {
-	p := r.Page(i)
-	if p >= len(r.items) || r.dropped[p] || i-r.starts[p] >= len(r.items[p]) {
-		var zero T
-		return zero, false
-	}
-	return r.items[p][i-r.starts[p]], true
-}
 
 // placeholderRow stands for a row whose page is being fetched again.
 func placeholderRow(class string) app.UI {

@@ -217,7 +217,7 @@ func (p *TestersPage) Render() app.UI {
 
 func (p *TestersPage) renderList() app.UI {
 	s := p.state
-	rows := rowsOf(s, func(p fetch.CursorPage[api.Tester]) []api.Tester { return p.Data })
+	rows := fetch.RowsOf(s, func(p fetch.CursorPage[api.Tester]) []api.Tester { return p.Data })
 	retry := app.Button().ID("retry-testers").Type("button").Text("Retry").OnClick(func(ctx app.Context, e app.Event) {
 		if p.list != nil {
 			p.list.Revalidate()
@@ -228,19 +228,19 @@ func (p *TestersPage) renderList() app.UI {
 		return app.Div().ID("testers-error").Body(statusView("error", listError(s.Err)), retry)
 	case s.Data == nil:
 		return statusView("loading", "Loading testers…")
-	case rows.Total == 0 && (p.appliedQ != "" || p.status != ""):
+	case rows.Len() == 0 && (p.appliedQ != "" || p.status != ""):
 		return app.P().ID("testers-empty").Class("state state-empty").Attr("role", "status").
 			Text("No tester matches. Clear the search or choose another status.")
-	case rows.Total == 0:
+	case rows.Len() == 0:
 		return app.P().ID("testers-empty").Class("state state-empty").Attr("role", "status").
 			Text("No testers yet. Invite one above: they get a personal link to sign in with.")
 	}
 	return app.Section().ID("testers-list").DataSet("held", heldPages(s)).DataSet("cached", listCache().Len()).Body(
-		app.P().ID("testers-total").Class("muted").Text(strconv.Itoa(rows.Total)+" loaded"),
+		app.P().ID("testers-total").Class("muted").Text(strconv.Itoa(rows.Len())+" loaded"),
 		app.Div().Class("grid-head testers-grid").Body(
 			app.Span().Text("Name"), app.Span().Text("E-mail"), app.Span().Text("Status"), app.Span(),
 		),
-		&VList{ID: "testers", Count: rows.Total, RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: s.IsValidating,
+		&VList{ID: "testers", Count: rows.Len(), RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: s.IsValidating,
 			OnReading: func(row int) { p.list.SetReading(rows.Page(row)) },
 			Row: func(i int) app.UI {
 				if t, ok := rows.At(i); ok {
