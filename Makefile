@@ -10,7 +10,7 @@ SERVER_SOURCES := $(shell find server web -name '*.go' -not -name '*_test.go') $
 # every replica of one build agrees and a new build updates browsers.
 BUILD_ID = $(shell sha256sum web/app.wasm | cut -c1-12)
 
-.PHONY: all build wasm run test vet test-go test-wasm chromium scaleout-deps versitygw postgresql bench fuzz clean help
+.PHONY: all build wasm run test vet test-go test-wasm axe chromium scaleout-deps versitygw postgresql bench fuzz clean help
 
 all: build
 
@@ -59,12 +59,20 @@ vet: wasm
 # The scale-out tests (store and API tests on PostgreSQL + S3, replicas) need
 # PostgreSQL and versitygw; BETAPORT_SKIP_SCALEOUT=1 skips them (CI never
 # sets it).
-test-go: wasm chromium scaleout-deps
+test-go: wasm chromium scaleout-deps axe
 	$(GO) test -race -timeout 20m ./...
 
 # app/fetch runs in the browser too: its tests once more under GOOS=js (Node).
 test-wasm:
 	GOOS=js GOARCH=wasm $(GO) test -exec="$(GOROOT_DIR)/lib/wasm/go_js_wasm_exec" ./app/fetch
+
+# axe-core, the accessibility checker the browser tests run on every page.
+AXE_VERSION := 4.14.1
+axe: .cache/axe/node_modules/axe-core/axe.min.js
+.cache/axe/node_modules/axe-core/axe.min.js:
+	@command -v npm >/dev/null 2>&1 || { echo "The accessibility checks need npm (Node.js) to install axe-core: sudo apt-get install -y npm" >&2; exit 1; }
+	mkdir -p .cache/axe
+	cd .cache/axe && npm install --no-audit --no-fund --silent axe-core@$(AXE_VERSION)
 
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { \

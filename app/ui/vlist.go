@@ -2,6 +2,7 @@ package ui
 
 import (
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
@@ -27,15 +28,23 @@ type VList struct {
 	// at its sentinel again, so loading goes on while the end stays in view.
 	Busy bool
 
-	first, last int    // the rendered window [first, last)
-	middle      int    // the row in the middle of the viewport
-	reading     int    // the last middle row told to OnReading
+	first, last int // the rendered window [first, last)
+	middle      int // the row in the middle of the viewport
+	reading     int // the last middle row told to OnReading
 	readTimer   *time.Timer
 	path        string // the page's path, whose scroll position the list keeps
 	onScroll    app.Func
 	observer    app.Value
 	onIntersect app.Func
 	pending     bool
+
+	// The focus, when it is on a row's control: the row and which of its
+	// controls. A focused row is never recycled for another row: it stays
+	// rendered (pinned at its place when scrolled out of the window) and,
+	// should a render move its content to another element, the focus
+	// follows the content, in the same task, before any key can land.
+	focusRow, focusControl int
+	onFocusIn, onPointerDown app.Func
 }
 
 // overscan rows are rendered above and below the viewport, so fast
@@ -62,6 +71,11 @@ func (v *VList) applySpacers() {
 	if bottom := v.element("-bottom"); bottom != nil {
 		bottom.Get("style").Call("setProperty", "height", px((v.Count-v.last)*v.RowHeight))
 	}
+	for _, slot := range []string{"-pin-above", "-pin-below"} {
+		if pin := v.element(slot); pin != nil {
+			pin.Get("style").Call("setProperty", "top", px(max(v.focusRow, 0)*v.RowHeight))
+		}
+	}
 }
 
 // refresh recomputes the window, re-renders and sizes the spacers after.
@@ -70,6 +84,7 @@ func (v *VList) refresh(ctx app.Context) {
 	v.noteReading(ctx)
 	ctx.Defer(func(app.Context) {
 		v.applySpacers()
+		v.keepFocus()
 		v.checkSentinel(ctx)
 	})
 }
@@ -116,8 +131,73 @@ func (v *VList) noteReading(ctx app.Context) {
 // nearEndMargin is how close (px) the end must come to load more.
 const nearEndMargin = 600
 
+// focusable selects the controls of a row that take the focus.
+const focusable = `a[href], button, input, select, textarea, [tabindex]:not([tabindex="-1"])`
+
+// rowOf returns the row of this list that el is in, and which of the
+// row's controls el is; -1 when el is in none.
+func (v *VList) rowOf(el app.Value) (row, control int) {
+	if el.IsNull() || el.IsUndefined() || el.Get("closest").IsUndefined() {
+		return -1, -1
+	}
+	r := el.Call("closest", ".vlist-row")
+	if r.IsNull() || r.Get("dataset").Get("list").String() != v.ID {
+		return -1, -1
+	}
+	row, err := strconv.Atoi(r.Get("dataset").Get("row").String())
+	if err != nil {
+		return -1, -1
+	}
+	controls := r.Call("querySelectorAll", focusable)
+	for i := 0; i < controls.Length(); i++ {
+		if controls.Index(i).Equal(el) {
+			return row, i
+		}
+	}
+	return row, -1
+}
+
+// keepFocus puts the focus back on the focused row's control when a render
+// gave its element to another row, or replaced it (the focus fell to the
+// body). It leaves a focus the person moved elsewhere alone.
+func (v *VList) keepFocus() {
+	if v.focusRow < 0 || v.focusControl < 0 {
+		return
+	}
+	doc := app.Window().Get("document")
+	active := doc.Get("activeElement")
+	if row, _ := v.rowOf(active); row == v.focusRow {
+		return
+	} else if row < 0 && !active.IsNull() && !active.Equal(doc.Get("body")) {
+		return
+	}
+	r := doc.Call("querySelector", `.vlist-row[data-list="`+v.ID+`"][data-row="`+itoa(v.focusRow)+`"]`)
+	if r.IsNull() {
+		return
+	}
+	if controls := r.Call("querySelectorAll", focusable); v.focusControl < controls.Length() {
+		controls.Index(v.focusControl).Call("focus", map[string]any{"preventScroll": true})
+	}
+}
+
 func (v *VList) OnMount(ctx app.Context) {
 	v.path = ctx.Page().URL().Path
+	v.focusRow, v.focusControl = -1, -1
+	v.onFocusIn = app.FuncOf(func(this app.Value, args []app.Value) any {
+		row, control := v.rowOf(args[0].Get("target"))
+		ctx.Dispatch(func(app.Context) { v.focusRow, v.focusControl = row, control })
+		return nil
+	})
+	// A press outside the rows ends the pinning even when it lands on
+	// nothing focusable (no focusin follows then).
+	v.onPointerDown = app.FuncOf(func(this app.Value, args []app.Value) any {
+		if row, _ := v.rowOf(args[0].Get("target")); row < 0 {
+			ctx.Dispatch(func(app.Context) { v.focusRow, v.focusControl = -1, -1 })
+		}
+		return nil
+	})
+	app.Window().Get("document").Call("addEventListener", "focusin", v.onFocusIn)
+	app.Window().Get("document").Call("addEventListener", "pointerdown", v.onPointerDown)
 	v.refresh(ctx)
 	v.onScroll = app.FuncOf(func(app.Value, []app.Value) any {
 		// One recomputation per frame, however many scroll events.
@@ -163,6 +243,13 @@ func (v *VList) OnMount(ctx app.Context) {
 }
 
 func (v *VList) OnDismount() {
+	if v.onFocusIn != nil {
+		app.Window().Get("document").Call("removeEventListener", "focusin", v.onFocusIn)
+		app.Window().Get("document").Call("removeEventListener", "pointerdown", v.onPointerDown)
+		v.onFocusIn.Release()
+		v.onPointerDown.Release()
+		v.onFocusIn = nil
+	}
 	if v.readTimer != nil {
 		v.readTimer.Stop()
 	}
@@ -211,16 +298,33 @@ func (v *VList) Render() app.UI {
 	v.last = min(max(v.last, v.first), v.Count)
 	rows := make([]app.UI, 0, v.last-v.first)
 	for i := v.first; i < v.last; i++ {
-		rows = append(rows, v.Row(i))
+		rows = append(rows, v.row(i))
+	}
+	// The focused row, scrolled out of the window, stays rendered where it
+	// is: before the rows when above them, after when below, so Tab still
+	// walks in order. (The slots are always there: go-app matches
+	// children by position.)
+	var above, below []app.UI
+	if f := v.focusRow; f >= 0 && f < v.Count && f < v.first {
+		above = append(above, v.row(f))
+	} else if f >= v.last && f < v.Count {
+		below = append(below, v.row(f))
 	}
 	return app.Div().Body(
 		app.Div().ID(v.ID).Class("vlist").DataSet("count", v.Count).Body(
+			app.Div().ID(v.ID+"-pin-above").Class("vlist-pin").Body(above...),
 			app.Div().ID(v.ID+"-top").Class("vlist-spacer"),
 			app.Div().Class("vlist-rows").Body(rows...),
 			app.Div().ID(v.ID+"-bottom").Class("vlist-spacer"),
+			app.Div().ID(v.ID+"-pin-below").Class("vlist-pin").Body(below...),
 		),
 		app.Div().ID(v.ID+"-sentinel").Class("vlist-sentinel").Aria("hidden", "true"),
 	)
+}
+
+// row renders row i in a wrapper that says which row it is, for the focus.
+func (v *VList) row(i int) app.UI {
+	return app.Div().Class("vlist-row").DataSet("list", v.ID).DataSet("row", i).Body(v.Row(i))
 }
 
 func px(n int) string { return itoa(n) + "px" }

@@ -65,6 +65,7 @@ func TestTesterLinkOpensBuilds(t *testing.T) {
 	if name != d.Extensions[0].Name || !strings.Contains(who, "Tester") {
 		t.Fatalf("builds page shows %q for %q, want %q for a tester", name, who, d.Extensions[0].Name)
 	}
+	checkAccessible(t, ctx, "a tester's builds")
 	// The download link serves the current bundle to the signed-in tester.
 	cur, err := m.Store.FindBundle(context.Background(), d.Extensions[0].ID, d.Extensions[0].CurrentBundle)
 	if err != nil {

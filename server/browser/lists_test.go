@@ -319,6 +319,7 @@ func TestListErrorAndRetry(t *testing.T) {
 		state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(document.querySelector("#bundles").dataset) + " " + JSON.stringify(performance.getEntriesByType("resource").filter(e => e.name.includes("/bundles?")).map(e => e.name.split("?")[1] + ":" + e.responseStatus))`))
 		t.Fatalf("no error view after a failing page: %v; list state %s", err, state)
 	}
+	checkAccessible(t, ctx, "bundles list with an error")
 	msg, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#bundles`)))
 	if !strings.Contains(msg, "Injected failure") || readList(t, ctx, "bundle-rows", "bundle").Count != loaded {
 		t.Fatalf("after a failed page: %q with %d rows; want the error and the %d rows kept", msg, readList(t, ctx, "bundle-rows", "bundle").Count, loaded)
@@ -343,6 +344,7 @@ func TestEmptyBundlesList(t *testing.T) {
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector("#bundles .state-empty")?.textContent.includes("No bundles yet")`)); err != nil {
 		t.Fatalf("no empty view: %v", err)
 	}
+	checkAccessible(t, ctx, "an empty bundles list")
 }
 
 // Refresh revalidates the list: a tester added elsewhere appears.
@@ -461,6 +463,7 @@ func TestTestersInviteAndRevokeUpdateTheList(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#invite-url`))); err != nil {
 		t.Fatal(err)
 	}
+	checkAccessible(t, ctx, "testers, an invite link shown")
 	waitList(t, ctx, "testers", 6)
 	top, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#testers .row`)))
 	if !strings.Contains(top, "ada.new@example.com") {
@@ -471,6 +474,7 @@ func TestTestersInviteAndRevokeUpdateTheList(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#invite-error`))); err != nil {
 		t.Fatal(err)
 	}
+	checkAccessible(t, ctx, "testers, an invite refused")
 	waitList(t, ctx, "testers", 6)
 
 	// Revoke the top tester: the row says revoked, and the server agrees.

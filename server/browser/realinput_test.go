@@ -21,6 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/betaport/betaport/server/betaport"
 	"github.com/betaport/betaport/server/cli"
 )
 
@@ -231,6 +232,7 @@ func TestTesterOnAnAdminAddress(t *testing.T) {
 		if err != nil || controls != 0 {
 			t.Fatalf("%s: a tester sees %d admin controls (%v)", page, controls, err)
 		}
+		checkAccessible(t, ctx, "a tester on the admins' "+page+" page")
 	}
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#to-builds`))); err != nil {
 		t.Fatal(err)
@@ -531,5 +533,110 @@ func TestHundredLoadMoresStayBounded(t *testing.T) {
 	}
 	if n := readList(t, ctx, "testers", "x").Count; n != 10_100 {
 		t.Errorf("going back to the top changed the list: %d testers", n)
+	}
+}
+
+// focused reads the focused element: its accessible name (aria-label or
+// text), the list row it is in (-1 outside rows) and its id.
+type focusedElement struct {
+	Name string
+	Row  int
+	ID   string
+	Tag  string
+}
+
+func readFocus(t *testing.T, ctx context.Context) focusedElement {
+	t.Helper()
+	f, err := chromedp.Run(ctx, chromedp.Evaluate[focusedElement](`(() => {
+		const a = document.activeElement;
+		const row = a?.closest(".vlist-row");
+		return {Name: a?.getAttribute("aria-label") || a?.textContent.trim() || "", Row: row ? +row.dataset.row : -1, ID: a?.id || "", Tag: a?.tagName || ""};
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestFocusedRowKeepsItsMeaning: a Revoke button reached with Tab keeps
+// naming the same tester while the wheel scrolls the list far away and
+// back, Enter then revokes that tester and no other, and Tab walks the
+// rows in order.
+func TestFocusedRowKeepsItsMeaning(t *testing.T) {
+	m, d := startService(t)
+	ext := manyTesters(t, m, d, 10_000)
+	ctx := adminTab(t, m, d)
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID))
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`+(document.getElementById("testers")?.dataset.count || 0) === 100`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`h1`))); err != nil {
+		t.Fatal(err)
+	}
+	// Tab to the first row's Revoke, then walk five rows on.
+	var f focusedElement
+	for range 40 {
+		if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Tab)); err != nil {
+			t.Fatal(err)
+		}
+		if f = readFocus(t, ctx); strings.HasPrefix(f.Name, "Revoke ") {
+			break
+		}
+	}
+	if f.Row != 0 {
+		t.Fatalf("Tab from the heading reached %+v, not the first row's Revoke", f)
+	}
+	for want := 1; want <= 30; want++ {
+		if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Tab)); err != nil {
+			t.Fatal(err)
+		}
+		next := readFocus(t, ctx)
+		if next.Row != want || !strings.HasPrefix(next.Name, "Revoke ") || next.Name == f.Name {
+			t.Fatalf("Tab from row %d (%q) went to %+v, want row %d's Revoke", want-1, f.Name, next, want)
+		}
+		f = next
+	}
+
+	// The wheel takes the list far away; the focused control keeps its
+	// tester, at every step, and back.
+	size, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`[innerWidth, innerHeight]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 60 {
+		dy := 100.0
+		if i >= 40 {
+			dy = -100
+		}
+		if err := wheel(ctx, size[0]/2, size[1]/2, dy); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(40 * time.Millisecond) // the hand's pace
+		if now := readFocus(t, ctx); now.Name != f.Name || now.Row != f.Row {
+			t.Fatalf("after %d wheel steps the focused control is %+v, was %+v", i+1, now, f)
+		}
+	}
+
+	// Enter revokes the tester the button names, and only them.
+	email := strings.TrimPrefix(f.Name, "Revoke ")
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter)); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		ts, err := m.Store.FindTesters(context.Background(), betaport.TesterFilter{ExtensionID: ext.ID, Status: "revoked", Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = got[:0]
+		for _, tt := range ts {
+			got = append(got, tt.Email)
+		}
+		if len(got) > 0 {
+			break
+		}
+	}
+	if len(got) != 1 || got[0] != email {
+		t.Fatalf("Enter on %q revoked %q", f.Name, got)
 	}
 }

@@ -116,6 +116,7 @@ func TestUploadPanelDropPublishes(t *testing.T) {
 		t.Fatal("the key was written to browser storage")
 	}
 	keepPanelScreenshot(t, ctx)
+	checkAccessible(t, ctx, "upload panel, published")
 }
 
 // A 50 MiB zip reports progress while the PUT is in flight, with go-app's
@@ -200,6 +201,7 @@ func TestUploadPanelRefusesBadFiles(t *testing.T) {
 	if got := text(t, ctx, `#upload-key`); !strings.Contains(got, fmt.Sprintf("key of %s (#%d)", ext.Name, ext.ID)) {
 		t.Fatalf("the panel shows key %q, want the extension it belongs to", got)
 	}
+	checkAccessible(t, ctx, "upload panel, a refused file")
 	// A key file that does not parse.
 	dropFiles(t, ctx, pageFile{Name: "key.json", Type: "application/json", Data: []byte(`{"service": `)})
 	waitJS(t, ctx, `document.querySelector("#upload-notices")?.textContent.includes("key.json is not a key file")`)
@@ -223,6 +225,7 @@ func TestUploadPanelRefusesBadFiles(t *testing.T) {
 	if got := evalJS[string](t, ctx, `document.querySelector('#upload-steps li[data-step="3"]').dataset.state`); got != "failed" {
 		t.Fatalf("step 3 is %q, want failed", got)
 	}
+	checkAccessible(t, ctx, "upload panel, a rejected zip")
 
 	// The fixed zip, dropped alone, starts by itself with the key kept.
 	dropFiles(t, ctx, pageFile{Name: "fixed.zip", Type: "application/zip", Data: extensionZip(t, map[string]string{
