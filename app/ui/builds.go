@@ -82,11 +82,7 @@ func (p *BuildsPage) Render() app.UI {
 	default:
 		body = app.Section().Body(
 			installHelp(),
-			app.Div().Class("grid-head builds-grid").Body(
-				app.Span().Text("Extension"), app.Span().Text("Bundle"), app.Span().Text("Version"),
-				app.Span().Text("Published"), app.Span(),
-			),
-			&VList{ID: "builds", Count: builds.Len(), RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: s.IsValidating,
+			&VList{ID: "builds", Label: "Your builds", Head: tableHead("builds-grid", "Extension", "Bundle", "Version", "Published", ""), Count: builds.Len(), RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: s.IsValidating,
 				OnReading: func(row int) { p.list.SetReading(builds.Page(row)) },
 				Row: func(i int) app.UI {
 					if b, ok := builds.At(i); ok {
@@ -124,12 +120,12 @@ type buildRow struct {
 func (r *buildRow) Render() app.UI {
 	b := r.Bundle
 	return app.Div().Class("row builds-grid").DataSet("build", b.ID).Body(
-		app.Strong().Class("build-name").Text(b.Name),
-		app.Span().Text(fmt.Sprintf("#%d", b.Number)),
-		versionView(b),
-		app.Span().Text(b.CreatedAt.Local().Format(time.DateTime)),
+		cell(app.Strong().Class("build-name").Text(b.Name)),
+		cell(app.Text(fmt.Sprintf("#%d", b.Number))),
+		cell(versionView(b)),
+		cell(app.Text(b.CreatedAt.Local().Format(time.DateTime))),
 		// The links are the cell's only nodes: nothing after them moves
 		// when they come or go.
-		app.Span().Class("build-links").Body(app.If(b.Current, bundleLinks(b.ExtensionID, b.Number))),
+		app.Span().Attr("role", "cell").Class("build-links").Body(app.If(b.Current, bundleLinks(b.ExtensionID, b.Number))),
 	)
 }

@@ -110,8 +110,10 @@ func (c *ClassicBundles) Render() app.UI {
 }
 
 func classicRows(id string, bundles []api.Bundle, hidden bool) app.UI {
-	return app.Div().ID(id).Hidden(hidden).Body(
+	return app.Div().ID(id).Hidden(hidden).Attr("role", "table").Aria("label", "Bundles").Aria("rowcount", len(bundles)+1).Body(
 		bundlesHead(),
-		app.Div().Body(app.Range(bundles).Slice(func(i int) app.UI { return &bundleRow{Bundle: bundles[i]} })),
+		app.Div().Attr("role", "rowgroup").Body(app.Range(bundles).Slice(func(i int) app.UI {
+			return app.Div().Attr("role", "row").Aria("rowindex", i+2).Body(&bundleRow{Bundle: bundles[i]})
+		})),
 	)
 }

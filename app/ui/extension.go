@@ -174,8 +174,7 @@ func (p *ExtensionPage) renderBundles() app.UI {
 			app.Text("Bundles "),
 			app.Span().ID("bundles-total").Class("muted").Text(fmt.Sprintf("(%d loaded)", rows.Len())),
 		),
-		bundlesHead(),
-		&VList{ID: "bundle-rows", Count: rows.Len(), RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: p.bundles.IsValidating,
+		&VList{ID: "bundle-rows", Label: "Bundles", Head: bundlesHead(), Count: rows.Len(), RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: p.bundles.IsValidating,
 			OnReading: func(row int) { p.list.SetReading(rows.Page(row)) },
 			Row: func(i int) app.UI {
 				if b, ok := rows.At(i); ok {
@@ -249,16 +248,16 @@ type bundleRow struct {
 func (r *bundleRow) Render() app.UI {
 	b := r.Bundle
 	return app.Div().Class("row bundles-grid").DataSet("bundle", b.Number).Body(
-		app.Span().Body(
+		cell(
 			app.Text(fmt.Sprintf("#%d ", b.Number)),
 			app.If(b.Current, app.Span().Class("badge badge-active").Text("current")),
 		),
-		versionView(b),
-		app.Span().Text(humanSize(b.Size)),
-		app.Span().Body(app.Code().Title(b.SHA256).Text(shortSHA(b.SHA256))),
-		app.Span().Text(b.CreatedAt.Local().Format(time.DateTime)),
-		app.Span().Body(app.A().Href(fmt.Sprintf("%s/%d/download", api.BundlesPath(b.ExtensionID), b.Number)).
-			Attr("download", "").Text("Download")),
+		cell(versionView(b)),
+		cell(app.Text(humanSize(b.Size))),
+		cell(app.Code().Title(b.SHA256).Text(shortSHA(b.SHA256))),
+		cell(app.Text(b.CreatedAt.Local().Format(time.DateTime))),
+		cell(app.A().Href(fmt.Sprintf("%s/%d/download", api.BundlesPath(b.ExtensionID), b.Number)).
+			Attr("download", "").Aria("label", fmt.Sprintf("Download bundle #%d", b.Number)).Text("Download")),
 	)
 }
 
@@ -282,8 +281,5 @@ func humanSize(n int64) string {
 
 // bundlesHead names the columns of a bundles list.
 func bundlesHead() app.UI {
-	return app.Div().Class("grid-head bundles-grid").Body(
-		app.Span().Text("#"), app.Span().Text("Version"), app.Span().Text("Size"),
-		app.Span().Text("SHA-256"), app.Span().Text("Published"), app.Span(),
-	)
+	return tableHead("bundles-grid", "#", "Version", "Size", "SHA-256", "Published", "")
 }

@@ -154,7 +154,7 @@ func keptPages(pageSize int) int { return max(3, (150+pageSize-1)/pageSize) }
 // placeholderRow stands for a row whose page is being fetched again.
 func placeholderRow(class string) app.UI {
 	return app.Div().Class("row row-placeholder "+class).Aria("busy", "true").Body(
-		app.Span().Class("muted").Text("Loading…"),
+		app.Span().Attr("role", "cell").Class("muted").Text("Loading…"),
 	)
 }
 

@@ -237,10 +237,7 @@ func (p *TestersPage) renderList() app.UI {
 	}
 	return app.Section().ID("testers-list").DataSet("held", heldPages(s)).DataSet("cached", listCache().Len()).Body(
 		app.P().ID("testers-total").Class("muted").Text(strconv.Itoa(rows.Len())+" loaded"),
-		app.Div().Class("grid-head testers-grid").Body(
-			app.Span().Text("Name"), app.Span().Text("E-mail"), app.Span().Text("Status"), app.Span(),
-		),
-		&VList{ID: "testers", Count: rows.Len(), RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: s.IsValidating,
+		&VList{ID: "testers", Label: "Testers", Head: tableHead("testers-grid", "Name", "E-mail", "Status", ""), Count: rows.Len(), RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: s.IsValidating,
 			OnReading: func(row int) { p.list.SetReading(rows.Page(row)) },
 			Row: func(i int) app.UI {
 				if t, ok := rows.At(i); ok {
@@ -405,10 +402,10 @@ func (r *testerRow) Render() app.UI {
 			Aria("label", "Revoke "+t.Email).Text("Revoke").OnClick(r.revoke)
 	}
 	return app.Div().Class("row testers-grid").DataSet("tester", t.ID).Body(
-		app.Span().Text(t.Name),
-		app.Span().Text(t.Email),
-		app.Span().Body(app.Span().Class("badge badge-"+t.Status).Text(t.Status)),
-		app.Span().Body(action),
+		cell(app.Text(t.Name)),
+		cell(app.Text(t.Email)),
+		cell(app.Span().Class("badge badge-"+t.Status).Text(t.Status)),
+		cell(action),
 	)
 }
 

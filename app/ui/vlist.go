@@ -16,7 +16,11 @@ import (
 type VList struct {
 	app.Compo
 
-	ID        string
+	ID    string
+	Label string // the table's accessible name
+	// Head is the header row (tableHead): the list reads as a table, its
+	// rows numbered after the header for screen readers.
+	Head      app.UI
 	Count     int
 	RowHeight int                   // px; rows must be exactly this tall (CSS)
 	Row       func(i int) app.UI    // renders row i; rows should be components keyed by their item
@@ -310,21 +314,46 @@ func (v *VList) Render() app.UI {
 	} else if f >= v.last && f < v.Count {
 		below = append(below, v.row(f))
 	}
+	head := v.Head
+	if head == nil {
+		head = app.Div().Hidden(true)
+	}
 	return app.Div().Body(
-		app.Div().ID(v.ID).Class("vlist").DataSet("count", v.Count).Body(
-			app.Div().ID(v.ID+"-pin-above").Class("vlist-pin").Body(above...),
-			app.Div().ID(v.ID+"-top").Class("vlist-spacer"),
-			app.Div().Class("vlist-rows").Body(rows...),
-			app.Div().ID(v.ID+"-bottom").Class("vlist-spacer"),
-			app.Div().ID(v.ID+"-pin-below").Class("vlist-pin").Body(below...),
+		app.Div().Attr("role", "table").Aria("label", v.Label).Aria("rowcount", v.Count+1).Body(
+			head,
+			app.Div().ID(v.ID).Class("vlist").Attr("role", "rowgroup").DataSet("count", v.Count).Body(
+				app.Div().ID(v.ID+"-pin-above").Class("vlist-pin").Body(above...),
+				app.Div().ID(v.ID+"-top").Class("vlist-spacer").Aria("hidden", "true"),
+				app.Div().Class("vlist-rows").Body(rows...),
+				app.Div().ID(v.ID+"-bottom").Class("vlist-spacer").Aria("hidden", "true"),
+				app.Div().ID(v.ID+"-pin-below").Class("vlist-pin").Body(below...),
+			),
 		),
 		app.Div().ID(v.ID+"-sentinel").Class("vlist-sentinel").Aria("hidden", "true"),
 	)
 }
 
+// tableHead is a list's header row: its column names, "" for a column of
+// controls (named for screen readers only).
+func tableHead(gridClass string, columns ...string) app.UI {
+	cells := make([]app.UI, len(columns))
+	for i, c := range columns {
+		if c == "" {
+			cells[i] = app.Span().Attr("role", "columnheader").Body(app.Span().Class("visually-hidden").Text("Actions"))
+		} else {
+			cells[i] = app.Span().Attr("role", "columnheader").Text(c)
+		}
+	}
+	return app.Div().Class("grid-head "+gridClass).Attr("role", "row").Aria("rowindex", 1).Body(cells...)
+}
+
+// cell is one cell of a list row.
+func cell(body ...app.UI) app.UI { return app.Span().Attr("role", "cell").Body(body...) }
+
 // row renders row i in a wrapper that says which row it is, for the focus.
 func (v *VList) row(i int) app.UI {
-	return app.Div().Class("vlist-row").DataSet("list", v.ID).DataSet("row", i).Body(v.Row(i))
+	return app.Div().Class("vlist-row").Attr("role", "row").Aria("rowindex", i+2).
+		DataSet("list", v.ID).DataSet("row", i).Body(v.Row(i))
 }
 
 func px(n int) string { return itoa(n) + "px" }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -108,6 +109,28 @@ func TestPagesAreAccessible(t *testing.T) {
 		checkAccessible(t, ctx, p.state)
 	}
 
+	// The bundles list reads as a table: its size, its headers, and links
+	// that say which bundle they download.
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
+	type table struct {
+		RowCount string
+		Headers  []string
+		Link     string
+		Bundle   string
+	}
+	got, err := chromedp.Run(ctx, chromedp.Poll[table](`(() => {
+		const t = document.querySelector("#bundles [role=table]"), row = t?.querySelector("[data-bundle]");
+		return row && {RowCount: t.getAttribute("aria-rowcount"), Headers: [...t.querySelectorAll("[role=columnheader]")].map(h => h.textContent),
+			Link: row.querySelector("a").getAttribute("aria-label"), Bundle: row.dataset.bundle};
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	count, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("bundle-rows").dataset.count`))
+	if want := fmt.Sprint(atoiOr(count)+1); got.RowCount != want || strings.Join(got.Headers, ",") != "#,Version,Size,SHA-256,Published,Actions" || got.Link != "Download bundle #"+got.Bundle {
+		t.Errorf("the bundles table reads %+v, want %s rows (with the header), named columns, links naming their bundle", got, want)
+	}
+
 	// The key's confirmation, opened with the keyboard.
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/settings", m.URL(), ext.ID))
 	if err := chromedp.Do(ctx,
@@ -147,4 +170,9 @@ func TestPagesAreAccessible(t *testing.T) {
 	if _, err := chromedp.Call(ctx, fetch.Disable, cdp.Empty{}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func atoiOr(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }
