@@ -47,7 +47,7 @@ type VList struct {
 	// rendered (pinned at its place when scrolled out of the window) and,
 	// should a render move its content to another element, the focus
 	// follows the content, in the same task, before any key can land.
-	focusRow, focusControl int
+	focusRow, focusControl   int
 	onFocusIn, onPointerDown app.Func
 }
 

@@ -127,7 +127,7 @@ func TestPagesAreAccessible(t *testing.T) {
 		t.Fatal(err)
 	}
 	count, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("bundle-rows").dataset.count`))
-	if want := fmt.Sprint(atoiOr(count)+1); got.RowCount != want || strings.Join(got.Headers, ",") != "#,Version,Size,SHA-256,Published,Actions" || got.Link != "Download bundle #"+got.Bundle {
+	if want := fmt.Sprint(atoiOr(count) + 1); got.RowCount != want || strings.Join(got.Headers, ",") != "#,Version,Size,SHA-256,Published,Actions" || got.Link != "Download bundle #"+got.Bundle {
 		t.Errorf("the bundles table reads %+v, want %s rows (with the header), named columns, links naming their bundle", got, want)
 	}
 
