@@ -53,6 +53,8 @@ func runWithBrowser(m *testing.M) int {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
+		// Scrollbars a hand can drag (headless hides them by default).
+		chromedp.Flag("hide-scrollbars", false),
 		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1280, 900),
 	)

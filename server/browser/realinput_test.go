@@ -640,3 +640,138 @@ func TestFocusedRowKeepsItsMeaning(t *testing.T) {
 		t.Fatalf("Enter on %q revoked %q", f.Name, got)
 	}
 }
+
+// mouse dispatches one real mouse event (left button for presses, moves
+// and releases).
+func mouse(ctx context.Context, typ input.DispatchMouseEventType, x, y float64) error {
+	p := input.DispatchMouseEventParams{Type: typ, X: x, Y: y, Button: input.MouseButtonLeft, ClickCount: 1}
+	if typ == input.DispatchMouseEventTypeMouseMoved {
+		p.Buttons = 1
+	}
+	_, err := chromedp.Call(ctx, input.DispatchMouseEvent, p)
+	return err
+}
+
+// TestTrackpadScrollbarAndPointer: on a long list with pages dropped,
+// trackpad-sized wheel deltas scroll and stop; dragging the scrollbar
+// thumb to the middle fetches only what is read there; and once the rows
+// are in, the row under the pointer stays under it.
+func TestTrackpadScrollbarAndPointer(t *testing.T) {
+	m, d := startService(t)
+	ext := manyTesters(t, m, d, 100_000)
+	ctx := adminTab(t, m, d)
+	requests := countRequests(t, ctx, fmt.Sprintf("/api/extensions/%d/testers", ext.ID))
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID))
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`+(document.getElementById("testers")?.dataset.count || 0) === 100`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`h1`))); err != nil {
+		t.Fatal(err)
+	}
+	for n := 200; n <= 3_000; n += 100 {
+		for {
+			if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.End)); err != nil {
+				t.Fatal(err)
+			}
+			if ok, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`+document.getElementById("testers").dataset.count >= %d`, n),
+				chromedp.WithPollingTimeout(150*time.Millisecond))); err == nil && ok {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatal(ctx.Err())
+			}
+		}
+	}
+	// Home, again if an End's scroll was still running (as a hand does).
+	for try := 0; ; try++ {
+		if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Home)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`scrollY === 0`, chromedp.WithPollingTimeout(2*time.Second))); err == nil {
+			break
+		} else if try == 3 {
+			t.Fatalf("Home does not go to the top: %v", err)
+		}
+	}
+	size, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`[innerWidth, innerHeight, document.documentElement.clientWidth]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := size[0]/2, size[1]*0.85 // below the forms: over the rows, even at the top
+	underPointer := fmt.Sprintf(`(() => { const r = document.elementFromPoint(%f, %f)?.closest(".row");
+		return r?.dataset.tester ? r.dataset.tester + "@" + Math.round(r.getBoundingClientRect().top) : "" })()`, x, y)
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`scrollY === 0 && `+underPointer+` !== ""`)); err != nil {
+		t.Fatalf("back at the top, no tester under the pointer: %v", err)
+	}
+
+	// A trackpad: many small deltas, then the fingers lift.
+	top, _ := chromedp.Run(ctx, chromedp.Evaluate[float64](`scrollY`))
+	for range 150 {
+		if err := wheel(ctx, x, y, 6); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(8 * time.Millisecond) // the fingers' pace
+	}
+	if moved, _ := chromedp.Run(ctx, chromedp.Evaluate[float64](`scrollY`)); moved < top+600 {
+		t.Fatalf("150 trackpad deltas of 6 px moved the page from %v to %v", top, moved)
+	}
+	time.Sleep(500 * time.Millisecond) // what the fingers asked for arrives
+	before := requests.Load()
+	time.Sleep(2 * time.Second) // the idle hand: the window is the measurement
+	if idle := requests.Load() - before; idle > 1 {
+		t.Errorf("after the trackpad stopped, %d requests in 2 idle seconds", idle)
+	}
+	if got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](underPointer)); got == "" {
+		t.Errorf("after the trackpad, no tester under the pointer")
+	}
+
+	// The scrollbar: press on the thumb, drag it down 40% of the track,
+	// release.
+	geo, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`[scrollY, document.documentElement.scrollHeight]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The classic scrollbar: an arrow button at each end as tall as the
+	// bar is wide, the thumb in the track between, at least 15 px long.
+	h, width := size[1], size[0]-size[2]
+	track := h - 2*width
+	length := max(track*h/geo[1], 15)
+	thumb := width + geo[0]/(geo[1]-h)*(track-length) + length/2
+	bar := (size[0] + size[2]) / 2 // the middle of the scrollbar
+	before = requests.Load()
+	if err := mouse(ctx, input.DispatchMouseEventTypeMouseMoved, bar, thumb); err != nil {
+		t.Fatal(err)
+	}
+	if err := mouse(ctx, input.DispatchMouseEventTypeMousePressed, bar, thumb); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 20; i++ {
+		if err := mouse(ctx, input.DispatchMouseEventTypeMouseMoved, bar, thumb+0.4*h*float64(i)/20); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(16 * time.Millisecond) // a hand's drag
+	}
+	if err := mouse(ctx, input.DispatchMouseEventTypeMouseReleased, bar, thumb+0.4*h); err != nil {
+		t.Fatal(err)
+	}
+	if err := mouse(ctx, input.DispatchMouseEventTypeMouseMoved, x, y); err != nil { // the pointer back over the list
+		t.Fatal(err)
+	}
+	if at, _ := chromedp.Run(ctx, chromedp.Evaluate[float64](`scrollY / document.documentElement.scrollHeight`)); at < 0.25 {
+		t.Fatalf("dragging the scrollbar thumb down 40%% of the track left the page at %.0f%%", at*100)
+	}
+	var settled string
+	if settled, err = chromedp.Run(ctx, chromedp.Poll[string](`(() => { const s = `+underPointer+`; return s !== "" && s })()`)); err != nil {
+		t.Fatalf("after the drag, no tester under the pointer: %v", err)
+	}
+	if n := requests.Load() - before; n > 4 {
+		t.Errorf("the drag across the list cost %d requests, want the pages read where it stopped", n)
+	}
+	// The pages around arrive; what is under the pointer stays.
+	for range 15 {
+		time.Sleep(100 * time.Millisecond) // sampling while pages arrive
+		if now, _ := chromedp.Run(ctx, chromedp.Evaluate[string](underPointer)); now != settled {
+			t.Fatalf("the row under the pointer moved: %s, then %s", settled, now)
+		}
+	}
+}
