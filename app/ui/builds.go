@@ -93,7 +93,7 @@ func (p *BuildsPage) Render() app.UI {
 			// Always in the tree, shown or hidden: see ExtensionPage.
 			app.Div().Hidden(s.Err == nil).Body(statusView("error", listError(s.Err))),
 			app.P().ID("builds-end").Class("muted").Hidden(s.HasMore).Text("That is every build."),
-			app.Button().ID("load-more-builds").Type("button").Hidden(!s.HasMore).Disabled(s.IsLoadingMore).
+			app.Button().ID("load-more-builds").Type("button").Hidden(!s.HasMore).Aria("disabled", s.IsLoadingMore).
 				Text("Load more").OnClick(p.onLoadMore),
 		)
 	}

@@ -191,7 +191,7 @@ func (p *ExtensionPage) renderBundles() app.UI {
 		),
 		app.Div().Class("list-footer").Body(
 			app.Button().ID("load-more-bundles").Type("button").Hidden(!s.HasMore).
-				Disabled(s.IsLoadingMore).OnClick(p.loadMore).
+				Aria("disabled", s.IsLoadingMore).OnClick(p.loadMore).
 				Text(map[bool]string{true: "Loading…", false: "Load more"}[s.IsLoadingMore]),
 			app.P().ID("bundles-end").Class("muted").Hidden(s.HasMore).Text("That is every bundle."),
 		),

@@ -128,7 +128,9 @@ func restoreScroll(ctx app.Context, path string) {
 // loadNextPage grows a list by one page (SWR: setSize(size + 1)): the
 // "Load more" button.
 func loadNextPage[P any](l *fetch.Infinite[P]) {
-	if l != nil {
+	// A busy button stays focusable (aria-disabled): a press while the
+	// page loads does nothing.
+	if l != nil && !l.Snapshot().IsLoadingMore {
 		// The reader is at the end, where the new page goes: it is held
 		// (MaxPages) before the viewport has settled on it.
 		l.SetReading(-1)

@@ -146,9 +146,9 @@ func (p *SettingsPage) renderKey() app.UI {
 				app.Strong().Text("Create a new key? "),
 				app.Text("The previous key stops working at once: every pipeline that uses it must be updated with the new key.json."),
 			),
-			app.Button().ID("confirm-key").Type("button").Class("primary").Disabled(p.busy).
+			app.Button().ID("confirm-key").Type("button").Class("primary").Aria("disabled", p.busy).
 				Text(map[bool]string{true: "Creating…", false: "Create the key and download key.json"}[p.busy]).OnClick(p.createKey),
-			app.Button().ID("cancel-key").Type("button").Disabled(p.busy).Text("Cancel").OnClick(p.cancelKey),
+			app.Button().ID("cancel-key").Type("button").Aria("disabled", p.busy).Text("Cancel").OnClick(p.cancelKey),
 		)
 	} else {
 		action = app.Button().ID("download-key").Type("button").Text("Download key file").OnClick(p.askKey)
@@ -184,6 +184,9 @@ func (p *SettingsPage) askKey(ctx app.Context, e app.Event) {
 }
 
 func (p *SettingsPage) cancelKey(ctx app.Context, e app.Event) {
+	if p.busy {
+		return
+	}
 	p.confirming = false
 	p.announce = "Cancelled. The key was not changed."
 	focusByID(p.ctx, "download-key")
@@ -278,9 +281,9 @@ func (p *SettingsPage) renderUpdates() app.UI {
 				app.Strong().Text("Rotate the update token? "),
 				app.Text("Every copy installed from an earlier CRX is cut off at once: those browsers stop getting updates. Each tester must install the new CRX from their builds page to get updates again."),
 			),
-			app.Button().ID("confirm-rotate").Type("button").Class("primary").Disabled(p.rotating).
+			app.Button().ID("confirm-rotate").Type("button").Class("primary").Aria("disabled", p.rotating).
 				Text(map[bool]string{true: "Rotating…", false: "Rotate the token"}[p.rotating]).OnClick(p.rotate),
-			app.Button().ID("cancel-rotate").Type("button").Disabled(p.rotating).Text("Cancel").OnClick(p.cancelRotate),
+			app.Button().ID("cancel-rotate").Type("button").Aria("disabled", p.rotating).Text("Cancel").OnClick(p.cancelRotate),
 		),
 		app.P().ID("rotate-done").Class("state state-ok").Hidden(!p.rotated).Text(
 			"The update token was replaced and the update URL above is the new one. Copies installed from an earlier CRX no longer update: testers must install the new CRX from their builds page."),
@@ -318,6 +321,9 @@ func (p *SettingsPage) askRotate(ctx app.Context, e app.Event) {
 }
 
 func (p *SettingsPage) cancelRotate(ctx app.Context, e app.Event) {
+	if p.rotating {
+		return
+	}
 	p.rotateAsking = false
 	p.announce = "Cancelled. The update token was not changed."
 	focusByID(p.ctx, "rotate-token")

@@ -248,7 +248,7 @@ func (p *TestersPage) renderList() app.UI {
 		// Always in the tree, shown or hidden: see ExtensionPage.
 		app.Div().ID("testers-error").Hidden(s.Err == nil).Body(statusView("error", listError(s.Err)), retry),
 		app.Div().Class("list-footer").Body(
-			app.Button().ID("load-more-testers").Type("button").Hidden(!s.HasMore).Disabled(s.IsLoadingMore).
+			app.Button().ID("load-more-testers").Type("button").Hidden(!s.HasMore).Aria("disabled", s.IsLoadingMore).
 				OnClick(p.onLoadMore).
 				Text(map[bool]string{true: "Loading…", false: "Load more"}[s.IsLoadingMore]),
 			app.P().ID("testers-end").Class("muted").Hidden(s.HasMore).Text("That is every tester."),
@@ -282,7 +282,7 @@ func (p *TestersPage) renderInvite() app.UI {
 		app.Input().ID("invite-email").Type("email").Required(true).Value(p.email).OnInput(ctx2str(&p.email)),
 		app.Label().For("invite-name").Text("Name"),
 		app.Input().ID("invite-name").Type("text").Value(p.name).OnInput(ctx2str(&p.name)),
-		app.Button().ID("invite").Type("submit").Class("primary").Disabled(p.inviting).Text("Invite"),
+		app.Button().ID("invite").Type("submit").Class("primary").Aria("disabled", p.inviting).Text("Invite"),
 		result,
 	)
 }

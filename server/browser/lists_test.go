@@ -475,6 +475,10 @@ func TestTestersInviteAndRevokeUpdateTheList(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkAccessible(t, ctx, "testers, an invite refused")
+	// The busy button kept the focus (it was never disabled under it).
+	if f := readFocus(t, ctx); f.ID != "invite" {
+		t.Errorf("after a refused invite the focus is on %+v, want the Invite button", f)
+	}
 	waitList(t, ctx, "testers", 6)
 
 	// Revoke the top tester: the row says revoked, and the server agrees.

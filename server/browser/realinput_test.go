@@ -16,6 +16,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
@@ -773,5 +774,81 @@ func TestTrackpadScrollbarAndPointer(t *testing.T) {
 		if now, _ := chromedp.Run(ctx, chromedp.Evaluate[string](underPointer)); now != settled {
 			t.Fatalf("the row under the pointer moved: %s, then %s", settled, now)
 		}
+	}
+}
+
+// TestLoadMoreByKeyboard: Tab walks the bundle rows in order to "Load
+// more" (while the next page is held back, so the automatic loading does
+// not win the race); the button keeps the focus while it is busy and
+// after, and Enter on it loads a page.
+func TestLoadMoreByKeyboard(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[0] // hundreds of bundles, 20 a page
+	ctx := adminTab(t, m, d)
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
+	waitList(t, ctx, "bundle-rows", 20)
+
+	held := make(chan fetch.RequestID, 8)
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if e, ok := ev.(*fetch.EventRequestPaused); ok {
+			held <- e.RequestID
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*/api/extensions/*/bundles?page=1&*"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`h1`))); err != nil {
+		t.Fatal(err)
+	}
+	var f focusedElement
+	for range 40 {
+		if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Tab)); err != nil {
+			t.Fatal(err)
+		}
+		if f = readFocus(t, ctx); f.Row >= 0 {
+			break
+		}
+	}
+	if f.Row != 0 {
+		t.Fatalf("Tab from the heading reached %+v, not the first bundle", f)
+	}
+	for {
+		if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Tab)); err != nil {
+			t.Fatal(err)
+		}
+		next := readFocus(t, ctx)
+		if next.Row < 0 {
+			if next.ID != "load-more-bundles" || f.Row != 19 {
+				t.Fatalf("after row %d, Tab went to %+v, want the Load more button after row 19", f.Row, next)
+			}
+			break
+		}
+		if next.Row != f.Row+1 {
+			t.Fatalf("Tab from row %d went to row %d", f.Row, next.Row)
+		}
+		f = next
+	}
+	// The held page arrives; the focus stays on the button.
+	for len(held) > 0 {
+		if _, err := chromedp.Call(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: <-held}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := chromedp.Call(ctx, fetch.Disable, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	waitList(t, ctx, "bundle-rows", 40)
+	if now := readFocus(t, ctx); now.ID != "load-more-bundles" {
+		t.Fatalf("when the page arrived the focus went to %+v", now)
+	}
+	// Enter on it loads one more page, and it keeps the focus.
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter)); err != nil {
+		t.Fatal(err)
+	}
+	waitList(t, ctx, "bundle-rows", 60)
+	if now := readFocus(t, ctx); now.ID != "load-more-bundles" {
+		t.Fatalf("after Enter on Load more the focus is on %+v", now)
 	}
 }
