@@ -74,7 +74,7 @@ func shell(active string, content ...app.UI) app.UI {
 			),
 			&Nav{Active: active},
 		),
-		app.Main().ID("main").Body(content...),
+		app.Main().ID("main").TabIndex(-1).Body(content...),
 	)
 }
 
@@ -158,6 +158,54 @@ func adminsOnlyPage() app.UI {
 // pages apart.
 func setTitle(ctx app.Context, title string) {
 	ctx.Page().SetTitle(title + " · Betaport")
+	path := ctx.Page().URL().Path
+	if !app.IsClient {
+		return
+	}
+	if path == shownPath {
+		// The same page, with a title that came with its data (the
+		// extension's name): the focus stays; what was announced is
+		// corrected.
+		if announced != "" && announced != title {
+			ctx.Defer(func(app.Context) { announce(title) })
+		}
+		return
+	}
+	first := shownPath == ""
+	shownPath = path
+	if first {
+		return // the page the browser loaded: it reads it itself
+	}
+	// In-app navigation changed the page under the person: the focus goes
+	// to the new page's main content (the next Tab starts there), and the
+	// new page's title is announced.
+	ctx.Defer(func(app.Context) {
+		if main := app.Window().GetElementByID("main"); main != nil && main.Truthy() {
+			main.Call("focus", map[string]any{"preventScroll": true})
+		}
+		announce(title)
+	})
+}
+
+// shownPath is the path of the page last titled; announced is what the
+// live region said last.
+var shownPath, announced string
+
+// announce says text through a live region outside the app's tree, which
+// lives as long as the document (a region rendered with each page would be
+// new on every page, and new regions are not read).
+func announce(text string) {
+	doc := app.Window().Get("document")
+	region := doc.Call("getElementById", "route-announcer")
+	if region.IsNull() {
+		region = doc.Call("createElement", "p")
+		region.Set("id", "route-announcer")
+		region.Set("className", "visually-hidden")
+		region.Call("setAttribute", "role", "status")
+		doc.Get("body").Call("appendChild", region)
+	}
+	region.Set("textContent", text)
+	announced = text
 }
 
 // extensionNav links an extension's pages, the current one marked, so

@@ -155,7 +155,7 @@ func TestTestersListSearchFilterAndWindow(t *testing.T) {
 		t.Fatalf("search did not narrow the list: %v", err)
 	}
 	// Status filter: only revoked testers, still matching the search.
-	if err := chromedp.Do(ctx, chromedp.Focus(chromedp.CSS(`#tester-status`)),
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Tab), // from the search to the status
 		chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.ArrowDown)); err != nil { // All → Revoked
 		t.Fatal(err)
 	}

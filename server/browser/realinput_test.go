@@ -166,8 +166,8 @@ func TestBackForwardKeepsSearchAndFilter(t *testing.T) {
 	}
 	if err := chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`#tester-search`)),
-		chromedp.SendKeys(chromedp.CSS(`#tester-search`), "grace"),
-		chromedp.Focus(chromedp.CSS(`#tester-status`)),
+		chromedp.KeyEvent("grace"),
+		chromedp.KeyEvent(kb.Tab), // from the search to the status
 		chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.ArrowDown), // All → Revoked
 	); err != nil {
 		t.Fatal(err)
@@ -359,6 +359,13 @@ func TestExtensionNavigation(t *testing.T) {
 		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector("#nav-`+step.link+`")?.getAttribute("aria-current") === "page"`)); err != nil {
 			t.Fatalf("%s is not marked current: %v", step.link, err)
 		}
+		// The focus moved to the new page's content and its title was
+		// announced; the next Tab starts in the page.
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.activeElement?.id === "main" &&
+			document.title.startsWith(document.getElementById("route-announcer")?.textContent || "-")`)); err != nil {
+			f := readFocus(t, ctx)
+			t.Fatalf("after going to %s the focus is on %+v, or the title was not announced: %v", step.link, f, err)
+		}
 		if step.link == "pages" {
 			if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`[...document.querySelectorAll("#classic-rows .grid-head span")].some(s => s.textContent === "Version")`)); err != nil {
 				t.Fatalf("the page-by-page view has no column headers: %v", err)
@@ -392,7 +399,11 @@ func TestContrastAndFocusRing(t *testing.T) {
 		t.Errorf("the green badge's text is %.2f:1, want at least 4.5:1", got[0])
 	}
 	// Tab to a control inside a row: its ring is drawn, and inside the row.
-	if err := chromedp.Do(ctx, chromedp.Focus(chromedp.CSS(`#bundle-rows .row a`)), chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(kb.Tab, chromedp.KeyModifiers(chromedp.ModifierShift))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`h1`))); err != nil {
+		t.Fatal(err)
+	}
+	tabTo(t, ctx, "a bundle row's link", func(f focusedElement) bool { return f.Row >= 0 })
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(kb.Tab, chromedp.KeyModifiers(chromedp.ModifierShift))); err != nil {
 		t.Fatal(err)
 	}
 	ring, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => { const s = getComputedStyle(document.activeElement); return [s.outlineStyle, s.outlineWidth, s.outlineOffset, s.outlineColor, String(!!document.activeElement.closest(".row"))]; })()`))
@@ -851,4 +862,19 @@ func TestLoadMoreByKeyboard(t *testing.T) {
 	if now := readFocus(t, ctx); now.ID != "load-more-bundles" {
 		t.Fatalf("after Enter on Load more the focus is on %+v", now)
 	}
+}
+
+// tabTo presses Tab until the focused element is what want accepts.
+func tabTo(t *testing.T, ctx context.Context, what string, want func(focusedElement) bool) focusedElement {
+	t.Helper()
+	for range 60 {
+		if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Tab)); err != nil {
+			t.Fatal(err)
+		}
+		if f := readFocus(t, ctx); want(f) {
+			return f
+		}
+	}
+	t.Fatalf("60 Tabs did not reach %s (now on %+v)", what, readFocus(t, ctx))
+	return focusedElement{}
 }

@@ -325,8 +325,11 @@ func TestUploadPanelKeyboardPicker(t *testing.T) {
 	if _, err := chromedp.Call(ctx, page.SetInterceptFileChooserDialog, page.SetInterceptFileChooserDialogParams{Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
-	chooser, err := chromedp.Run(ctx, chromedp.WaitEvent(page.FileChooserOpened, nil,
-		chromedp.Steps(chromedp.Focus(chromedp.CSS(`#drop-zone`)), chromedp.KeyEvent("\r"))))
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`h1`))); err != nil {
+		t.Fatal(err)
+	}
+	tabTo(t, ctx, "the drop zone", func(f focusedElement) bool { return f.ID == "drop-zone" })
+	chooser, err := chromedp.Run(ctx, chromedp.WaitEvent(page.FileChooserOpened, nil, chromedp.KeyEvent("\r")))
 	if err != nil {
 		t.Fatalf("Enter on the drop zone opened no file picker: %v", err)
 	}
