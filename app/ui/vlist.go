@@ -22,7 +22,10 @@ type VList struct {
 	// rows numbered after the header for screen readers.
 	Head      app.UI
 	Count     int
-	RowHeight int                   // px; rows must be exactly this tall (CSS)
+	// RowHeight (px) is how tall rows are until one is rendered; then the
+	// list measures them, as the CSS makes them taller on narrow screens
+	// (or at a large zoom). All rows must be equally tall.
+	RowHeight int
 	Row       func(i int) app.UI    // renders row i; rows should be components keyed by their item
 	OnNearEnd func(ctx app.Context) // the sentinel came near the viewport
 	// OnReading, when set, is told the row in the middle of the viewport
@@ -33,6 +36,7 @@ type VList struct {
 	Busy bool
 
 	first, last int // the rendered window [first, last)
+	measured    int // a rendered row's height (px), 0 before one is
 	middle      int // the row in the middle of the viewport
 	reading     int // the last middle row told to OnReading
 	readTimer   *time.Timer
@@ -70,14 +74,14 @@ func (v *VList) element(suffix string) app.Value {
 // style attributes, which is how go-app would set them.
 func (v *VList) applySpacers() {
 	if top := v.element("-top"); top != nil {
-		top.Get("style").Call("setProperty", "height", px(v.first*v.RowHeight))
+		top.Get("style").Call("setProperty", "height", px(v.first*v.rowPx()))
 	}
 	if bottom := v.element("-bottom"); bottom != nil {
-		bottom.Get("style").Call("setProperty", "height", px((v.Count-v.last)*v.RowHeight))
+		bottom.Get("style").Call("setProperty", "height", px((v.Count-v.last)*v.rowPx()))
 	}
 	for _, slot := range []string{"-pin-above", "-pin-below"} {
 		if pin := v.element(slot); pin != nil {
-			pin.Get("style").Call("setProperty", "top", px(max(v.focusRow, 0)*v.RowHeight))
+			pin.Get("style").Call("setProperty", "top", px(max(v.focusRow, 0)*v.rowPx()))
 		}
 	}
 }
@@ -283,7 +287,12 @@ func (v *VList) computeWindow() {
 	if app.IsClient && v.RowHeight > 0 && root != nil {
 		top := root.Call("getBoundingClientRect").Get("top").Float()
 		viewport := app.Window().Get("innerHeight").Float()
-		h := float64(v.RowHeight)
+		if r := root.Call("querySelector", ".vlist-row"); !r.IsNull() {
+			if measured := r.Get("offsetHeight").Int(); measured > 0 {
+				v.measured = measured
+			}
+		}
+		h := float64(v.rowPx())
 		first = max(0, int(math.Floor(-top/h))-overscan)
 		last = min(v.Count, int(math.Ceil((viewport-top)/h))+overscan)
 		if last < first {
@@ -354,6 +363,14 @@ func cell(body ...app.UI) app.UI { return app.Span().Attr("role", "cell").Body(b
 func (v *VList) row(i int) app.UI {
 	return app.Div().Class("vlist-row").Attr("role", "row").Aria("rowindex", i+2).
 		DataSet("list", v.ID).DataSet("row", i).Body(v.Row(i))
+}
+
+// rowPx is the height of a row: measured, else RowHeight.
+func (v *VList) rowPx() int {
+	if v.measured > 0 {
+		return v.measured
+	}
+	return v.RowHeight
 }
 
 func px(n int) string { return itoa(n) + "px" }

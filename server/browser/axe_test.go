@@ -176,3 +176,60 @@ func atoiOr(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
 }
+
+// TestNarrowAndZoomedPagesReflow: at 320 CSS px (a phone) and at 200% zoom
+// of a 1280 px window (640 CSS px, two device pixels each), every page
+// reflows: nothing scrolls sideways, no text leaves the window, and no
+// list row cuts its text.
+func TestNarrowAndZoomedPagesReflow(t *testing.T) {
+	m, d := startService(t)
+	ctx := adminTab(t, m, d)
+	ext := d.Extensions[0]
+	sizes := []struct {
+		name   string
+		width  int64
+		factor float64
+	}{{"320 px", 320, 1}, {"200% zoom", 640, 2}}
+	check := func(path, ready string) {
+		t.Helper()
+		for _, size := range sizes {
+			state := size.name + " " + path
+			if err := chromedp.Do(ctx, chromedp.EmulateViewport(size.width, 800, chromedp.EmulateScale(size.factor))); err != nil {
+				t.Fatal(err)
+			}
+			openApp(t, ctx, m.URL()+path)
+			if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(ready))); err != nil {
+				t.Fatalf("%s: %v", state, err)
+			}
+			problems, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
+				const out = [], w = innerWidth;
+				if (document.scrollingElement.scrollWidth > w) out.push("the page scrolls sideways: " + document.scrollingElement.scrollWidth + " > " + w);
+				for (const el of document.querySelectorAll("main *, .topbar *")) {
+					if (![...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+					const r = el.getBoundingClientRect();
+					if (r.width && (r.right > w + 1 || r.left < -1) && !el.closest(".grid-head, .visually-hidden")) out.push("text leaves the window: " + el.textContent.trim().slice(0, 40));
+				}
+				for (const row of document.querySelectorAll(".row")) {
+					if (row.scrollHeight > row.clientHeight + 1) out.push("a row cuts its text: " + row.textContent.trim().slice(0, 60));
+					for (const cell of row.children) if (cell.scrollWidth > cell.clientWidth + 1) out.push("a cell cuts its text: " + cell.textContent.trim().slice(0, 40));
+				}
+				return out.slice(0, 8);
+			})()`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, problem := range problems {
+				t.Errorf("%s: %s", state, problem)
+			}
+		}
+	}
+	check("/", `.card`)
+	check(fmt.Sprintf("/extensions/%d", ext.ID), `[data-bundle]`)
+	check(fmt.Sprintf("/extensions/%d/pages", ext.ID), `#classic-rows [data-bundle]`)
+	check(fmt.Sprintf("/extensions/%d/testers", d.Extensions[1].ID), `[data-tester]`)
+	check(fmt.Sprintf("/extensions/%d/settings", ext.ID), `#settings-facts`)
+	// The same tab as a tester (the invite link signs the browser in).
+	openApp(t, ctx, m.URL()+d.TesterLink)
+	waitLocation(t, ctx, m.URL()+"/builds")
+	check("/builds", `[data-build]`)
+}
