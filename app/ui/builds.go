@@ -84,6 +84,12 @@ func (p *BuildsPage) Render() app.UI {
 			installHelp(),
 			&VList{ID: "builds", Label: "Your builds", Head: tableHead("builds-grid", "Extension", "Bundle", "Version", "Published", ""), Count: builds.Len(), RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: s.IsValidating,
 				OnReading: func(row int) { p.list.SetReading(builds.Page(row)) },
+				Key: func(i int) string {
+					if b, ok := builds.At(i); ok {
+						return itoa(int(b.ID))
+					}
+					return ""
+				},
 				Row: func(i int) app.UI {
 					if b, ok := builds.At(i); ok {
 						return &buildRow{Bundle: b}

@@ -57,7 +57,10 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 			return
 		}
 		p.loadExtension(ctx)
-		p.list.RevalidateFunc(func([]api.Bundle, string) bool { return false })
+		// Pages by number: a bundle on top moves every later bundle one
+		// place down, so each held page is asked again (MaxPages bounds
+		// them; an unchanged page answers 304, no body).
+		p.list.Revalidate()
 	})
 	p.list = fetch.NewInfinite(context.Background(), listCache(),
 		fetch.IndexKeys[api.Bundle](api.BundlesPath(id), bundlesPageSize),
@@ -169,13 +172,19 @@ func (p *ExtensionPage) renderBundles() app.UI {
 	}
 	return app.Section().ID("bundles").DataSet("size", s.Size).DataSet("validating", s.IsValidating).
 		DataSet("loading-more", s.IsLoadingMore).DataSet("has-more", s.HasMore).
-		DataSet("held", heldPages(s)).DataSet("cached", listCache().Len()).Body(
+		DataSet("held", heldPages(s)).DataSet("cached", listCache().Len()).DataSet("top", topBundle(rows)).Body(
 		app.H2().Body(
 			app.Text("Bundles "),
 			app.Span().ID("bundles-total").Class("muted").Text(fmt.Sprintf("(%d loaded)", rows.Len())),
 		),
 		&VList{ID: "bundle-rows", Label: "Bundles", Head: bundlesHead(), Count: rows.Len(), RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: p.bundles.IsValidating,
 			OnReading: func(row int) { p.list.SetReading(rows.Page(row)) },
+			Key: func(i int) string {
+				if b, ok := rows.At(i); ok {
+					return itoa(int(b.Number))
+				}
+				return ""
+			},
 			Row: func(i int) app.UI {
 				if b, ok := rows.At(i); ok {
 					return &bundleRow{Bundle: b}
@@ -282,4 +291,13 @@ func humanSize(n int64) string {
 // bundlesHead names the columns of a bundles list.
 func bundlesHead() app.UI {
 	return tableHead("bundles-grid", "#", "Version", "Size", "SHA-256", "Published", "")
+}
+
+// topBundle is the number of the list's first bundle, 0 while its page is
+// not held.
+func topBundle(rows fetch.Rows[api.Bundle]) int64 {
+	if b, ok := rows.At(0); ok {
+		return b.Number
+	}
+	return 0
 }

@@ -239,6 +239,12 @@ func (p *TestersPage) renderList() app.UI {
 		app.P().ID("testers-total").Class("muted").Text(strconv.Itoa(rows.Len())+" loaded"),
 		&VList{ID: "testers", Label: "Testers", Head: tableHead("testers-grid", "Name", "E-mail", "Status", ""), Count: rows.Len(), RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: s.IsValidating,
 			OnReading: func(row int) { p.list.SetReading(rows.Page(row)) },
+			Key: func(i int) string {
+				if t, ok := rows.At(i); ok {
+					return itoa(int(t.ID))
+				}
+				return ""
+			},
 			Row: func(i int) app.UI {
 				if t, ok := rows.At(i); ok {
 					return &testerRow{Tester: t, OnRevoke: p.revoke}

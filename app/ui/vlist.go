@@ -28,6 +28,11 @@ type VList struct {
 	RowHeight int
 	Row       func(i int) app.UI    // renders row i; rows should be components keyed by their item
 	OnNearEnd func(ctx app.Context) // the sentinel came near the viewport
+	// Key, when set, names row i's item ("" for none). The row in the
+	// middle of the viewport is then held in place when rows arrive above
+	// it (a new bundle published on top while the reader is further down):
+	// no jump under the pointer.
+	Key func(i int) string
 	// OnReading, when set, is told the row in the middle of the viewport
 	// whenever it changes: the list holds the pages around it (MaxPages).
 	OnReading func(row int)
@@ -37,6 +42,10 @@ type VList struct {
 
 	first, last int // the rendered window [first, last)
 	measured    int // a rendered row's height (px), 0 before one is
+	// anchorKey is the item in the middle of the viewport at the last
+	// refresh, at row anchorRow.
+	anchorKey string
+	anchorRow int
 	middle      int // the row in the middle of the viewport
 	reading     int // the last middle row told to OnReading
 	readTimer   *time.Timer
@@ -88,13 +97,46 @@ func (v *VList) applySpacers() {
 
 // refresh recomputes the window, re-renders and sizes the spacers after.
 func (v *VList) refresh(ctx app.Context) {
+	shift := v.anchorShift()
 	v.computeWindow()
 	v.noteReading(ctx)
+	if v.Key != nil && v.middle < v.Count {
+		v.anchorKey, v.anchorRow = v.Key(v.middle), v.middle
+	}
 	ctx.Defer(func(app.Context) {
 		v.applySpacers()
+		if shift != 0 {
+			// In the same task as the render: nothing is painted between.
+			app.Window().Call("scrollBy", 0, shift*v.rowPx())
+		}
 		v.keepFocus()
 		v.checkSentinel(ctx)
 	})
+}
+
+// anchorShift returns by how many rows the item that was in the middle of
+// the viewport moved (rows added or removed above it), when the reader is
+// inside the list; 0 at its top, where new rows on top should be seen.
+func (v *VList) anchorShift() int {
+	if v.Key == nil || v.anchorKey == "" || !app.IsClient {
+		return 0
+	}
+	if v.anchorRow < v.Count && v.Key(v.anchorRow) == v.anchorKey {
+		return 0
+	}
+	root := v.element("")
+	if root == nil || root.Call("getBoundingClientRect").Get("top").Float() >= 0 {
+		return 0
+	}
+	const reach = 200 // rows: how far a burst of new items may push it
+	for d := 1; d <= reach; d++ {
+		for _, j := range []int{v.anchorRow + d, v.anchorRow - d} {
+			if j >= 0 && j < v.Count && v.Key(j) == v.anchorKey {
+				return j - v.anchorRow
+			}
+		}
+	}
+	return 0
 }
 
 // checkSentinel asks for more when the sentinel is near the viewport. The

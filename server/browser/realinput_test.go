@@ -878,3 +878,70 @@ func tabTo(t *testing.T, ctx context.Context, what string, want func(focusedElem
 	t.Fatalf("60 Tabs did not reach %s (now on %+v)", what, readFocus(t, ctx))
 	return focusedElement{}
 }
+
+// TestNewBundleOnTopKeepsTheRowUnderThePointer: while the admin reads
+// further down the bundles list, a pipeline publishes; the new bundle
+// arrives on top (the list and header say so), and the row under the
+// pointer stays under it, where it was.
+func TestNewBundleOnTopKeepsTheRowUnderThePointer(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[0]
+	ctx := adminTab(t, m, d)
+	dir := t.TempDir()
+	keyPath := filepath.Join(dir, "key.json")
+	var stdout, stderr strings.Builder
+	if code := cli.Run(context.Background(), []string{"key", "create", "--data", m.Config.Data, "--extension", fmt.Sprint(ext.ID), "--out", keyPath}, &stdout, &stderr); code != 0 {
+		t.Fatalf("key create: %s", stderr.String())
+	}
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
+	waitList(t, ctx, "bundle-rows", 20)
+	size, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`[innerWidth, innerHeight]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := size[0]/2, size[1]/2
+	for range 15 {
+		if err := wheel(ctx, x, y, 100); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond) // the hand's pace
+	}
+	under := fmt.Sprintf(`(() => { const r = document.elementFromPoint(%f, %f)?.closest("[data-bundle]");
+		return r ? r.dataset.bundle + "@" + Math.round(r.getBoundingClientRect().top) : "" })()`, x, y)
+	// Wait until the view rests (loading done, the same row twice).
+	var before string
+	for i := 0; ; i++ {
+		a, _ := chromedp.Run(ctx, chromedp.Evaluate[string](under))
+		time.Sleep(300 * time.Millisecond) // two looks, a moment apart
+		b, _ := chromedp.Run(ctx, chromedp.Evaluate[string](under))
+		if a != "" && a == b {
+			before = a
+			break
+		}
+		if i == 20 {
+			t.Fatalf("the view never rested: %q, then %q", a, b)
+		}
+	}
+
+	zipPath := filepath.Join(dir, "new.zip")
+	f, _ := os.Create(zipPath)
+	zw := zip.NewWriter(f)
+	w, _ := zw.Create("manifest.json")
+	fmt.Fprint(w, `{"manifest_version": 3, "name": "Tab Tamer", "version": "99.0"}`)
+	zw.Close()
+	f.Close()
+	stdout.Reset()
+	if code := cli.Run(context.Background(), []string{"submit", "--quiet", "--base-url", m.URL(), "--key", keyPath, zipPath}, &stdout, &stderr); code != 0 {
+		t.Fatalf("submit: %s", stderr.String())
+	}
+	var b struct{ Number int64 }
+	if err := json.Unmarshal([]byte(stdout.String()), &b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`document.querySelector("#current-bundle")?.textContent.includes("#%d") && document.getElementById("bundles").dataset.top === "%d" && document.getElementById("bundles").dataset.validating === "false"`, b.Number, b.Number))); err != nil {
+		t.Fatalf("the new bundle #%d did not arrive in the open list: %v", b.Number, err)
+	}
+	if after, _ := chromedp.Run(ctx, chromedp.Evaluate[string](under)); after != before {
+		t.Fatalf("a bundle published on top moved the row under the pointer: %s, then %s", before, after)
+	}
+}
