@@ -20,8 +20,8 @@ type VList struct {
 	Label string // the table's accessible name
 	// Head is the header row (tableHead): the list reads as a table, its
 	// rows numbered after the header for screen readers.
-	Head      app.UI
-	Count     int
+	Head  app.UI
+	Count int
 	// RowHeight (px) is how tall rows are until one is rendered; then the
 	// list measures them, as the CSS makes them taller on narrow screens
 	// (or at a large zoom). All rows must be equally tall.
@@ -44,8 +44,8 @@ type VList struct {
 	measured    int // a rendered row's height (px), 0 before one is
 	// anchorKey is the item in the middle of the viewport at the last
 	// refresh, at row anchorRow.
-	anchorKey string
-	anchorRow int
+	anchorKey   string
+	anchorRow   int
 	middle      int // the row in the middle of the viewport
 	reading     int // the last middle row told to OnReading
 	readTimer   *time.Timer

@@ -167,7 +167,7 @@ func TestBackForwardKeepsSearchAndFilter(t *testing.T) {
 	if err := chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`#tester-search`)),
 		chromedp.KeyEvent("grace"),
-		chromedp.KeyEvent(kb.Tab), // from the search to the status
+		chromedp.KeyEvent(kb.Tab),                                                                         // from the search to the status
 		chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.ArrowDown), // All → Revoked
 	); err != nil {
 		t.Fatal(err)
