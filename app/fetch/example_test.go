@@ -145,3 +145,42 @@ func ExampleNew() {
 	// [{0}]
 	// [{1}]
 }
+
+// A list that holds three pages at most: the reader's and its neighbours.
+// The others keep their place (and item count) but not their data, which
+// is fetched again when the reader comes back to them.
+func ExampleInfiniteOptions_maxPages() {
+	ctx := context.Background()
+	cache := fetch.NewCache(fetch.CacheOptions{})
+	twoPerPage := fetch.Func(func(_ context.Context, key string) ([]int, error) {
+		u, _ := url.Parse(key)
+		page, _ := strconv.Atoi(u.Query().Get("page"))
+		return []int{2 * page, 2*page + 1}, nil
+	})
+	l := fetch.NewInfinite(ctx, cache, fetch.IndexKeys[int]("/items", 2), twoPerPage,
+		fetch.InfiniteOptions[[]int]{MaxPages: 3, Count: func(p []int) int { return len(p) }})
+	defer l.Close()
+
+	held := func(s fetch.InfiniteState[[]int]) (pages []int) {
+		for i := range s.Data {
+			if !s.Dropped[i] {
+				pages = append(pages, i)
+			}
+		}
+		return pages
+	}
+	l.SetSize(10) // ten pages loaded, one after another
+	s := settle(l)
+	rows := fetch.RowsOf(s, func(p []int) []int { return p })
+	_, ok := rows.At(0)
+	fmt.Println(len(s.Data), "pages,", rows.Len(), "rows, held:", held(s), "row 0 held:", ok)
+
+	l.SetReading(0) // the reader went back to the top
+	s = settle(l)
+	rows = fetch.RowsOf(s, func(p []int) []int { return p })
+	first, _ := rows.At(0)
+	fmt.Println("held:", held(s), "row 0:", first, "cached keys:", cache.Len())
+	// Output:
+	// 10 pages, 20 rows, held: [7 8 9] row 0 held: false
+	// held: [0 1 2] row 0: 0 cached keys: 4
+}
