@@ -82,20 +82,10 @@ func (p *BuildsPage) Render() app.UI {
 	default:
 		body = app.Section().Body(
 			installHelp(),
-			&VList{ID: "builds", Label: "Your builds", Head: tableHead("builds-grid", "Extension", "Bundle", "Version", "Published", ""), Count: builds.Len(), RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: s.IsValidating,
-				OnReading: func(row int) { p.list.SetReading(builds.Page(row)) },
-				Key: func(i int) string {
-					if b, ok := builds.At(i); ok {
-						return itoa(int(b.ID))
-					}
-					return ""
-				},
-				Row: func(i int) app.UI {
-					if b, ok := builds.At(i); ok {
-						return &buildRow{Bundle: b}
-					}
-					return placeholderRow("builds-grid")
-				}},
+			pagedList(&VList{ID: "builds", Label: "Your builds", Head: tableHead("builds-grid", "Extension", "Bundle", "Version", "Published", ""), OnNearEnd: p.nearEnd, Busy: s.IsValidating},
+				p.list, builds, "builds-grid",
+				func(b api.Bundle) app.UI { return &buildRow{Bundle: b} },
+				func(b api.Bundle) int64 { return b.ID }),
 			// Always in the tree, shown or hidden: see ExtensionPage.
 			app.Div().Hidden(s.Err == nil).Body(statusView("error", listError(s.Err))),
 			app.P().ID("builds-end").Class("muted").Hidden(s.HasMore).Text("That is every build."),

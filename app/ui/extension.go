@@ -177,20 +177,10 @@ func (p *ExtensionPage) renderBundles() app.UI {
 			app.Text("Bundles "),
 			app.Span().ID("bundles-total").Class("muted").Text(fmt.Sprintf("(%d loaded)", rows.Len())),
 		),
-		&VList{ID: "bundle-rows", Label: "Bundles", Head: bundlesHead(), Count: rows.Len(), RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: p.bundles.IsValidating,
-			OnReading: func(row int) { p.list.SetReading(rows.Page(row)) },
-			Key: func(i int) string {
-				if b, ok := rows.At(i); ok {
-					return itoa(int(b.Number))
-				}
-				return ""
-			},
-			Row: func(i int) app.UI {
-				if b, ok := rows.At(i); ok {
-					return &bundleRow{Bundle: b}
-				}
-				return placeholderRow("bundles-grid")
-			}},
+		pagedList(&VList{ID: "bundle-rows", Label: "Bundles", Head: bundlesHead(), OnNearEnd: p.nearEnd, Busy: p.bundles.IsValidating},
+			p.list, rows, "bundles-grid",
+			func(b api.Bundle) app.UI { return &bundleRow{Bundle: b} },
+			func(b api.Bundle) int64 { return b.Number }),
 		// The error and the footer are always in the tree, shown or hidden:
 		// go-app matches children by position, and a button that moves to
 		// another position is a new node whose clicks go nowhere.

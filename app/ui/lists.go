@@ -170,3 +170,25 @@ func heldPages[P any](s fetch.InfiniteState[P]) int {
 	}
 	return n
 }
+
+// pagedList fills v with a bounded list's rows: row renders an item, a
+// dropped page's rows are placeholders (of gridClass), the row the reader
+// rests on tells the list which page is read, and id keeps the row under
+// the reader in place when rows arrive above it.
+func pagedList[P, T any](v *VList, l *fetch.Infinite[P], rows fetch.Rows[T], gridClass string, row func(T) app.UI, id func(T) int64) *VList {
+	v.Count, v.RowHeight = rows.Len(), rowHeight
+	v.OnReading = func(r int) { l.SetReading(rows.Page(r)) }
+	v.Key = func(i int) string {
+		if item, ok := rows.At(i); ok {
+			return itoa(int(id(item)))
+		}
+		return ""
+	}
+	v.Row = func(i int) app.UI {
+		if item, ok := rows.At(i); ok {
+			return row(item)
+		}
+		return placeholderRow(gridClass)
+	}
+	return v
+}

@@ -237,20 +237,10 @@ func (p *TestersPage) renderList() app.UI {
 	}
 	return app.Section().ID("testers-list").DataSet("held", heldPages(s)).DataSet("cached", listCache().Len()).Body(
 		app.P().ID("testers-total").Class("muted").Text(strconv.Itoa(rows.Len())+" loaded"),
-		&VList{ID: "testers", Label: "Testers", Head: tableHead("testers-grid", "Name", "E-mail", "Status", ""), Count: rows.Len(), RowHeight: rowHeight, OnNearEnd: p.nearEnd, Busy: s.IsValidating,
-			OnReading: func(row int) { p.list.SetReading(rows.Page(row)) },
-			Key: func(i int) string {
-				if t, ok := rows.At(i); ok {
-					return itoa(int(t.ID))
-				}
-				return ""
-			},
-			Row: func(i int) app.UI {
-				if t, ok := rows.At(i); ok {
-					return &testerRow{Tester: t, OnRevoke: p.revoke}
-				}
-				return placeholderRow("testers-grid")
-			}},
+		pagedList(&VList{ID: "testers", Label: "Testers", Head: tableHead("testers-grid", "Name", "E-mail", "Status", ""), OnNearEnd: p.nearEnd, Busy: s.IsValidating},
+			p.list, rows, "testers-grid",
+			func(t api.Tester) app.UI { return &testerRow{Tester: t, OnRevoke: p.revoke} },
+			func(t api.Tester) int64 { return t.ID }),
 		// Always in the tree, shown or hidden: see ExtensionPage.
 		app.Div().ID("testers-error").Hidden(s.Err == nil).Body(statusView("error", listError(s.Err)), retry),
 		app.Div().Class("list-footer").Body(

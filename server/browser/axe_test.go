@@ -10,8 +10,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -143,17 +141,7 @@ func TestPagesAreAccessible(t *testing.T) {
 
 	// A list loading: the server's answer is held (DevTools' Fetch domain)
 	// while the page shows that it loads.
-	held := make(chan fetch.RequestID, 8)
-	if err := chromedp.Listen(ctx, func(ev any) {
-		if e, ok := ev.(*fetch.EventRequestPaused); ok {
-			held <- e.RequestID
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.Call(ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*/api/extensions/*/testers?*q=load*"}}}); err != nil {
-		t.Fatal(err)
-	}
+	release := holdRequests(t, ctx, "*/api/extensions/*/testers?*q=load*")
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(fmt.Sprintf("%s/extensions/%d/testers?q=load", m.URL(), ext.ID)),
 		chromedp.WaitVisible(chromedp.CSS(`.state-loading`)),
@@ -161,15 +149,7 @@ func TestPagesAreAccessible(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkAccessible(t, ctx, "testers loading")
-	// Let the held requests go, then no more are held.
-	for len(held) > 0 {
-		if _, err := chromedp.Call(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: <-held}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := chromedp.Call(ctx, fetch.Disable, cdp.Empty{}); err != nil {
-		t.Fatal(err)
-	}
+	release()
 }
 
 func atoiOr(s string) int {

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -250,43 +251,62 @@ func TestCLISubmitShowsInAnOpenList(t *testing.T) {
 	m, d := startService(t)
 	ext := d.Extensions[1]
 	ctx := adminTab(t, m, d)
-	dir := t.TempDir()
-	keyPath := filepath.Join(dir, "key.json")
-	var stdout, stderr strings.Builder
-	if code := cli.Run(context.Background(), []string{"key", "create", "--data", m.Config.Data, "--extension", fmt.Sprint(ext.ID), "--out", keyPath}, &stdout, &stderr); code != 0 {
-		t.Fatalf("key create: %s", stderr.String())
-	}
+	keyPath := cliKey(t, m, ext.ID)
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`+(document.getElementById("bundle-rows")?.dataset.count || 0) > 0`)); err != nil {
 		t.Fatal(err)
 	}
 	var delays []time.Duration
 	for i := range 10 {
-		zipPath := filepath.Join(dir, fmt.Sprintf("v%d.zip", i))
-		f, _ := os.Create(zipPath)
-		zw := zip.NewWriter(f)
-		w, _ := zw.Create("manifest.json")
-		fmt.Fprintf(w, `{"manifest_version": 3, "name": "Live", "version": "9.%d"}`, i)
-		zw.Close()
-		f.Close()
-		stdout.Reset()
-		stderr.Reset()
-		if code := cli.Run(context.Background(), []string{"submit", "--quiet", "--base-url", m.URL(), "--key", keyPath, zipPath}, &stdout, &stderr); code != 0 {
-			t.Fatalf("submit %d: %s", i, stderr.String())
-		}
-		var b struct{ Number int64 }
-		json.Unmarshal([]byte(stdout.String()), &b)
+		number := cliSubmit(t, m, keyPath, "Live", fmt.Sprintf("9.%d", i))
 		done := time.Now()
 		shown := fmt.Sprintf(`(() => { const row = document.querySelector('#bundle-rows [data-bundle="%d"]');
-			return !!row && !!row.querySelector(".badge-active") && document.querySelector("#current-bundle").textContent.includes("#%d"); })()`, b.Number, b.Number)
+			return !!row && !!row.querySelector(".badge-active") && document.querySelector("#current-bundle").textContent.includes("#%d"); })()`, number, number)
 		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](shown)); err != nil {
 			header, _ := chromedp.Run(context.WithoutCancel(ctx), chromedp.Text(chromedp.CSS(`#current-bundle`)))
-			t.Fatalf("bundle #%d never showed as current in the open list and header (header: %q): %v", b.Number, header, err)
+			t.Fatalf("bundle #%d never showed as current in the open list and header (header: %q): %v", number, header, err)
 		}
 		delays = append(delays, time.Since(done))
 	}
 	slices.Sort(delays)
 	t.Logf("CLI submit → row and header in the open list: median %v (min %v, max %v) of %d", delays[len(delays)/2], delays[0], delays[len(delays)-1], len(delays))
+}
+
+// cliKey writes a key file for extension id with `betaport key create`.
+func cliKey(t *testing.T, m *cli.Main, id int64) string {
+	t.Helper()
+	keyPath := filepath.Join(t.TempDir(), "key.json")
+	var stdout, stderr strings.Builder
+	if code := cli.Run(context.Background(), []string{"key", "create", "--data", m.Config.Data, "--extension", fmt.Sprint(id), "--out", keyPath}, &stdout, &stderr); code != 0 {
+		t.Fatalf("key create: %s", stderr.String())
+	}
+	return keyPath
+}
+
+// cliSubmit publishes a zip of the manifest name and version with
+// `betaport submit`, as a pipeline does, and returns the bundle's number.
+func cliSubmit(t *testing.T, m *cli.Main, keyPath, name, version string) int64 {
+	t.Helper()
+	zipPath := filepath.Join(t.TempDir(), "bundle.zip")
+	f, err := os.Create(zipPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(f)
+	w, _ := zw.Create("manifest.json")
+	fmt.Fprintf(w, `{"manifest_version": 3, "name": %q, "version": %q}`, name, version)
+	if err := errors.Join(zw.Close(), f.Close()); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	if code := cli.Run(context.Background(), []string{"submit", "--quiet", "--base-url", m.URL(), "--key", keyPath, zipPath}, &stdout, &stderr); code != 0 {
+		t.Fatalf("submit: %s", stderr.String())
+	}
+	var b struct{ Number int64 }
+	if err := json.Unmarshal([]byte(stdout.String()), &b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Number
 }
 
 // TestTesterBuildsFollowAPublish: a tester's open builds page shows a
@@ -799,17 +819,7 @@ func TestLoadMoreByKeyboard(t *testing.T) {
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
 	waitList(t, ctx, "bundle-rows", 20)
 
-	held := make(chan fetch.RequestID, 8)
-	if err := chromedp.Listen(ctx, func(ev any) {
-		if e, ok := ev.(*fetch.EventRequestPaused); ok {
-			held <- e.RequestID
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.Call(ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*/api/extensions/*/bundles?page=1&*"}}}); err != nil {
-		t.Fatal(err)
-	}
+	release := holdRequests(t, ctx, "*/api/extensions/*/bundles?page=1&*")
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`h1`))); err != nil {
 		t.Fatal(err)
 	}
@@ -842,14 +852,7 @@ func TestLoadMoreByKeyboard(t *testing.T) {
 		f = next
 	}
 	// The held page arrives; the focus stays on the button.
-	for len(held) > 0 {
-		if _, err := chromedp.Call(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: <-held}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := chromedp.Call(ctx, fetch.Disable, cdp.Empty{}); err != nil {
-		t.Fatal(err)
-	}
+	release()
 	waitList(t, ctx, "bundle-rows", 40)
 	if now := readFocus(t, ctx); now.ID != "load-more-bundles" {
 		t.Fatalf("when the page arrived the focus went to %+v", now)
@@ -887,12 +890,7 @@ func TestNewBundleOnTopKeepsTheRowUnderThePointer(t *testing.T) {
 	m, d := startService(t)
 	ext := d.Extensions[0]
 	ctx := adminTab(t, m, d)
-	dir := t.TempDir()
-	keyPath := filepath.Join(dir, "key.json")
-	var stdout, stderr strings.Builder
-	if code := cli.Run(context.Background(), []string{"key", "create", "--data", m.Config.Data, "--extension", fmt.Sprint(ext.ID), "--out", keyPath}, &stdout, &stderr); code != 0 {
-		t.Fatalf("key create: %s", stderr.String())
-	}
+	keyPath := cliKey(t, m, ext.ID)
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
 	waitList(t, ctx, "bundle-rows", 20)
 	size, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`[innerWidth, innerHeight]`))
@@ -923,25 +921,41 @@ func TestNewBundleOnTopKeepsTheRowUnderThePointer(t *testing.T) {
 		}
 	}
 
-	zipPath := filepath.Join(dir, "new.zip")
-	f, _ := os.Create(zipPath)
-	zw := zip.NewWriter(f)
-	w, _ := zw.Create("manifest.json")
-	fmt.Fprint(w, `{"manifest_version": 3, "name": "Tab Tamer", "version": "99.0"}`)
-	zw.Close()
-	f.Close()
-	stdout.Reset()
-	if code := cli.Run(context.Background(), []string{"submit", "--quiet", "--base-url", m.URL(), "--key", keyPath, zipPath}, &stdout, &stderr); code != 0 {
-		t.Fatalf("submit: %s", stderr.String())
-	}
-	var b struct{ Number int64 }
-	if err := json.Unmarshal([]byte(stdout.String()), &b); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`document.querySelector("#current-bundle")?.textContent.includes("#%d") && document.getElementById("bundles").dataset.top === "%d" && document.getElementById("bundles").dataset.validating === "false"`, b.Number, b.Number))); err != nil {
-		t.Fatalf("the new bundle #%d did not arrive in the open list: %v", b.Number, err)
+	number := cliSubmit(t, m, keyPath, "Tab Tamer", "99.0")
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`document.querySelector("#current-bundle")?.textContent.includes("#%d") && document.getElementById("bundles").dataset.top === "%d" && document.getElementById("bundles").dataset.validating === "false"`, number, number))); err != nil {
+		t.Fatalf("the new bundle #%d did not arrive in the open list: %v", number, err)
 	}
 	if after, _ := chromedp.Run(ctx, chromedp.Evaluate[string](under)); after != before {
 		t.Fatalf("a bundle published on top moved the row under the pointer: %s, then %s", before, after)
+	}
+}
+
+// holdRequests holds the tab's requests whose URL matches pattern (the
+// DevTools Fetch domain: the server's answer waits) until release is
+// called, which lets them go and holds no more (the browser lets go of
+// any held after that).
+func holdRequests(t *testing.T, ctx context.Context, pattern string) (release func()) {
+	t.Helper()
+	held := make(chan fetch.RequestID, 64)
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if e, ok := ev.(*fetch.EventRequestPaused); ok {
+			held <- e.RequestID
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: pattern}}}); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		t.Helper()
+		for len(held) > 0 {
+			if _, err := chromedp.Call(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: <-held}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := chromedp.Call(ctx, fetch.Disable, cdp.Empty{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
