@@ -120,7 +120,7 @@ func newTab(t *testing.T) context.Context {
 		t.Fatalf("opening a tab: %v", err)
 	}
 	console := recordConsole(tab)
-	ctx, cancel := context.WithTimeout(tab, 90*time.Second)
+	ctx, cancel := context.WithTimeout(tab, 3*time.Minute) // a hundred pages by hand, on a busy machine
 	t.Cleanup(func() {
 		if t.Failed() {
 			for _, m := range console.all() {

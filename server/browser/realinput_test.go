@@ -495,14 +495,7 @@ func TestKeyboardScrollingLoadsAndStops(t *testing.T) {
 // cached (MaxPages); going back to the top fetches the first pages again,
 // and the viewport shows rows, not placeholders, once they arrive.
 func TestHundredLoadMoresStayBounded(t *testing.T) {
-	m, d := startService(t)
-	ext := manyTesters(t, m, d, 100_000)
-	ctx := adminTab(t, m, d)
-	requests := countRequests(t, ctx, fmt.Sprintf("/api/extensions/%d/testers", ext.ID))
-	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID))
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`+(document.getElementById("testers")?.dataset.count || 0) === 100`)); err != nil {
-		t.Fatal(err)
-	}
+	ctx, requests := openTestersList(t, 100_000)
 	top, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#testers .row").textContent`))
 	if err != nil {
 		t.Fatal(err)
@@ -511,24 +504,7 @@ func TestHundredLoadMoresStayBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	start, startRequests := time.Now(), requests.Load()
-	for n := 200; n <= 10_100; n += 100 {
-		// End until the next page has arrived: a press made while a page
-		// loads finds the end where it was.
-		for {
-			if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.End)); err != nil {
-				t.Fatal(err)
-			}
-			grown, err := chromedp.Run(ctx, chromedp.Poll[bool](
-				fmt.Sprintf(`+document.getElementById("testers").dataset.count >= %d`, n),
-				chromedp.WithPollingTimeout(150*time.Millisecond)))
-			if err == nil && grown {
-				break
-			}
-			if ctx.Err() != nil {
-				t.Fatalf("stuck at %d testers", readList(t, ctx, "testers", "x").Count)
-			}
-		}
-	}
+	endUntil(t, ctx, 10_100)
 	type figures struct {
 		Rows, Elements, Held, Cached int
 	}
@@ -689,31 +665,11 @@ func mouse(ctx context.Context, typ input.DispatchMouseEventType, x, y float64) 
 // thumb to the middle fetches only what is read there; and once the rows
 // are in, the row under the pointer stays under it.
 func TestTrackpadScrollbarAndPointer(t *testing.T) {
-	m, d := startService(t)
-	ext := manyTesters(t, m, d, 100_000)
-	ctx := adminTab(t, m, d)
-	requests := countRequests(t, ctx, fmt.Sprintf("/api/extensions/%d/testers", ext.ID))
-	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID))
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`+(document.getElementById("testers")?.dataset.count || 0) === 100`)); err != nil {
-		t.Fatal(err)
-	}
+	ctx, requests := openTestersList(t, 100_000)
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`h1`))); err != nil {
 		t.Fatal(err)
 	}
-	for n := 200; n <= 3_000; n += 100 {
-		for {
-			if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.End)); err != nil {
-				t.Fatal(err)
-			}
-			if ok, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`+document.getElementById("testers").dataset.count >= %d`, n),
-				chromedp.WithPollingTimeout(150*time.Millisecond))); err == nil && ok {
-				break
-			}
-			if ctx.Err() != nil {
-				t.Fatal(ctx.Err())
-			}
-		}
-	}
+	endUntil(t, ctx, 3_000)
 	// Home, again if an End's scroll was still running (as a hand does).
 	for try := 0; ; try++ {
 		if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Home)); err != nil {
@@ -956,6 +912,43 @@ func holdRequests(t *testing.T, ctx context.Context, pattern string) (release fu
 		}
 		if _, err := chromedp.Call(ctx, fetch.Disable, cdp.Empty{}); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// openTestersList opens, as an admin, the testers list of an extension
+// with n testers, counting its requests, once the first page is in.
+func openTestersList(t *testing.T, n int) (context.Context, *atomic.Int64) {
+	t.Helper()
+	m, d := startService(t)
+	ext := manyTesters(t, m, d, n)
+	ctx := adminTab(t, m, d)
+	requests := countRequests(t, ctx, fmt.Sprintf("/api/extensions/%d/testers", ext.ID))
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID))
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`+(document.getElementById("testers")?.dataset.count || 0) === 100`)); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, requests
+}
+
+// endUntil presses End, page after page, until the testers list holds n
+// rows. A press made while a page loads finds the end where it was, so it
+// presses again until each page has arrived.
+func endUntil(t *testing.T, ctx context.Context, n int) {
+	t.Helper()
+	for want := readList(t, ctx, "testers", "x").Count + 100; want <= n; want += 100 {
+		for {
+			if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.End)); err != nil {
+				t.Fatal(err)
+			}
+			grown, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`+document.getElementById("testers").dataset.count >= %d`, want),
+				chromedp.WithPollingTimeout(150*time.Millisecond)))
+			if err == nil && grown {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("stuck at %d testers", readList(t, ctx, "testers", "x").Count)
+			}
 		}
 	}
 }
