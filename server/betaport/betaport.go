@@ -149,6 +149,10 @@ type Store interface {
 	FindBuilds(ctx context.Context, extensionIDs []int64, beforeID int64, limit int) ([]*Bundle, error)
 	// LastBundleNumber is the highest number given out (0 before any).
 	LastBundleNumber(ctx context.Context, extensionID int64) (int64, error)
+	// BundleRevision reads the current and the highest bundle numbers in
+	// one snapshot: a publish changes both at once, and two reads could
+	// see one change and not the other.
+	BundleRevision(ctx context.Context, extensionID int64) (current, last int64, err error)
 	// BundleVersions lists the distinct versions the extension's bundles
 	// were served with.
 	BundleVersions(ctx context.Context, extensionID int64) ([]string, error)

@@ -530,9 +530,7 @@ func TestHundredLoadMoresStayBounded(t *testing.T) {
 	// Home: the first pages were dropped; they come back, and the rows
 	// under the pointer are testers, in order.
 	before := requests.Load()
-	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Home)); err != nil {
-		t.Fatal(err)
-	}
+	homeUntilTop(t, ctx)
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`document.querySelector("#testers .row")?.textContent === %q && !document.querySelector("#testers .row-placeholder")`, top))); err != nil {
 		t.Fatalf("back at the top, the first testers do not come back: %v", err)
 	}
@@ -670,17 +668,7 @@ func TestTrackpadScrollbarAndPointer(t *testing.T) {
 		t.Fatal(err)
 	}
 	endUntil(t, ctx, 3_000)
-	// Home, again if an End's scroll was still running (as a hand does).
-	for try := 0; ; try++ {
-		if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Home)); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`scrollY === 0`, chromedp.WithPollingTimeout(2*time.Second))); err == nil {
-			break
-		} else if try == 3 {
-			t.Fatalf("Home does not go to the top: %v", err)
-		}
-	}
+	homeUntilTop(t, ctx)
 	size, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`[innerWidth, innerHeight, document.documentElement.clientWidth]`))
 	if err != nil {
 		t.Fatal(err)
@@ -949,6 +937,24 @@ func endUntil(t *testing.T, ctx context.Context, n int) {
 			if ctx.Err() != nil {
 				t.Fatalf("stuck at %d testers", readList(t, ctx, "testers", "x").Count)
 			}
+		}
+	}
+}
+
+// homeUntilTop presses Home, again if an End's smooth scroll was still
+// running and carried the page back down (as a hand presses again).
+func homeUntilTop(t *testing.T, ctx context.Context) {
+	t.Helper()
+	for try := 0; ; try++ {
+		if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Home)); err != nil {
+			t.Fatal(err)
+		}
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](`scrollY === 0`, chromedp.WithPollingTimeout(2*time.Second)))
+		if err == nil {
+			return
+		}
+		if try == 3 {
+			t.Fatalf("Home does not go to the top: %v", err)
 		}
 	}
 }

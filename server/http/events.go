@@ -39,12 +39,8 @@ type revision struct {
 }
 
 func (s *Server) revisionOf(ctx context.Context, extensionID int64) (revision, error) {
-	ext, err := s.Store.FindExtension(ctx, extensionID)
-	if err != nil {
-		return revision{}, err
-	}
-	last, err := s.Store.LastBundleNumber(ctx, extensionID)
-	return revision{CurrentBundle: ext.CurrentBundle, LastBundle: last}, err
+	current, last, err := s.Store.BundleRevision(ctx, extensionID)
+	return revision{CurrentBundle: current, LastBundle: last}, err
 }
 
 // eventHub polls the revisions of watched extensions and tells watchers.

@@ -219,6 +219,15 @@ func (s *DB) LastBundleNumber(ctx context.Context, extensionID int64) (int64, er
 	return n, err
 }
 
+// BundleRevision reads current_bundle and last_bundle_number in one row.
+func (s *DB) BundleRevision(ctx context.Context, extensionID int64) (current, last int64, err error) {
+	err = s.db.QueryRowContext(ctx, `SELECT current_bundle, last_bundle_number FROM extensions WHERE id = ?`, extensionID).Scan(&current, &last)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, betaport.Errorf(betaport.ENOTFOUND, "Extension %d does not exist.", extensionID)
+	}
+	return current, last, err
+}
+
 // CountBundles counts an extension's bundles.
 func (s *DB) CountBundles(ctx context.Context, extensionID int64) (int64, error) {
 	var n int64
