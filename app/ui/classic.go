@@ -30,10 +30,18 @@ type ClassicBundles struct {
 	next        *fetch.Query[[]api.Bundle]
 	unsubscribe []func()
 	cur, nxt    fetch.State[[]api.Bundle]
+	tester      bool // a tester opened the admins' page
 }
 
 func classicKey(extensionID int64, page int) string {
 	return fmt.Sprintf("%s?page=%d&limit=%d", api.BundlesPath(extensionID), page, bundlesPageSize)
+}
+
+// OnPreRender gives a tester the admins-only page on the server too.
+func (c *ClassicBundles) OnPreRender(ctx app.Context) {
+	if s, ok := prerendered[api.Session](api.PathSession); ok && s.Kind == api.KindTester {
+		c.tester = true
+	}
 }
 
 func (c *ClassicBundles) OnNav(ctx app.Context) {
@@ -49,6 +57,7 @@ func (c *ClassicBundles) OnNav(ctx app.Context) {
 	}
 	c.OnDismount()
 	c.extensionID = id
+	currentSession(ctx, func(s *api.Session) { c.tester = s != nil && s.Kind == api.KindTester })
 	opts := fetch.Options[[]api.Bundle]{Config: fetch.Config{DedupingInterval: classicDedupe}}
 	fetcher := fetch.JSONFetcher[[]api.Bundle](httpOptions())
 	c.current = fetch.New(context.Background(), listCache(), classicKey(id, c.page), fetcher, opts)
@@ -78,6 +87,9 @@ func (c *ClassicBundles) OnDismount() {
 }
 
 func (c *ClassicBundles) Render() app.UI {
+	if c.tester {
+		return adminsOnlyPage()
+	}
 	base := fmt.Sprintf("/extensions/%d/pages", c.extensionID)
 	var body app.UI
 	switch {
@@ -92,10 +104,7 @@ func (c *ClassicBundles) Render() app.UI {
 	}
 	hasNext := c.nxt.HasData && len(c.nxt.Data) > 0
 	return shell("extensions",
-		app.P().Class("crumbs").Body(
-			app.A().Href("/").Text("Extensions"), app.Text(" / "),
-			app.A().Href(fmt.Sprintf("/extensions/%d", c.extensionID)).Text("Extension"), app.Text(" / "),
-		),
+		extensionCrumbs(c.extensionID),
 		app.H1().Text(fmt.Sprintf("Bundles, page %d", c.page+1)),
 		extensionNav(c.extensionID, "pages"),
 		body,

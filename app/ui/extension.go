@@ -31,6 +31,7 @@ type ExtensionPage struct {
 	closeList func()
 	stopLive  func()
 	path      string
+	tester    bool // a tester opened the admins' page
 	bundles   fetch.InfiniteState[[]api.Bundle]
 	list      *fetch.Infinite[[]api.Bundle]
 }
@@ -45,8 +46,10 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 	}
 	p.OnDismount()
 	p.id, p.extension, p.err = id, nil, nil
+	currentSession(ctx, func(s *api.Session) { p.tester = s != nil && s.Kind == api.KindTester })
 	if e, ok := prerendered[api.Extension](api.ExtensionPath(id)); ok {
 		p.extension = &e // rendered by the server a moment ago
+		rememberExtension(p.extension)
 	}
 	p.loadExtension(ctx)
 	// A publish from anywhere shows at once: the header and the list are
@@ -81,6 +84,10 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 // OnPreRender renders, on the server, the extension and the first page of
 // its bundles that the server fetched for this visitor.
 func (p *ExtensionPage) OnPreRender(ctx app.Context) {
+	if s, ok := prerendered[api.Session](api.PathSession); ok && s.Kind == api.KindTester {
+		p.tester = true // the admins-only page, on the server too
+		return
+	}
 	id, _ := strconv.ParseInt(strings.TrimPrefix(ctx.Page().URL().Path, "/extensions/"), 10, 64)
 	p.id = id
 	if e, ok := prerendered[api.Extension](api.ExtensionPath(id)); ok {
@@ -105,6 +112,7 @@ func (p *ExtensionPage) loadExtension(ctx app.Context) {
 				return
 			}
 			p.extension, p.err = e, err
+			rememberExtension(e)
 			if e != nil {
 				setTitle(ctx, e.Name)
 			}
@@ -124,10 +132,16 @@ func (p *ExtensionPage) OnDismount() {
 }
 
 func (p *ExtensionPage) Render() app.UI {
+	if p.tester {
+		return adminsOnlyPage()
+	}
 	var body []app.UI
 	switch {
 	case p.err != nil:
-		body = []app.UI{app.H1().Text("Extension"), statusView("error", problemText(p.err))}
+		body = []app.UI{
+			app.H1().Text("Extension"), statusView("error", problemText(p.err)),
+			app.P().Body(app.A().ID("back-home").Href("/").Text("Go to your extensions")),
+		}
 	case p.extension == nil:
 		body = []app.UI{app.H1().Text("Extension"), statusView("loading", "Loading the extension…")}
 	default:

@@ -21,8 +21,10 @@ type Home struct {
 func (h *Home) OnNav(ctx app.Context) {
 	setTitle(ctx, "Extensions")
 	currentSession(ctx, func(s *api.Session) {
-		// A tester's home is their builds.
-		if s != nil && s.Kind == api.KindTester {
+		switch {
+		case s == nil: // known to be signed out: at once, not after a 401
+			ctx.Navigate("/login")
+		case s.Kind == api.KindTester: // a tester's home is their builds
 			ctx.Navigate("/builds")
 		}
 	})

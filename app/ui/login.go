@@ -17,6 +17,7 @@ type LoginPage struct {
 	busy            bool
 	err             error
 	notice          string
+	session         *api.Session // already signed in: this page is a way back
 }
 
 func (p *LoginPage) OnNav(ctx app.Context) {
@@ -25,6 +26,7 @@ func (p *LoginPage) OnNav(ctx app.Context) {
 	if ctx.Page().URL().Query().Get("link") == "invalid" {
 		p.notice = "That invite link no longer works. Ask the extension's admin for a new one."
 	}
+	currentSession(ctx, func(s *api.Session) { p.session = s })
 }
 
 func (p *LoginPage) Render() app.UI {
@@ -36,12 +38,21 @@ func (p *LoginPage) Render() app.UI {
 	if p.err != nil {
 		errText = problemText(p.err)
 	}
+	// Signed in already (a dead invite link opened in an admin's browser):
+	// the way back to where they work, above the form.
+	home, homeText := "/", "Go to your extensions"
+	if p.session != nil && p.session.Kind == api.KindTester {
+		home, homeText = "/builds", "Go to your builds"
+	}
 	return shell("login",
 		app.Div().Class("login").Body(
 			app.H1().Text("Sign in"),
 			app.P().Class("muted").Text("Admins sign in with their e-mail and password. Testers open the personal link their admin sent them."),
 			app.P().ID("login-error").Class("state state-error").Attr("role", "alert").Hidden(p.err == nil).Text(errText),
 			app.P().ID("login-notice").Class("state state-error").Attr("role", "alert").Hidden(p.err != nil || p.notice == "").Text(p.notice),
+			app.P().ID("login-signed-in").Hidden(p.session == nil).Body(
+				app.Text("You are signed in already. "), app.A().ID("login-home").Href(home).Text(homeText),
+			),
 			app.Form().ID("login-form").OnSubmit(p.submit).Body(
 				app.Label().For("email").Text("E-mail"),
 				app.Input().ID("email").Type("email").Name("email").AutoComplete(true).Required(true).

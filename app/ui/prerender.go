@@ -24,6 +24,7 @@ const (
 	KindBundles   = "bundles"
 	KindTesters   = "testers"
 	KindBuilds    = "builds"
+	KindSession   = "session" // who is visiting
 )
 
 // PrerenderRequest is one API answer a page is rendered with; Key is both
@@ -136,6 +137,11 @@ func readPrerendered() {
 			primeJSON[fetch.CursorPage[api.Tester]](key, body, etag)
 		case KindBuilds:
 			primeJSON[fetch.CursorPage[api.Bundle]](key, body, etag)
+		case KindSession:
+			var s api.Session
+			if json.Unmarshal(body, &s) == nil && s.Kind != "" {
+				setSession(&s)
+			}
 		}
 	}
 }

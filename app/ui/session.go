@@ -65,6 +65,8 @@ type Nav struct {
 }
 
 func (n *Nav) OnMount(ctx app.Context) {
+	// Every page has the Nav: its first mount is the app's.
+	carryOverPrerenderedFields()
 	currentSession(ctx, func(s *api.Session) { n.session = s })
 }
 

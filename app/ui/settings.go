@@ -73,6 +73,7 @@ func (p *SettingsPage) OnNav(ctx app.Context) {
 				return
 			}
 			p.extension, p.err = e, err
+			rememberExtension(e)
 		})
 	})
 }
@@ -81,11 +82,7 @@ func (p *SettingsPage) Render() app.UI {
 	if p.session != nil && p.session.Kind == api.KindTester {
 		return adminsOnlyPage()
 	}
-	ext := "/extensions/" + strconv.FormatInt(p.id, 10)
-	crumbs := app.P().Class("crumbs").Body(
-		app.A().Href("/").Text("Extensions"), app.Text(" / "),
-		app.A().ID("extension-link").Href(ext).Text(p.extensionName()), app.Text(" / "),
-	)
+	crumbs := extensionCrumbs(p.id)
 	var body app.UI
 	switch {
 	case p.err != nil:
@@ -103,13 +100,6 @@ func (p *SettingsPage) Render() app.UI {
 		app.P().ID("settings-status").Class("visually-hidden").Attr("role", "status").
 			Aria("live", "polite").Aria("atomic", "true").Text(p.announce),
 	)
-}
-
-func (p *SettingsPage) extensionName() string {
-	if p.extension != nil {
-		return p.extension.Name
-	}
-	return "Extension"
 }
 
 func (p *SettingsPage) renderFacts() app.UI {

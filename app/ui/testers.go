@@ -29,8 +29,7 @@ type TestersPage struct {
 	app.Compo
 
 	extensionID int64
-	extName     string // for the breadcrumbs
-	tester      bool   // a tester opened the admins' page
+	tester      bool // a tester opened the admins' page
 	path        string
 	query       string // as typed
 	appliedQ    string // as searched, after the debounce
@@ -78,7 +77,7 @@ func (p *TestersPage) OnNav(ctx app.Context) {
 	p.query, p.appliedQ, p.status = q, q, status
 	currentSession(ctx, func(s *api.Session) { p.tester = s != nil && s.Kind == api.KindTester })
 	p.OnDismount()
-	p.extensionID, p.invited, p.inviteErr, p.extName = id, nil, nil, ""
+	p.extensionID, p.invited, p.inviteErr = id, nil, nil
 	c := apiClient()
 	ctx.Async(func() {
 		reqCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -86,7 +85,7 @@ func (p *TestersPage) OnNav(ctx app.Context) {
 		if e, err := c.Extension(reqCtx, id); err == nil {
 			ctx.Dispatch(func(app.Context) {
 				if p.extensionID == id {
-					p.extName = e.Name
+					rememberExtension(e) // the breadcrumbs name it
 				}
 			})
 		}
@@ -182,10 +181,7 @@ func (p *TestersPage) Render() app.UI {
 		return adminsOnlyPage()
 	}
 	return shell("extensions",
-		app.P().Class("crumbs").Body(
-			app.A().Href("/").Text("Extensions"), app.Text(" / "),
-			app.A().Href("/extensions/"+strconv.FormatInt(p.extensionID, 10)).Text(orText(p.extName, "Extension")), app.Text(" / "),
-		),
+		extensionCrumbs(p.extensionID),
 		app.H1().Text("Testers"),
 		extensionNav(p.extensionID, "testers"),
 		p.renderInvite(),
@@ -409,12 +405,4 @@ func (r *testerRow) revoke(ctx app.Context, e app.Event) {
 	if r.OnRevoke != nil {
 		r.OnRevoke(ctx, r.Tester)
 	}
-}
-
-// orText is s, or fallback while s is not known yet.
-func orText(s, fallback string) string {
-	if s == "" {
-		return fallback
-	}
-	return s
 }

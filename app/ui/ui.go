@@ -11,6 +11,7 @@ import (
 
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
+	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/client"
 )
 
@@ -31,6 +32,7 @@ func Register() {
 		// says so, not go-app's bare 404.
 		app.RouteWithRegexp(`^/`, &NotFoundPage{})
 		if app.IsClient {
+			notePrerenderedFields()
 			readPrerendered()
 			preventNativeSubmits()
 			feedBrowserEvents()
@@ -225,4 +227,31 @@ func extensionNav(id int64, current string) app.UI {
 		link("testers", base+"/testers", "Testers"),
 		link("settings", base+"/settings", "Settings"),
 	))
+}
+
+// extensionNames remembers the names of extensions this tab has loaded, so
+// a page reached from the extension's page names it in its breadcrumbs at
+// once, before (or without) loading the extension itself.
+var extensionNames = map[int64]string{}
+
+// rememberExtension records an extension's name for the breadcrumbs. Only
+// in the browser: the server renders for many people at once.
+func rememberExtension(e *api.Extension) {
+	if e != nil && app.IsClient {
+		extensionNames[e.ID] = e.Name
+	}
+}
+
+// extensionCrumbs are the breadcrumbs of an extension's sub-pages:
+// Extensions / its name /. An extension not loaded yet is named by its
+// number, never by a word that repeats the first crumb.
+func extensionCrumbs(id int64) app.UI {
+	name, ok := extensionNames[id]
+	if !ok {
+		name = "Extension #" + strconv.FormatInt(id, 10)
+	}
+	return app.P().Class("crumbs").Body(
+		app.A().Href("/").Text("Extensions"), app.Text(" / "),
+		app.A().ID("extension-link").Href("/extensions/"+strconv.FormatInt(id, 10)).Text(name), app.Text(" / "),
+	)
 }

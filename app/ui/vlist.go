@@ -47,6 +47,8 @@ type VList struct {
 	anchorKey   string
 	anchorRow   int
 	middle      int // the row in the middle of the viewport
+	lastMiddle  int // middle at the refresh before
+	visible     int // how many rows the viewport shows
 	reading     int // the last middle row told to OnReading
 	readTimer   *time.Timer
 	path        string // the page's path, whose scroll position the list keeps
@@ -152,18 +154,29 @@ func (v *VList) checkSentinel(ctx app.Context) {
 	}
 }
 
-// readingDelay is how long the viewport must rest on a row before the list
-// is told it is read there: a Home key or a scrollbar flung across a long
-// list passes many pages, and fetching each one passed would be waste.
+// readingDelay is how long the viewport must rest on a row before a jump
+// tells the list it is read there: a Home key or a scrollbar flung across
+// a long list passes many pages, and fetching each one passed would be
+// waste.
 const readingDelay = 150 * time.Millisecond
 
-// noteReading tells OnReading the middle row once the viewport rested.
+// noteReading tells OnReading the middle row. A hand reading (a wheel, a
+// trackpad, the arrow keys: less than a viewport per frame) is told at
+// once, so pages dropped ahead of it are fetched before it reaches them;
+// a jump is told once the viewport has rested there.
 func (v *VList) noteReading(ctx app.Context) {
+	step := v.middle - v.lastMiddle
+	v.lastMiddle = v.middle
 	if v.OnReading == nil || v.middle == v.reading {
 		return
 	}
 	if v.readTimer != nil {
 		v.readTimer.Stop()
+	}
+	if step >= -v.visible && step <= v.visible {
+		v.reading = v.middle
+		v.OnReading(v.middle)
+		return
 	}
 	v.readTimer = time.AfterFunc(readingDelay, func() {
 		ctx.Dispatch(func(app.Context) {
@@ -341,6 +354,7 @@ func (v *VList) computeWindow() {
 			last = first
 		}
 		v.middle = min(max(int((viewport/2-top)/h), 0), max(v.Count-1, 0))
+		v.visible = int(viewport / h)
 	}
 	v.first, v.last = first, last
 }

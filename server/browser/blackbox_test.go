@@ -16,14 +16,15 @@ import (
 	"net/http/cookiejar"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
-	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
@@ -546,7 +547,7 @@ func TestBlackBoxKeyboardScrolling(t *testing.T) {
 		deadline := time.Now().Add(3 * time.Second)
 		for scrollY() < before+min {
 			if time.Now().After(deadline) {
-				t.Errorf("%s did not scroll the page down (scrollY %v → %v, want at least +%v)", name, before, scrollY(), min)
+				t.Errorf("%s did not scroll the page down (scrollY %v → %v, want at least +%v); focus on %s; %s", name, before, scrollY(), min, focused(t, ctx), listDesc(t, ctx, "testers"))
 				return
 			}
 			time.Sleep(20 * time.Millisecond)
@@ -661,7 +662,9 @@ func TestBlackBoxRowUnderPointerStaysPut(t *testing.T) {
 		tr.waitSettled(t, 300*time.Millisecond, 20*time.Second)
 		bbFrames(t, ctx)
 		after := rowAt(t, ctx, x, y, "tester")
-		if before.ID == "" || after.ID != before.ID || after.Top < before.Top-2 || after.Top > before.Top+2 {
+		if before.ID == "" {
+			t.Errorf("scrolling up: when a page above was asked for, there was blank space, no row, under the pointer (%s)", listDesc(t, ctx, "testers"))
+		} else if after.ID != before.ID || after.Top < before.Top-2 || after.Top > before.Top+2 {
 			t.Errorf("scrolling up: while a page arrived above, the row under the pointer changed: tester %q at top %.1f → tester %q at top %.1f (%s)",
 				before.ID, before.Top, after.ID, after.Top, listDesc(t, ctx, "testers"))
 		}
@@ -695,6 +698,7 @@ func TestBlackBoxFocusedRevokeKeepsItsName(t *testing.T) {
 		t.Fatalf("40 Tabs from the search field never reached a row's Revoke button; focus is on %s", f)
 	}
 	want := f
+	tr := trackRequests(t, ctx, "/testers?")
 	x, y := listCenter(t, ctx, "testers")
 	if err := mouseTo(ctx, input.DispatchMouseEventTypeMouseMoved, x, y); err != nil {
 		t.Fatal(err)
@@ -710,9 +714,9 @@ func TestBlackBoxFocusedRevokeKeepsItsName(t *testing.T) {
 			}
 		}
 	}
-	// And once the list has settled.
-	bbPoll(t, ctx, 10*time.Second, `document.getElementById("testers-list")?.querySelector("[aria-busy=true]") == null`, "the list stayed busy")
-	time.Sleep(500 * time.Millisecond) // let pages that were asked for arrive; the check below is of a state, not an event
+	// And once the pages that were asked for have arrived.
+	tr.waitSettled(t, 500*time.Millisecond, 20*time.Second)
+	bbFrames(t, ctx)
 	if got := focused(t, ctx); got.Label != want.Label || got.Tester != want.Tester {
 		t.Fatalf("after the wheel the focused control changed meaning: was %s, now %s", want, got)
 	}
@@ -745,6 +749,12 @@ func TestBlackBoxTabWalksBundlesInOrder(t *testing.T) {
 			t.Logf("reached Load more after bundle #%d in %d Tabs", prev, i+1)
 			if prev == 0 {
 				t.Errorf("Tab reached Load more without walking any bundle row")
+			}
+			// Every loaded row comes before Load more: the last loaded
+			// bundle of 120, newest first, is #(121 - count).
+			count := bbEval[int](t, ctx, `+document.getElementById("bundle-rows").dataset.count`)
+			if last := 121 - count; prev != last {
+				t.Errorf("Tab went from bundle #%d to Load more, skipping the loaded bundles #%d..#%d (%d loaded)", prev, prev-1, last, count)
 			}
 			return
 		}
@@ -1403,7 +1413,6 @@ func TestBlackBoxEnterOnBusyInvite(t *testing.T) {
 	}
 }
 
-
 // TestBlackBoxNarrowWindow: at 320 CSS px wide (a phone, or 200% zoom of a
 // small window) the testers and bundles pages need no sideways scrolling,
 // cut no text, and the wheel still scrolls a list that shows rows.
@@ -1461,8 +1470,11 @@ func TestBlackBoxHundredLoadMoreClicks(t *testing.T) {
 	ctx, _, _, _ := openManyTesters(t, 100_000)
 	cached := func() int { return bbEval[int](t, ctx, `+document.getElementById("testers-list").dataset.cached`) }
 	var atHalf int
+	tr := trackRequests(t, ctx, "/testers")
 	for i := 1; i <= 100; i++ {
 		c := readList(t, ctx, "testers", "tester").Count
+		r0, _ := tr.counts()
+		y0 := bbEval[float64](t, ctx, `scrollY`)
 		// A person clicks when the button no longer looks busy.
 		bbPoll(t, ctx, 10*time.Second, `(() => { const b = document.getElementById("load-more-testers"); return b && !b.disabled && b.getAttribute("aria-disabled") !== "true" && b.getAttribute("aria-busy") !== "true"; })()`,
 			fmt.Sprintf("before Load more #%d the button stays busy", i))
@@ -1474,7 +1486,9 @@ func TestBlackBoxHundredLoadMoreClicks(t *testing.T) {
 				const at = document.elementFromPoint(r.left + r.width/2, r.top + r.height/2);
 				return "button " + b.outerHTML + " at " + JSON.stringify(r) + "; at its centre: " + (at ? at.outerHTML.slice(0, 120) : "null") +
 					"; scrollY " + scrollY + "/" + document.documentElement.scrollHeight + "; section " + JSON.stringify(document.getElementById("testers-list").dataset); })()`)
-			t.Fatalf("a real click on Load more #%d loaded nothing in 15 s: %s; %s", i, state, listDesc(t, ctx, "testers"))
+			revoked := bbEval[int](t, ctx, `document.querySelectorAll(".badge-revoked").length`)
+			t.Fatalf("a real click on Load more #%d loaded nothing in 15 s: %s; %s; scrollY before the click %v; requests since: %v; revoked badges in view: %d",
+				i, state, listDesc(t, ctx, "testers"), y0, tr.since(r0), revoked)
 		}
 		if i == 50 {
 			atHalf = cached()
@@ -1491,4 +1505,29 @@ func TestBlackBoxHundredLoadMoreClicks(t *testing.T) {
 		t.Errorf("the fetch cache grows with the session: %d pages after 50 Load more, %d after 100", atHalf, c)
 	}
 	checkViewportShowsRows(t, ctx, "testers", "after 100 Load more clicks")
+}
+
+// TestBlackBoxLivePublishDelay: ten CLI submits, one after the other, each
+// shows in an open bundles list and its header; the median delay is about
+// 2 s at most (the issue's measure), none takes more than 5 s.
+func TestBlackBoxLivePublishDelay(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[1]
+	ctx := adminTab(t, m, d)
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%v", m.URL(), ext.ID))
+	bbPoll(t, ctx, 20*time.Second, `!!document.querySelector("[data-bundle]")`, "the bundles list never showed")
+	var delays []time.Duration
+	for i := 0; i < 10; i++ {
+		n := publishBundle(t, m, ext, fmt.Sprintf("5.0.%d", i))
+		published := time.Now()
+		bbPoll(t, ctx, 10*time.Second, fmt.Sprintf(`!!document.querySelector('[data-bundle="%d"]') && document.getElementById("current-bundle")?.textContent.includes("#%d")`, n, n),
+			fmt.Sprintf("bundle #%d never showed in the open list and header", n))
+		delays = append(delays, time.Since(published))
+	}
+	slices.Sort(delays)
+	median := (delays[4] + delays[5]) / 2
+	t.Logf("CLI submit → row and header in an open list: median %v, min %v, max %v", median.Round(10*time.Millisecond), delays[0].Round(10*time.Millisecond), delays[9].Round(10*time.Millisecond))
+	if median > 2500*time.Millisecond || delays[9] > 5*time.Second {
+		t.Errorf("a publish takes too long to reach an open list: median %v, max %v (want about 2 s)", median, delays[9])
+	}
 }

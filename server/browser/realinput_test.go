@@ -215,26 +215,41 @@ func TestUnknownAddressIsAPage(t *testing.T) {
 	if title, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.title`)); strings.Contains(title, "not found") {
 		t.Errorf("back home, the title still says %q", title)
 	}
+	// An extension that does not exist (or is another team's): the page
+	// says so and leads back.
+	openApp(t, ctx, m.URL()+"/extensions/999999")
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`main [role=alert]`)), chromedp.Click(chromedp.CSS(`#back-home`))); err != nil {
+		t.Fatalf("an unknown extension: %v", err)
+	}
+	waitLocation(t, ctx, m.URL()+"/")
+	// A dead invite link opened by a signed-in admin: the sign-in page
+	// says the link is dead and leads back to the admin's extensions.
+	openApp(t, ctx, m.URL()+"/t/not-a-real-token")
+	waitLocation(t, ctx, m.URL()+"/login?link=invalid")
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#login-notice`)), chromedp.WaitVisible(chromedp.CSS(`#login-home`)), chromedp.Click(chromedp.CSS(`#login-home`))); err != nil {
+		t.Fatalf("a dead invite link opened by a signed-in admin: %v", err)
+	}
+	waitLocation(t, ctx, m.URL()+"/")
 }
 
-// TestTesterOnAnAdminAddress: a tester who opens the admins' testers or
-// settings page sees a page that says it is for admins and leads to their
-// builds, and no admin control.
+// TestTesterOnAnAdminAddress: a tester who opens any of the admins' pages of
+// an extension (bundles, page by page, testers, settings) sees a page that
+// says it is for admins and leads to their builds, and no admin control.
 func TestTesterOnAnAdminAddress(t *testing.T) {
 	m, d := startService(t)
 	ctx := newTab(t)
 	openApp(t, ctx, m.URL()+d.TesterLink)
 	waitLocation(t, ctx, m.URL()+"/builds")
-	for _, page := range []string{"testers", "settings"} {
-		openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/%s", m.URL(), d.Extensions[0].ID, page))
+	for _, page := range []string{"", "/pages", "/testers", "/settings"} {
+		openApp(t, ctx, fmt.Sprintf("%s/extensions/%d%s", m.URL(), d.Extensions[0].ID, page))
 		if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#admins-only`))); err != nil {
 			t.Fatalf("%s: %v", page, err)
 		}
-		controls, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("form, #refresh-testers, #rotate-token, #create-key, .retry").length`))
+		controls, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("form, #refresh-testers, #rotate-token, #create-key, .retry, #upload-panel, .ext-nav").length`))
 		if err != nil || controls != 0 {
 			t.Fatalf("%s: a tester sees %d admin controls (%v)", page, controls, err)
 		}
-		checkAccessible(t, ctx, "a tester on the admins' "+page+" page")
+		checkAccessible(t, ctx, "a tester on the admins' page "+page)
 	}
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#to-builds`))); err != nil {
 		t.Fatal(err)

@@ -94,9 +94,12 @@ func servePage(w http.ResponseWriter, r *http.Request, h http.Handler, apiHandle
 	}
 	// Who is visiting, so that a page renders as it will in the browser
 	// (a tester on an admins' page never sees admin controls, not even
-	// before the app takes over). Not embedded: the app asks for it again.
+	// before the app takes over). Embedded too: the app's first render
+	// then knows it, as the server's did, and does not ask again.
 	if body, _, ok := internalGet(r, apiHandler, api.PathSession); ok {
 		pages[api.PathSession] = body
+		fmt.Fprintf(&blocks, `<script type="application/json" data-prerender-kind="%s" data-prerender-key="%s" data-etag="">%s</script>`,
+			ui.KindSession, html.EscapeString(api.PathSession), bytes.TrimSpace(body))
 	}
 	rec := &bufferedResponse{header: http.Header{}, status: http.StatusOK}
 	ui.RenderWith(pages, func() { h.ServeHTTP(rec, r) })

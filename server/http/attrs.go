@@ -8,7 +8,8 @@ import (
 )
 
 // escapeAttributes rewrites a page prerendered by go-app v9.8.0 so that
-// every attribute value is HTML-escaped.
+// every attribute value is HTML-escaped and no boolean attribute is
+// written false.
 //
 // go-app writes attribute values with strconv.Quote: Go string quoting, in
 // which a quote becomes \" — and HTML has no backslash escapes, so a value
@@ -73,7 +74,9 @@ func copyStartTag(out *[]byte, page []byte, i int) (name string, next int, err e
 			for k < len(page) && page[k] != '=' && !isSpaceOrEnd(page[k]) {
 				k++
 			}
-			*out = append(*out, page[j:k]...)
+			attr := page[j:k]
+			mark := len(*out)
+			*out = append(*out, attr...)
 			j = k
 			if j < len(page) && page[j] == '=' {
 				quoted, err := strconv.QuotedPrefix(string(page[j+1:]))
@@ -81,14 +84,33 @@ func copyStartTag(out *[]byte, page []byte, i int) (name string, next int, err e
 					return "", 0, errors.New("escapeAttributes: attribute value is not Go-quoted in <" + name + ">")
 				}
 				v, _ := strconv.Unquote(quoted)
+				j += 1 + len(quoted)
+				if v == "false" && booleanAttributes[string(bytes.ToLower(attr))] {
+					*out = (*out)[:mark] // present means true, whatever its value
+					continue
+				}
 				*out = append(*out, `="`...)
 				*out = append(*out, html.EscapeString(v)...)
 				*out = append(*out, '"')
-				j += 1 + len(quoted)
 			}
 		}
 	}
 	return "", 0, errors.New("escapeAttributes: unclosed <" + name + ">")
+}
+
+// booleanAttributes are HTML's boolean attributes: true when present,
+// whatever their value. go-app writes a false one as name="false", which a
+// browser reads as true (a hidden "Load more", a disabled button, the last
+// option selected), until the app takes over; escapeAttributes leaves them
+// out.
+var booleanAttributes = map[string]bool{
+	"allowfullscreen": true, "async": true, "autofocus": true, "autoplay": true,
+	"checked": true, "controls": true, "default": true, "defer": true,
+	"disabled": true, "formnovalidate": true, "hidden": true, "inert": true,
+	"ismap": true, "itemscope": true, "loop": true, "multiple": true,
+	"muted": true, "nomodule": true, "novalidate": true, "open": true,
+	"playsinline": true, "readonly": true, "required": true, "reversed": true,
+	"selected": true,
 }
 
 func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }

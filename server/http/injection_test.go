@@ -14,6 +14,7 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/server/auth"
 	"github.com/betaport/betaport/server/betaport"
+	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/storetest"
 )
 
@@ -163,14 +164,15 @@ func TestTesterNeverSeesAdminControls(t *testing.T) {
 	ext := storetest.MustExtension(t, e.DB, team, "Tab Tamer")
 	tester, _ := e.testerOf(t, ext, api.TesterActive)
 	visitors := map[string]http.Header{"tester": e.cookie(t, betaport.Session{TesterID: tester.ID}), "admin": e.adminOf(t, team)}
-	for _, page := range []string{"testers", "settings"} {
+	for _, page := range []string{"", "/pages", "/testers", "/settings"} {
 		for who, header := range visitors {
-			resp, body := e.do(t, "GET", fmt.Sprintf("/extensions/%d/%s", ext.ID, page), header)
+			resp, body := e.do(t, "GET", fmt.Sprintf("/extensions/%d%s", ext.ID, page), header)
 			if resp.StatusCode != 200 {
 				t.Fatalf("%s as %s = %d", page, who, resp.StatusCode)
 			}
 			adminsOnly := bytes.Contains(body, []byte(`id="admins-only"`))
-			controls := bytes.Contains(body, []byte("<form")) || bytes.Contains(body, []byte(`id="rotate-token"`)) || bytes.Contains(body, []byte(`id="refresh-testers"`))
+			controls := bytes.Contains(body, []byte("<form")) || bytes.Contains(body, []byte(`id="rotate-token"`)) || bytes.Contains(body, []byte(`id="refresh-testers"`)) ||
+				bytes.Contains(body, []byte(`id="upload-panel"`)) || bytes.Contains(body, []byte(`class="ext-nav"`))
 			if who == "tester" && (!adminsOnly || controls) {
 				t.Errorf("%s as a tester: admins-only page %v, admin controls %v", page, adminsOnly, controls)
 			}
@@ -178,5 +180,64 @@ func TestTesterNeverSeesAdminControls(t *testing.T) {
 				t.Errorf("%s as an admin: told the page is for admins", page)
 			}
 		}
+	}
+}
+
+// TestPrerenderedPagesWriteNoFalseBooleans: before the app boots, the
+// browser reads the server's HTML, where a boolean attribute is true when
+// present, whatever its value. The testers page, prerendered, selects the
+// "All" status (not the last option), and no boolean attribute is written
+// false; enumerated ones that mean what they say (aria-busy="false") stay.
+func TestPrerenderedPagesWriteNoFalseBooleans(t *testing.T) {
+	e := newEnv(t)
+	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	ext := storetest.MustExtension(t, e.DB, team, "Tab Tamer")
+	resp, body := e.do(t, "GET", fmt.Sprintf("/extensions/%d/testers", ext.ID), e.adminOf(t, team))
+	if resp.StatusCode != 200 {
+		t.Fatalf("page = %d", resp.StatusCode)
+	}
+	doc, err := html.Parse(bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var selected []string
+	var falseBooleans []string
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode {
+			for _, a := range n.Attr {
+				switch a.Key {
+				case "hidden", "disabled", "selected", "checked", "required", "readonly":
+					if a.Val == "false" {
+						falseBooleans = append(falseBooleans, "<"+n.Data+" "+a.Key+`="false">`)
+					}
+				}
+				if n.Data == "option" && a.Key == "selected" {
+					for _, b := range n.Attr {
+						if b.Key == "value" {
+							selected = append(selected, b.Val)
+						}
+					}
+				}
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+	if len(falseBooleans) > 0 {
+		t.Errorf("the page writes boolean attributes false, which a browser reads as true: %v", falseBooleans)
+	}
+	if len(selected) != 1 || selected[0] != "" {
+		t.Errorf("the status filter's selected options are %q, want just All (\"\")", selected)
+	}
+
+	out, err := bphttp.EscapeAttributes([]byte(`<button hidden="false" disabled aria-busy="false" draggable="false">x</button>`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(out), `<button  disabled aria-busy="false" draggable="false">x</button>`; got != want {
+		t.Errorf("EscapeAttributes wrote %s, want %s", got, want)
 	}
 }

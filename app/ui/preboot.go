@@ -1,0 +1,72 @@
+package ui
+
+import "github.com/maxence-charriere/go-app/v9/pkg/app"
+
+// What a person types before the app has booted is kept. The server's page
+// is shown and usable at once, but go-app's first mount replaces it with
+// elements of its own: a search typed into the prerendered field, and the
+// focus, would be lost in the middle of a word. The prerendered fields are
+// noted when the app starts and carried over to their successors (same id)
+// right after the first mount, before the browser runs another key event.
+
+var (
+	prerenderedFields []app.Value // the server page's fields that have an id
+	prerenderedFocus  app.Value   // the last of them focused before the mount
+	trackFocus        app.Func
+	carriedOver       bool
+)
+
+// notePrerenderedFields remembers the server page's fields (call it before
+// the app mounts).
+func notePrerenderedFields() {
+	doc := app.Window().Get("document")
+	fields := doc.Call("querySelectorAll", "input[id], textarea[id], select[id]")
+	for i := 0; i < fields.Length(); i++ {
+		prerenderedFields = append(prerenderedFields, fields.Index(i))
+	}
+	prerenderedFocus = doc.Get("activeElement")
+	// The person may click into a field while the app loads.
+	trackFocus = app.FuncOf(func(this app.Value, args []app.Value) any {
+		prerenderedFocus = args[0].Get("target")
+		return nil
+	})
+	doc.Call("addEventListener", "focusin", trackFocus)
+}
+
+// carryOverPrerenderedFields gives each field of the mounted app the value
+// typed into its prerendered predecessor, telling the app as typing would
+// (an input event), and moves the focus and the caret along. It does its
+// work once, on the first mount.
+func carryOverPrerenderedFields() {
+	if carriedOver || !app.IsClient {
+		return
+	}
+	carriedOver = true
+	doc := app.Window().Get("document")
+	doc.Call("removeEventListener", "focusin", trackFocus)
+	trackFocus.Release()
+	for _, old := range prerenderedFields {
+		now := doc.Call("getElementById", old.Get("id").String())
+		if now.IsNull() || now.Equal(old) {
+			continue // gone, or not replaced
+		}
+		// What the server rendered is what the app renders too, so a value
+		// that differs was typed (or picked) by the person.
+		if v := old.Get("value").String(); v != now.Get("value").String() {
+			now.Set("value", v)
+			event := "input"
+			if now.Get("tagName").String() == "SELECT" {
+				event = "change"
+			}
+			now.Call("dispatchEvent", app.Window().Get("Event").New(event, map[string]any{"bubbles": true}))
+		}
+		if old.Equal(prerenderedFocus) {
+			now.Call("focus", map[string]any{"preventScroll": true})
+			switch now.Get("type").String() {
+			case "text", "search", "password", "tel", "url":
+				now.Call("setSelectionRange", old.Get("selectionStart"), old.Get("selectionEnd"))
+			}
+		}
+	}
+	prerenderedFields, prerenderedFocus = nil, app.Null()
+}
