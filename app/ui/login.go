@@ -55,11 +55,11 @@ func (p *LoginPage) Render() app.UI {
 			),
 			app.Form().ID("login-form").OnSubmit(p.submit).Body(
 				app.Label().For("email").Text("E-mail"),
-				app.Input().ID("email").Type("email").Name("email").AutoComplete(true).Required(true).
-					Value(p.email).OnInput(ctx2str(&p.email)),
+				typedValue(app.Input().ID("email").Type("email").Name("email").AutoComplete(true).Required(true), p.email).
+					OnInput(ctx2str(&p.email)),
 				app.Label().For("password").Text("Password"),
-				app.Input().ID("password").Type("password").Name("password").Required(true).
-					Value(p.password).OnInput(ctx2str(&p.password)),
+				typedValue(app.Input().ID("password").Type("password").Name("password").Required(true), p.password).
+					OnInput(ctx2str(&p.password)),
 				// Busy, not disabled: a disabled button drops the focus to
 				// <body> while the request runs.
 				app.Button().ID("sign-in").Type("submit").Class("primary").Aria("busy", p.busy).Text("Sign in"),

@@ -7,12 +7,15 @@ import "github.com/maxence-charriere/go-app/v9/pkg/app"
 // elements of its own: a search typed into the prerendered field, and the
 // focus, would be lost in the middle of a word. The prerendered fields are
 // noted when the app starts and carried over to their successors (same id)
-// right after the first mount, before the browser runs another key event.
+// as soon as the first mount has replaced them: a MutationObserver's
+// callback runs as a microtask, before the browser runs another key event.
 
 var (
 	prerenderedFields []app.Value // the server page's fields that have an id
 	prerenderedFocus  app.Value   // the last of them focused before the mount
 	trackFocus        app.Func
+	onReplaced        app.Func
+	replaced          app.Value // the MutationObserver that waits for the mount
 	carriedOver       bool
 )
 
@@ -31,6 +34,17 @@ func notePrerenderedFields() {
 		return nil
 	})
 	doc.Call("addEventListener", "focusin", trackFocus)
+	if len(prerenderedFields) == 0 {
+		return
+	}
+	onReplaced = app.FuncOf(func(this app.Value, args []app.Value) any {
+		if !prerenderedFields[0].Get("isConnected").Bool() {
+			carryOverPrerenderedFields()
+		}
+		return nil
+	})
+	replaced = app.Window().Get("MutationObserver").New(onReplaced)
+	replaced.Call("observe", doc.Get("body"), map[string]any{"childList": true})
 }
 
 // carryOverPrerenderedFields gives each field of the mounted app the value
@@ -45,6 +59,15 @@ func carryOverPrerenderedFields() {
 	doc := app.Window().Get("document")
 	doc.Call("removeEventListener", "focusin", trackFocus)
 	trackFocus.Release()
+	if replaced != nil {
+		replaced.Call("disconnect")
+		// onReplaced may be running this: it is released after it returns.
+		release := onReplaced
+		app.Window().Call("setTimeout", app.FuncOf(func(this app.Value, args []app.Value) any {
+			release.Release()
+			return nil
+		}), 0)
+	}
 	for _, old := range prerenderedFields {
 		now := doc.Call("getElementById", old.Get("id").String())
 		if now.IsNull() || now.Equal(old) {

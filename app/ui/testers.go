@@ -69,10 +69,16 @@ func (p *TestersPage) OnNav(ctx app.Context) {
 	q, status := strings.TrimSpace(u.Query().Get("q")), u.Query().Get("status")
 	if id == p.extensionID && p.list != nil {
 		if q != p.appliedQ || status != p.status {
+			if q != p.query {
+				setField(ctx, "tester-search", q)
+			}
 			p.query, p.appliedQ, p.status = q, q, status
 			p.list.SetGetKey(p.getKey())
 		}
 		return
+	}
+	if q != p.query {
+		setField(ctx, "tester-search", q)
 	}
 	p.query, p.appliedQ, p.status = q, q, status
 	currentSession(ctx, func(s *api.Session) { p.tester = s != nil && s.Kind == api.KindTester })
@@ -188,8 +194,8 @@ func (p *TestersPage) Render() app.UI {
 		app.Div().Class("toolbar").Body(
 			app.Div().Body(
 				app.Label().For("tester-search").Text("Search"),
-				app.Input().ID("tester-search").Type("search").Placeholder("e-mail or name").
-					Value(p.query).OnInput(p.onSearch),
+				typedValue(app.Input().ID("tester-search").Type("search").Placeholder("e-mail or name"), p.query).
+					OnInput(p.onSearch),
 			),
 			app.Div().Body(
 				app.Label().For("tester-status").Text("Status"),
@@ -271,9 +277,9 @@ func (p *TestersPage) renderInvite() app.UI {
 	return app.Form().ID("invite-form").Class("invite").OnSubmit(p.invite).Body(
 		app.H2().Text("Invite a tester"),
 		app.Label().For("invite-email").Text("E-mail"),
-		app.Input().ID("invite-email").Type("email").Required(true).Value(p.email).OnInput(ctx2str(&p.email)),
+		typedValue(app.Input().ID("invite-email").Type("email").Required(true), p.email).OnInput(ctx2str(&p.email)),
 		app.Label().For("invite-name").Text("Name"),
-		app.Input().ID("invite-name").Type("text").Value(p.name).OnInput(ctx2str(&p.name)),
+		typedValue(app.Input().ID("invite-name").Type("text"), p.name).OnInput(ctx2str(&p.name)),
 		app.Button().ID("invite").Type("submit").Class("primary").Aria("disabled", p.inviting).Text("Invite"),
 		result,
 	)
@@ -309,6 +315,8 @@ func (p *TestersPage) invite(ctx app.Context, e app.Event) {
 				return
 			}
 			p.email, p.name = "", ""
+			setField(ctx, "invite-email", "")
+			setField(ctx, "invite-name", "")
 			list.Mutate(withTester(before, out.Tester), true)
 		})
 	})

@@ -255,3 +255,29 @@ func extensionCrumbs(id int64) app.UI {
 		app.A().ID("extension-link").Href("/extensions/"+strconv.FormatInt(id, 10)).Text(name), app.Text(" / "),
 	)
 }
+
+// typedValue gives a text field its value in the server's render only. In
+// the browser the field keeps what is typed: a value rendered from state
+// lags the keys by a frame or two, and go-app would write it back over the
+// keys typed since (a fast typist lost characters). Code that changes a
+// field's value from elsewhere (the address, a reset after sending) writes
+// it with setField.
+func typedValue(in app.HTMLInput, v string) app.HTMLInput {
+	if app.IsServer {
+		return in.Value(v)
+	}
+	return in
+}
+
+// setField writes v into the field id, after the render that shows it.
+func setField(ctx app.Context, id, v string) {
+	if !app.IsClient {
+		return
+	}
+	ctx.Defer(func(app.Context) {
+		f := app.Window().Get("document").Call("getElementById", id)
+		if f.Truthy() && f.Get("value").String() != v {
+			f.Set("value", v)
+		}
+	})
+}

@@ -1329,7 +1329,19 @@ func TestBlackBoxTypingWhileTheListLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	const term = "Tester 4321"
-	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`#tester-search`), term)); err != nil {
+	// As a hand does: a click on the field as soon as it can be seen and
+	// hit (not under a loading screen), then the keys. (Not SendKeys, whose
+	// DOM.focus by node id reaches a covered field, and races the app's
+	// first mount, which replaces the server's elements.)
+	fieldCentre := `(() => { const f = document.getElementById("tester-search"); if (!f) return null;
+		const r = f.getBoundingClientRect(); const x = r.left + r.width/2, y = r.top + r.height/2;
+		return document.elementFromPoint(x, y) === f ? [x, y] : null; })()`
+	bbPoll(t, ctx, 15*time.Second, fieldCentre+` !== null`, "the search field never showed where a hand could reach it")
+	at := bbEval[[]float64](t, ctx, fieldCentre)
+	if err := chromedp.Do(ctx,
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, at[0], at[1], chromedp.ButtonLeft, chromedp.ClickCount(1)),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, at[0], at[1], chromedp.ButtonLeft, chromedp.ClickCount(1)),
+		chromedp.KeyEvent(term)); err != nil {
 		t.Fatal(err)
 	}
 	bbPoll(t, ctx, 15*time.Second, `(() => { const r = [...document.querySelectorAll("#testers [data-tester]")]; return r.length === 1 && r[0].textContent.includes("Tester 4321"); })()`,
