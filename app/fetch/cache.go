@@ -86,6 +86,10 @@ type watcher interface {
 	keyChanged(key string)
 	// event delivers Focus, Reconnect and Revalidate.
 	event(ev event)
+	// wants reports whether it is open and revalidating, with key among
+	// its keys (about to fetch it, or fetching it): a request for key is
+	// not cancelled while one does.
+	wants(key string) bool
 }
 
 type eventKind int
@@ -195,6 +199,23 @@ func (c *Cache) unwatch(w watcher) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.watchers, w)
+	// Requests left going for a watcher that wanted them (see wantedLocked)
+	// end with the last one that wants them.
+	var orphans []*request
+	for _, r := range c.inflight {
+		if r.waiters == 0 && !r.finished {
+			orphans = append(orphans, r)
+		}
+	}
+	for _, r := range orphans {
+		if !c.wantedLocked(r.key) && r.waiters == 0 && !r.finished && !r.abandoned {
+			r.abandoned = true
+			r.cancel()
+			if c.inflight[r.key] == r {
+				delete(c.inflight, r.key)
+			}
+		}
+	}
 }
 
 func (c *Cache) watcherList() []watcher {
@@ -457,7 +478,8 @@ func (c *Cache) fetch(ctx context.Context, key string, fn fetchFunc, maxAge time
 		if !r.finished {
 			r.waiters--
 			c.cond.Broadcast()
-			if r.waiters == 0 {
+			// (Asked with the lock let go: look again after.)
+			if r.waiters == 0 && !c.wantedLocked(key) && r.waiters == 0 && !r.finished {
 				r.abandoned = true
 				r.cancel()
 				if c.inflight[key] == r {
@@ -468,6 +490,24 @@ func (c *Cache) fetch(ctx context.Context, key string, fn fetchFunc, maxAge time
 		c.mu.Unlock()
 		return fetchResult{err: ctx.Err()}
 	}
+}
+
+// wantedLocked reports whether an open list or query wants key: one whose
+// own fetch has not joined the request yet (it was just opened, or its
+// pass has not reached that page). Such a request goes on, unwaited for,
+// and fills the cache; cancelling it would have the other fetch it again.
+// The watchers are asked without c.mu held, as they lock themselves and
+// then the cache.
+func (c *Cache) wantedLocked(key string) bool {
+	ws := c.watcherListLocked()
+	c.mu.Unlock()
+	defer c.mu.Lock()
+	for _, w := range ws {
+		if w.wants(key) {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *Cache) startLocked(key string, fn fetchFunc, equal func(a, b any) bool) *request {

@@ -109,15 +109,18 @@
 //	revalidateFirstPage true  InfiniteOptions.RevalidateFirstPage —
 //	persistSize false         InfiniteOptions.PersistSize       —
 //	parallel false            InfiniteOptions.Parallel          pages show when all arrived
-//	data of a whole batch     pages show as they arrive         InfiniteOptions.AllAtOnce restores SWR's
+//	data of a whole batch     pages show as they arrive         InfiniteOptions.AllAtOnce restores SWR's;
+//	                                                            a failed pass then shows what did arrive
 //	mutate()                  Revalidate()                      a failed run is redone whole, as SWR keeps revalidate-all
 //	mutate(p, false|true)     Mutate(p, revalidate)             true refetches every page
-//	mutate(p => …, {revalidate: fn})  MutateFunc(update, fn)    update runs atomically under the list's lock
-//	mutate(undefined, {revalidate: fn}) RevalidateFunc(fn)      —
+//	mutate(p => …, {revalidate: fn})  MutateFunc(update, fn)    update runs atomically under the list's lock;
+//	                                                            fn alone picks the pages, the first included
+//	mutate(undefined, {revalidate: fn}) RevalidateFunc(fn)      also the first page (revalidateFirstPage)
 //	await mutate(), setSize() Wait(ctx)                         also after SetGetKey; ctx bounds the wait
 //	null key                  "" (Query), ok == false (getKey)  inert: focus, reconnect, revalidate do nothing
 //	getKey throwing           a panic in getKey                 recovered: the list's error, loaded pages kept
-//	unmount                   Close, or the constructor's ctx   —
+//	unmount                   Close, or the constructor's ctx   a request another open list is about to
+//	                                                            join goes on, rather than be asked twice
 //	(TanStack maxPages)       InfiniteOptions.MaxPages, SetReading  holds the pages nearest the reader,
 //	                                                            not the first or last; dropped pages keep
 //	                                                            their place, key and item count (Count)

@@ -327,7 +327,14 @@ func TestMutateFuncIsAtomicAndRevalidatesChosenPages(t *testing.T) {
 	f.wantKeys(t) // nil predicate: nothing refetched
 	l.MutateFunc(func(pages []ints) []ints { return pages }, func(_ ints, key string) bool { return key == pg(2) })
 	idle(t, l)
-	f.wantKeys(t, pg(0), pg(2)) // the first page (revalidateFirstPage) and the chosen one
+	// Only the chosen page: the predicate alone decides, first page
+	// included, as SWR's revalidate function does (RevalidateFunc adds the
+	// first page; a mutation does not).
+	f.wantKeys(t, pg(2))
+	f.clear()
+	l.RevalidateFunc(func(_ ints, key string) bool { return key == pg(2) })
+	idle(t, l)
+	f.wantKeys(t, pg(0), pg(2))
 }
 
 func TestSnapshotDataIsTheCallersOwn(t *testing.T) {

@@ -312,6 +312,12 @@ func (q *Query[T]) applyLocked(v any, has bool, err error) {
 	}
 }
 
+func (q *Query[T]) wants(key string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return !q.closed && q.validating && q.key == key
+}
+
 func (q *Query[T]) keyChanged(key string) {
 	q.mu.Lock()
 	if !q.closed && key == q.key {

@@ -152,8 +152,16 @@ type Infinite[P any] struct {
 	// keyErr is a panic of getKey, recovered: shown as the list's error,
 	// with the chain ending where getKey failed.
 	keyErr error
-	// pred picks the pages a flagPred revalidation refetches.
-	pred func(page P, key string) bool
+	// pred picks the pages a flagPred revalidation refetches; predFirst
+	// adds the first page (RevalidateFunc), which MutateFunc's predicate
+	// alone decides, as SWR's revalidate function does.
+	pred      func(page P, key string) bool
+	predFirst bool
+	// passing are the keys the running AllAtOnce pass fetches: their
+	// answers show when the whole pass does, not as each lands in the
+	// cache. A pass that fails or is superseded shows what did arrive
+	// (settlePassingLocked): once idle, a shown page is its cache entry.
+	passing map[string]bool
 	// reading is the page the reader is at (SetReading); -1 is the last.
 	// held is where the held pages started at the last trim.
 	reading, held int
@@ -337,7 +345,7 @@ func (l *Infinite[P]) MutateFunc(update func(pages []P) []P, revalidate func(pag
 	}
 	notifies := l.mutateLocked(update(current), true)
 	if revalidate != nil {
-		l.addPredLocked(revalidate)
+		l.addPredLocked(revalidate, false)
 	}
 	l.unlockAndNotify()
 	for _, n := range notifies {
@@ -351,14 +359,16 @@ func (l *Infinite[P]) MutateFunc(update func(pages []P) []P, revalidate func(pag
 func (l *Infinite[P]) RevalidateFunc(revalidate func(page P, key string) bool) {
 	l.mu.Lock()
 	if !l.closed && l.hasFirst && revalidate != nil {
-		l.addPredLocked(revalidate)
+		l.addPredLocked(revalidate, true)
 	}
 	l.unlockAndNotify()
 }
 
 // addPredLocked schedules a flagPred revalidation; predicates given before
-// it runs are combined.
-func (l *Infinite[P]) addPredLocked(pred func(page P, key string) bool) {
+// it runs are combined. first adds the first page (RevalidateFirstPage
+// permitting).
+func (l *Infinite[P]) addPredLocked(pred func(page P, key string) bool, first bool) {
+	l.predFirst = l.predFirst || first
 	if prev := l.pred; prev != nil {
 		l.pred = func(page P, key string) bool { return prev(page, key) || pred(page, key) }
 	} else {
@@ -779,8 +789,41 @@ func (l *Infinite[P]) showPageLocked(i int, p page[P]) {
 	l.changedLocked()
 }
 
+// markPassingLocked notes that the running AllAtOnce pass fetches key.
+func (l *Infinite[P]) markPassingLocked(key string) {
+	if !l.opts.AllAtOnce {
+		return
+	}
+	if l.passing == nil {
+		l.passing = map[string]bool{}
+	}
+	l.passing[key] = true
+}
+
+// settlePassingLocked ends the marks of a pass that will not show its
+// pages together (it failed, or another replaced it): the shown pages it
+// fetched become what their answers put in the cache.
+func (l *Infinite[P]) settlePassingLocked() {
+	if len(l.passing) == 0 {
+		l.passing = nil
+		return
+	}
+	for i := range l.pages {
+		p := &l.pages[i]
+		if !l.passing[p.key] || p.dropped {
+			continue
+		}
+		if v, ok := Get[P](l.cache, p.key); ok && !l.equal(p.data, v) {
+			p.data = v
+			l.changedLocked()
+		}
+	}
+	l.passing = nil
+}
+
 // showAllLocked shows the result of a complete revalidation.
 func (l *Infinite[P]) showAllLocked(fresh []page[P]) {
+	l.passing = nil
 	if l.opts.AllAtOnce {
 		l.pages = fresh
 		// A page may have changed in the cache since it was walked past.
@@ -861,13 +904,17 @@ func (l *Infinite[P]) batch(ctx context.Context, gen uint64, f flags) error {
 	dedupe := l.dedupe(f)
 	all := f&flagAll != 0 || l.opts.RevalidateAll
 	var pred func(page P, key string) bool
+	firstPage := on(l.opts.RevalidateFirstPage)
+	l.mu.Lock()
 	if f&flagPred != 0 {
-		l.mu.Lock()
 		pred, l.pred = l.pred, nil
-		l.mu.Unlock()
+		firstPage = firstPage && (l.predFirst || f&^(flagPred|flagForce) != 0)
+		l.predFirst = false
 	}
+	l.settlePassingLocked() // a pass before this one was cut short
+	l.unlockAndNotify()
 	if l.opts.Parallel {
-		return l.parallelBatch(ctx, gen, dedupe, all, pred)
+		return l.parallelBatch(ctx, gen, dedupe, all, firstPage, pred)
 	}
 	var fresh []page[P]
 	for i := 0; ; i++ {
@@ -905,7 +952,10 @@ func (l *Infinite[P]) batch(ctx context.Context, gen uint64, f flags) error {
 		if !has && i < len(l.pages) && l.pages[i].real && !l.pages[i].dropped && l.pages[i].key == key {
 			v, has = l.pages[i].data, true // evicted, but still shown
 		}
-		fetch := all || !has || (i == 0 && on(l.opts.RevalidateFirstPage)) || (pred != nil && pred(v, key))
+		fetch := all || !has || (i == 0 && firstPage) || (pred != nil && pred(v, key))
+		if fetch {
+			l.markPassingLocked(key)
+		}
 		l.mu.Unlock()
 
 		if fetch {
@@ -926,6 +976,7 @@ func (l *Infinite[P]) batch(ctx context.Context, gen uint64, f flags) error {
 				}
 				// Pages already shown stay; the error is shown beside them.
 				l.err = err
+				l.settlePassingLocked()
 				l.changedLocked()
 				l.unlockAndNotify()
 				if l.opts.OnError != nil {
@@ -955,7 +1006,7 @@ func (l *Infinite[P]) batch(ctx context.Context, gen uint64, f flags) error {
 
 // parallelBatch is batch for Parallel lists: every key is known up front,
 // so the pages that need it are fetched at once.
-func (l *Infinite[P]) parallelBatch(ctx context.Context, gen uint64, dedupe time.Duration, all bool, pred func(P, string) bool) error {
+func (l *Infinite[P]) parallelBatch(ctx context.Context, gen uint64, dedupe time.Duration, all, firstPage bool, pred func(P, string) bool) error {
 	type job struct {
 		key   string
 		fetch bool
@@ -979,8 +1030,12 @@ func (l *Infinite[P]) parallelBatch(ctx context.Context, gen uint64, dedupe time
 			continue
 		}
 		v, has := Get[P](l.cache, key)
-		jobs = append(jobs, job{key: key, has: has, v: v,
-			fetch: all || !has || (i == 0 && on(l.opts.RevalidateFirstPage)) || (pred != nil && has && pred(v, key))})
+		j := job{key: key, has: has, v: v,
+			fetch: all || !has || (i == 0 && firstPage) || (pred != nil && has && pred(v, key))}
+		if j.fetch {
+			l.markPassingLocked(key)
+		}
+		jobs = append(jobs, j)
 	}
 	l.mu.Unlock()
 
@@ -1019,6 +1074,7 @@ func (l *Infinite[P]) parallelBatch(ctx context.Context, gen uint64, dedupe time
 		return context.Canceled
 	}
 	if first, failed := <-errs; failed {
+		l.settlePassingLocked()
 		// The first error wins; pages already shown stay.
 		l.err = first.err
 		l.changedLocked()
@@ -1056,6 +1112,23 @@ func (l *Infinite[P]) finishLocked(fresh []page[P]) {
 	}
 }
 
+func (l *Infinite[P]) wants(key string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed || !l.hasFirst || !l.validating {
+		return false
+	}
+	if key == l.firstKey {
+		return true
+	}
+	for _, p := range l.pages {
+		if p.key == key && !p.dropped {
+			return true
+		}
+	}
+	return false
+}
+
 func (l *Infinite[P]) keyChanged(key string) {
 	l.mu.Lock()
 	switch {
@@ -1069,6 +1142,8 @@ func (l *Infinite[P]) keyChanged(key string) {
 				l.triggerLocked(flagSoft)
 			}
 		}
+	case l.passing[key]:
+		// An AllAtOnce pass fetches it: shown with the rest of the pass.
 	case l.currentLocked():
 		// A shown page changed (Mutate, Cache.Set, another list or query).
 		for i := range l.pages {
