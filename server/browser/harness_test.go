@@ -17,13 +17,16 @@ import (
 
 	"github.com/betaport/betaport/server/cli"
 	"github.com/betaport/betaport/server/demo"
+	"github.com/betaport/betaport/server/testenv"
 )
 
 // browser is the one Chromium every test opens its tabs in.
 var browser context.Context
 
 func TestMain(m *testing.M) {
-	os.Exit(runWithBrowser(m))
+	code := runWithBrowser(m)
+	testenv.Stop() // PostgreSQL and versitygw, when a test started them
+	os.Exit(code)
 }
 
 func runWithBrowser(m *testing.M) int {

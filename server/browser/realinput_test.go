@@ -3,8 +3,6 @@ package browser_test
 import (
 	"archive/zip"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -302,26 +300,7 @@ func cliKey(t *testing.T, m *cli.Main, id int64) string {
 // `betaport submit`, as a pipeline does, and returns the bundle's number.
 func cliSubmit(t *testing.T, m *cli.Main, keyPath, name, version string) int64 {
 	t.Helper()
-	zipPath := filepath.Join(t.TempDir(), "bundle.zip")
-	f, err := os.Create(zipPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zw := zip.NewWriter(f)
-	w, _ := zw.Create("manifest.json")
-	fmt.Fprintf(w, `{"manifest_version": 3, "name": %q, "version": %q}`, name, version)
-	if err := errors.Join(zw.Close(), f.Close()); err != nil {
-		t.Fatal(err)
-	}
-	var stdout, stderr strings.Builder
-	if code := cli.Run(context.Background(), []string{"submit", "--quiet", "--base-url", m.URL(), "--key", keyPath, zipPath}, &stdout, &stderr); code != 0 {
-		t.Fatalf("submit: %s", stderr.String())
-	}
-	var b struct{ Number int64 }
-	if err := json.Unmarshal([]byte(stdout.String()), &b); err != nil {
-		t.Fatal(err)
-	}
-	return b.Number
+	return submitTo(t, m.URL(), keyPath, name, version)
 }
 
 // TestTesterBuildsFollowAPublish: a tester's open builds page shows a
