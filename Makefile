@@ -60,7 +60,7 @@ vet: wasm
 # PostgreSQL and versitygw; BETAPORT_SKIP_SCALEOUT=1 skips them (CI never
 # sets it).
 test-go: wasm chromium scaleout-deps axe
-	$(GO) test -race -timeout 20m ./...
+	$(GO) test -race -timeout 40m ./...
 
 # app/fetch runs in the browser too: its tests once more under GOOS=js (Node).
 test-wasm:

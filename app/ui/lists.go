@@ -27,12 +27,20 @@ func listCache() *fetch.Cache {
 	return sharedCache
 }
 
-// feedBrowserEvents tells the cache when the window regains focus or the
-// browser comes back online, so lists revalidate as users expect.
+// feedBrowserEvents tells the cache when the window regains focus (or the
+// tab becomes visible again, as SWR listens for both) or the browser comes
+// back online, so lists revalidate as users expect.
 func feedBrowserEvents() {
 	w := app.Window()
 	w.Call("addEventListener", "focus", app.FuncOf(func(app.Value, []app.Value) any {
 		listCache().Focus()
+		return nil
+	}))
+	doc := w.Get("document")
+	doc.Call("addEventListener", "visibilitychange", app.FuncOf(func(app.Value, []app.Value) any {
+		if doc.Get("visibilityState").String() == "visible" {
+			listCache().Focus()
+		}
 		return nil
 	}))
 	w.Call("addEventListener", "online", app.FuncOf(func(app.Value, []app.Value) any {

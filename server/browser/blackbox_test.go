@@ -1211,12 +1211,12 @@ func TestBlackBoxWindowLosesAndRegainsFocus(t *testing.T) {
 
 	s0, _ := tr.counts()
 	setWindowState(t, ctx, cdpbrowser.WindowStateMinimized)
-	bbPoll(t, ctx, 5*time.Second, `!document.hasFocus()`, "minimizing the window did not take the focus from the page")
+	bbPoll(t, ctx, 15*time.Second, `!document.hasFocus()`, "minimizing the window did not take the focus from the page")
 	if err := m.Store.CreateTesters(context.Background(), []*betaport.Tester{{ExtensionID: ext.ID, Email: "newcomer@example.com", Name: "Newcomer", Status: "active"}}); err != nil {
 		t.Fatal(err)
 	}
 	setWindowState(t, ctx, cdpbrowser.WindowStateNormal)
-	bbPoll(t, ctx, 5*time.Second, `document.visibilityState === "visible" && document.hasFocus()`, "the window did not come back")
+	bbPoll(t, ctx, 15*time.Second, `document.visibilityState === "visible" && document.hasFocus()`, "the window did not come back")
 	// Watch the list for 3 seconds after the return: it must never collapse.
 	deadline := time.Now().Add(3 * time.Second)
 	minCount := count0
@@ -1486,7 +1486,13 @@ func clickWhenReachable(t *testing.T, ctx context.Context, id, done string) {
 		return y > 0 && y < innerHeight && document.elementFromPoint(x, y) === b ? [x, y] : null; })()`, id)
 	for try := 0; ; try++ {
 		if bbEval[bool](t, ctx, done) {
-			bbFrames(t, ctx) // the End's jump has been rendered
+			// The End's jump, rendered: a hand waits for the rows to show
+			// (on a busy machine that is more than a frame or two).
+			bbPoll(t, ctx, 5*time.Second, `(() => { const l = document.querySelector(".vlist"); if (!l) return true;
+				const r = l.getBoundingClientRect(); const top = Math.max(r.top, 0), bottom = Math.min(r.bottom, innerHeight);
+				for (let i = 0; i < 8; i++) { const el = document.elementFromPoint(r.left + 20, top + (bottom - top) * (i + 0.5) / 8);
+					if (el && el.classList.contains("vlist-spacer")) return false; }
+				return true; })()`, "after End the list's rows never filled the viewport")
 			return
 		}
 		if at := bbEval[[]float64](t, ctx, centre); at != nil {
