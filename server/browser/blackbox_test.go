@@ -1571,6 +1571,13 @@ func TestBlackBoxHundredLoadMoreClicks(t *testing.T) {
 	if c > 20 || c > atHalf+2 {
 		t.Errorf("the fetch cache grows with the session: %d pages after 50 Load more, %d after 100", atHalf, c)
 	}
+	// Once the last page has rendered (on a busy machine a frame or two
+	// after its count): a blank that stays still fails.
+	bbPoll(t, ctx, 5*time.Second, `(() => { const l = document.querySelector(".vlist"); if (!l) return true;
+		const r = l.getBoundingClientRect(); const top = Math.max(r.top, 0), bottom = Math.min(r.bottom, innerHeight);
+		for (let i = 0; i < 12; i++) { const el = document.elementFromPoint(r.left + 20, top + (bottom - top) * (i + 0.5) / 12);
+			if (el && el.classList.contains("vlist-spacer")) return false; }
+		return true; })()`, "after 100 Load more clicks the list's rows never filled the viewport")
 	checkViewportShowsRows(t, ctx, "testers", "after 100 Load more clicks")
 }
 
