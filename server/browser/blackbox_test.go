@@ -1476,6 +1476,18 @@ func TestBlackBoxTesterBuildsFollowAPublish(t *testing.T) {
 	t.Logf("bundle #%d showed in the builds list %v after it was published", n, time.Since(published).Round(10*time.Millisecond))
 }
 
+// waitRowsFillViewport waits, up to 5 s, until no spacer of the list shows
+// in the viewport: a change of the list rendered (on a busy machine that is
+// more than a frame or two). A blank that stays still fails.
+func waitRowsFillViewport(t *testing.T, ctx context.Context, when string) {
+	t.Helper()
+	bbPoll(t, ctx, 5*time.Second, `(() => { const l = document.querySelector(".vlist"); if (!l) return true;
+		const r = l.getBoundingClientRect(); const top = Math.max(r.top, 0), bottom = Math.min(r.bottom, innerHeight);
+		for (let i = 0; i < 12; i++) { const el = document.elementFromPoint(r.left + 20, top + (bottom - top) * (i + 0.5) / 12);
+			if (el && el.classList.contains("vlist-spacer")) return false; }
+		return true; })()`, when+": the list's rows never filled the viewport")
+}
+
 // clickWhenReachable presses End until the element id is in view and
 // nothing covers its centre, then clicks there with the mouse. It stops
 // early when done holds (the list, brought to its end, loaded by itself).
@@ -1488,11 +1500,7 @@ func clickWhenReachable(t *testing.T, ctx context.Context, id, done string) {
 		if bbEval[bool](t, ctx, done) {
 			// The End's jump, rendered: a hand waits for the rows to show
 			// (on a busy machine that is more than a frame or two).
-			bbPoll(t, ctx, 5*time.Second, `(() => { const l = document.querySelector(".vlist"); if (!l) return true;
-				const r = l.getBoundingClientRect(); const top = Math.max(r.top, 0), bottom = Math.min(r.bottom, innerHeight);
-				for (let i = 0; i < 8; i++) { const el = document.elementFromPoint(r.left + 20, top + (bottom - top) * (i + 0.5) / 8);
-					if (el && el.classList.contains("vlist-spacer")) return false; }
-				return true; })()`, "after End the list's rows never filled the viewport")
+			waitRowsFillViewport(t, ctx, "after End")
 			return
 		}
 		if at := bbEval[[]float64](t, ctx, centre); at != nil {
@@ -1573,11 +1581,7 @@ func TestBlackBoxHundredLoadMoreClicks(t *testing.T) {
 	}
 	// Once the last page has rendered (on a busy machine a frame or two
 	// after its count): a blank that stays still fails.
-	bbPoll(t, ctx, 5*time.Second, `(() => { const l = document.querySelector(".vlist"); if (!l) return true;
-		const r = l.getBoundingClientRect(); const top = Math.max(r.top, 0), bottom = Math.min(r.bottom, innerHeight);
-		for (let i = 0; i < 12; i++) { const el = document.elementFromPoint(r.left + 20, top + (bottom - top) * (i + 0.5) / 12);
-			if (el && el.classList.contains("vlist-spacer")) return false; }
-		return true; })()`, "after 100 Load more clicks the list's rows never filled the viewport")
+	waitRowsFillViewport(t, ctx, "after 100 Load more clicks")
 	checkViewportShowsRows(t, ctx, "testers", "after 100 Load more clicks")
 }
 
