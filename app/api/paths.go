@@ -33,3 +33,16 @@ func TestersPath(extensionID int64) string {
 func TesterPath(extensionID, testerID int64) string {
 	return TestersPath(extensionID) + "/" + strconv.FormatInt(testerID, 10)
 }
+
+// EventsPath is an extension's event stream (server-sent events): each
+// "bundles" event carries a Revision, the current one first.
+func EventsPath(extensionID int64) string { return ExtensionPath(extensionID) + "/events" }
+
+// Revision says what an extension's bundles are at: enough for a list to
+// know whether it is out of date, and for a header to show what testers get.
+type Revision struct {
+	// CurrentBundle is the number of the bundle testers get.
+	CurrentBundle int64 `json:"currentBundle"`
+	// LastBundle is the highest bundle number: the top of the bundles list.
+	LastBundle int64 `json:"lastBundle"`
+}

@@ -41,12 +41,33 @@ func (p *BuildsPage) OnNav(ctx app.Context) {
 		if s == nil || s.Tester == nil || p.list == nil || p.stopLive != nil {
 			return
 		}
-		p.stopLive = liveUpdates(ctx, api.ExtensionPath(s.Tester.ExtensionID)+"/events", func(app.Context) {
+		p.stopLive = liveUpdates(ctx, s.Tester.ExtensionID, p.shows, func(app.Context) {
 			if p.list != nil {
 				p.list.RevalidateFunc(func(fetch.CursorPage[api.Bundle], string) bool { return false })
 			}
 		})
 	})
+}
+
+// shows tells whether the first page shows rev: its newest build is the
+// last bundle, and the current one is marked so.
+func (p *BuildsPage) shows(rev api.Revision) bool {
+	if len(p.state.Data) == 0 {
+		return false
+	}
+	builds := p.state.Data[0].Data
+	if len(builds) == 0 {
+		return rev.LastBundle == 0
+	}
+	if builds[0].Number != rev.LastBundle {
+		return false
+	}
+	for _, b := range builds {
+		if b.Current {
+			return b.Number == rev.CurrentBundle
+		}
+	}
+	return false // the current build is further down: read again to be sure
 }
 
 // OnPreRender renders, on the server, the first page of builds.

@@ -55,7 +55,7 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 	// A publish from anywhere shows at once: the header and the list are
 	// read again together, so they agree on what is current (the list's
 	// first page is a bodiless 304 when nothing changed).
-	p.stopLive = liveUpdates(ctx, api.ExtensionPath(id)+"/events", func(ctx app.Context) {
+	p.stopLive = liveUpdates(ctx, id, p.shows, func(ctx app.Context) {
 		if p.list == nil {
 			return
 		}
@@ -79,6 +79,13 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 			restoreScroll(ctx, p.path)
 		}
 	})
+}
+
+// shows tells whether the header and the list's first page show rev.
+func (p *ExtensionPage) shows(rev api.Revision) bool {
+	return p.extension != nil && p.extension.CurrentBundle == rev.CurrentBundle &&
+		len(p.bundles.Data) > 0 && (p.bundles.Dropped == nil || !p.bundles.Dropped[0]) &&
+		topBundle(fetch.RowsOf(p.bundles, func(page []api.Bundle) []api.Bundle { return page })) == rev.LastBundle
 }
 
 // OnPreRender renders, on the server, the extension and the first page of

@@ -493,3 +493,38 @@ func TestTestersInviteAndRevokeUpdateTheList(t *testing.T) {
 		t.Fatalf("the newest tester in the store is %+v (%v), want ada.new revoked", list[0], err)
 	}
 }
+
+// A list whose event stream connects late (a slow network, a busy
+// machine) does not read its loaded pages again for the stream's first
+// event, which repeats what the page shows; a publish that follows reads
+// them again once. (CI caught page 1 asked twice when the first event came
+// after the reader had scrolled.)
+func TestLateEventStreamReadsNothingAgain(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[0] // 120 bundles: 6 pages of 20
+	ctx := adminTab(t, m, d)
+	keyPath := cliKey(t, m, ext.ID)
+	release := holdRequests(t, ctx, fmt.Sprintf("*/api/extensions/%d/events*", ext.ID))
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
+	scrollToLoad(t, ctx, "bundle-rows", 120)
+	release()
+
+	number := cliSubmit(t, m, keyPath, "Tab Tamer", "99.0")
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`document.querySelector("#current-bundle")?.textContent.includes("#%d") && document.getElementById("bundles").dataset.top === "%d" && document.getElementById("bundles").dataset.validating === "false"`, number, number))); err != nil {
+		t.Fatalf("the new bundle #%d did not arrive in the open list: %v", number, err)
+	}
+	urls, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`performance.getEntriesByType("resource").map(e => e.name).filter(u => u.includes("/bundles?"))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	perPage := map[string]int{}
+	for _, u := range urls {
+		i := strings.Index(u, "page=")
+		perPage[u[i+5:i+5+strings.IndexAny(u[i+5:]+"&", "&")]]++
+	}
+	for page := 1; page <= 5; page++ {
+		if got := perPage[fmt.Sprint(page)]; got != 2 {
+			t.Errorf("page %d was requested %d times; want twice: when scrolled to, and after the publish (%v)", page, got, perPage)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/server/betaport"
 )
 
@@ -31,12 +32,8 @@ const DefaultEventPoll = time.Second
 // eventHeartbeat keeps idle streams (and proxies in between) open.
 const eventHeartbeat = 15 * time.Second
 
-// revision is what an event carries: enough for a list to know it is out
-// of date, and for the header to show what testers get.
-type revision struct {
-	CurrentBundle int64 `json:"currentBundle"`
-	LastBundle    int64 `json:"lastBundle"`
-}
+// revision is what an event carries.
+type revision = api.Revision
 
 func (s *Server) revisionOf(ctx context.Context, extensionID int64) (revision, error) {
 	current, last, err := s.Store.BundleRevision(ctx, extensionID)
