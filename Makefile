@@ -108,6 +108,28 @@ postgresql:
 bench: wasm
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+# The browser benchmark: Betaport's bundles and testers lists against a
+# reference page written with React 19 + SWR (useSWRInfinite) on the same
+# API, data and origin, side by side in headless Chromium; it prints medians,
+# ranges and ratios (first visible row cold and repeat, repeat-visit bytes,
+# memory). It runs only when BETAPORT_BENCH_BROWSER=1 (plain `make bench`
+# skips it). BETAPORT_BENCH_RUNS (5), BETAPORT_BENCH_LOADMORES (100) and
+# BETAPORT_BENCH_LOADMORE_RUNS (3) tune it.
+.PHONY: bench-browser bench-reference
+bench-browser: wasm chromium bench-reference
+	BETAPORT_BENCH_BROWSER=1 $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./server/browserbench
+
+# The reference page, built with esbuild (npm) into .cache, not committed.
+REFERENCE_SRC   := server/browserbench/reference
+REFERENCE_BUILD := .cache/browserbench/reference
+bench-reference: $(REFERENCE_BUILD)/dist/index.html
+$(REFERENCE_BUILD)/dist/index.html: $(REFERENCE_SRC)/package.json $(REFERENCE_SRC)/package-lock.json $(REFERENCE_SRC)/build.mjs $(wildcard $(REFERENCE_SRC)/src/*)
+	@command -v npm >/dev/null 2>&1 || { echo "The browser benchmark's reference page needs npm (Node.js) to build: sudo apt-get install -y npm" >&2; exit 1; }
+	mkdir -p $(REFERENCE_BUILD)
+	rm -rf $(REFERENCE_BUILD)/src
+	cp -R $(REFERENCE_SRC)/package.json $(REFERENCE_SRC)/package-lock.json $(REFERENCE_SRC)/build.mjs $(REFERENCE_SRC)/src $(REFERENCE_BUILD)/
+	cd $(REFERENCE_BUILD) && npm ci --no-audit --no-fund --silent && node build.mjs
+
 # Every Fuzz target of every package, one after another, FUZZTIME each.
 # Their seed corpora (f.Add and testdata/fuzz) run in make test as tests.
 FUZZTIME ?= 30s

@@ -1,5 +1,5 @@
 // Package client is the typed Go client of Betaport's HTTP API, used by the
-// browser app (net/http runs on the browser's fetch there) and by the
+// browser app (with the page's fetch as its HTTP client) and by the
 // command line.
 package client
 
@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -15,14 +16,17 @@ import (
 	"strings"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/fetch"
 )
 
 // Client calls one Betaport service.
 type Client struct {
 	// BaseURL is the service's address, e.g. http://127.0.0.1:8080.
 	BaseURL string
-	// HTTP is the client used; nil means http.DefaultClient.
-	HTTP *http.Client
+	// HTTP sends the requests (an *http.Client is one); nil means
+	// http.DefaultClient, or in a browser app fetch.DefaultClient (see
+	// there why a browser app passes its own).
+	HTTP fetch.Doer
 }
 
 // New returns a client of the service at baseURL.
@@ -67,7 +71,10 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 	}
 	hc := c.HTTP
 	if hc == nil {
-		hc = http.DefaultClient
+		hc = fetch.DefaultClient
+	}
+	if hc == nil {
+		return errors.New("client: no HTTP client: set Client.HTTP")
 	}
 	resp, err := hc.Do(req)
 	if err != nil {

@@ -12,11 +12,17 @@ import (
 	"strconv"
 )
 
+var errNoClient = errors.New("fetch: no HTTP client: set HTTPOptions.Client or DefaultClient")
+
+// Doer sends one HTTP request: *http.Client is one.
+type Doer interface {
+	Do(*http.Request) (*http.Response, error)
+}
+
 // HTTPOptions configure HTTPFetcher and JSONFetcher.
 type HTTPOptions struct {
-	// Client defaults to http.DefaultClient. Under GOOS=js it uses the
-	// browser's fetch API.
-	Client *http.Client
+	// Client sends the requests; nil means DefaultClient.
+	Client Doer
 	// BaseURL is what keys are resolved against, as a browser resolves a
 	// link: a key "/api/x?page=0" keeps BaseURL's scheme and host. It must
 	// be absolute (net/http has no page to be relative to); in the browser
@@ -106,7 +112,10 @@ func (o HTTPOptions) get(ctx context.Context, key, etag string) (body []byte, ne
 	}
 	client := o.Client
 	if client == nil {
-		client = http.DefaultClient
+		client = DefaultClient
+	}
+	if client == nil {
+		return nil, "", errNoClient
 	}
 	resp, err := client.Do(req)
 	if err != nil {

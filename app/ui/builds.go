@@ -95,7 +95,7 @@ func (p *BuildsPage) Render() app.UI {
 	switch {
 	case s.Data == nil && s.Err != nil:
 		body = app.Div().Body(statusView("error", listError(s.Err)),
-			app.Button().ID("retry-builds").Type("button").Text("Retry").OnClick(p.retry))
+			button().ID("retry-builds").Type("button").Text("Retry").OnClick(p.retry))
 	case s.Data == nil:
 		body = statusView("loading", "Loading your builds…")
 	case builds.Len() == 0:
@@ -110,7 +110,7 @@ func (p *BuildsPage) Render() app.UI {
 			// Always in the tree, shown or hidden: see ExtensionPage.
 			app.Div().Hidden(s.Err == nil).Body(statusView("error", listError(s.Err))),
 			app.P().ID("builds-end").Class("muted").Hidden(s.HasMore).Text("That is every build."),
-			app.Button().ID("load-more-builds").Type("button").Hidden(!s.HasMore).Aria("disabled", s.IsLoadingMore).
+			button().ID("load-more-builds").Type("button").Hidden(!s.HasMore).Aria("disabled", s.IsLoadingMore).
 				Text("Load more").OnClick(p.onLoadMore),
 		)
 	}

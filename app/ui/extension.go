@@ -32,6 +32,11 @@ type ExtensionPage struct {
 	stopLive  func()
 	path      string
 	tester    bool // a tester opened the admins' page
+	// loadingExtension: loadExtension is under way. awaited is the last
+	// event's revision that came while the page's own reads were under way
+	// (see settled).
+	loadingExtension bool
+	awaited          *api.Revision
 	bundles   fetch.InfiniteState[[]api.Bundle]
 	list      *fetch.Infinite[[]api.Bundle]
 }
@@ -46,25 +51,28 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 	}
 	p.OnDismount()
 	p.id, p.extension, p.err = id, nil, nil
+	p.loadingExtension, p.awaited = false, nil
 	currentSession(ctx, func(s *api.Session) { p.tester = s != nil && s.Kind == api.KindTester })
-	if e, ok := prerendered[api.Extension](api.ExtensionPath(id)); ok {
-		p.extension = &e // rendered by the server a moment ago
+	if e, ok := takePrerendered[api.Extension](api.ExtensionPath(id)); ok {
+		p.extension = &e // rendered by the server a moment ago: not asked again
 		rememberExtension(p.extension)
+		setTitle(ctx, e.Name)
+	} else {
+		p.loadExtension(ctx)
 	}
-	p.loadExtension(ctx)
 	// A publish from anywhere shows at once: the header and the list are
 	// read again together, so they agree on what is current (the list's
 	// first page is a bodiless 304 when nothing changed).
-	p.stopLive = liveUpdates(ctx, id, p.shows, func(ctx app.Context) {
-		if p.list == nil {
-			return
+	p.stopLive = liveUpdates(ctx, id, func(rev api.Revision) bool {
+		if !p.settled() {
+			// The page's own reads are under way (it was just opened, or
+			// reached by Back): what they bring is compared with the
+			// event when they land, rather than read twice.
+			p.awaited = &rev
+			return true
 		}
-		p.loadExtension(ctx)
-		// Pages by number: a bundle on top moves every later bundle one
-		// place down, so each held page is asked again (MaxPages bounds
-		// them; an unchanged page answers 304, no body).
-		p.list.Revalidate()
-	})
+		return p.shows(rev)
+	}, p.readAgain)
 	p.list = fetch.NewInfinite(context.Background(), listCache(),
 		fetch.IndexKeys[api.Bundle](api.BundlesPath(id), bundlesPageSize),
 		fetch.JSONFetcher[[]api.Bundle](httpOptions()),
@@ -78,7 +86,40 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 			restored = true
 			restoreScroll(ctx, p.path)
 		}
+		p.checkAwaited(ctx)
 	})
+}
+
+// readAgain reads the header and the held pages again after a publish.
+func (p *ExtensionPage) readAgain(ctx app.Context) {
+	if p.list == nil {
+		return
+	}
+	p.loadExtension(ctx)
+	// Pages by number: a bundle on top moves every later bundle one
+	// place down, so each held page is asked again (MaxPages bounds
+	// them; an unchanged page answers 304, no body).
+	p.list.Revalidate()
+}
+
+// settled reports whether the page's own reads have landed (or failed):
+// the header's extension and the list's pages.
+func (p *ExtensionPage) settled() bool {
+	return !p.loadingExtension && !p.bundles.IsValidating && (p.bundles.Data != nil || p.bundles.Err != nil)
+}
+
+// checkAwaited compares, once the page's reads have landed, what they
+// brought with an event that came meanwhile, and reads again only if the
+// event is past it.
+func (p *ExtensionPage) checkAwaited(ctx app.Context) {
+	if p.awaited == nil || !p.settled() {
+		return
+	}
+	rev := *p.awaited
+	p.awaited = nil
+	if !p.shows(rev) {
+		p.readAgain(ctx)
+	}
 }
 
 // shows tells whether the header and the list's first page show rev.
@@ -110,6 +151,7 @@ func (p *ExtensionPage) OnPreRender(ctx app.Context) {
 // loadExtension reads the extension (its name, current bundle) again.
 func (p *ExtensionPage) loadExtension(ctx app.Context) {
 	c, id := apiClient(), p.id
+	p.loadingExtension = true
 	ctx.Async(func() {
 		reqCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -118,11 +160,13 @@ func (p *ExtensionPage) loadExtension(ctx app.Context) {
 			if signedOut(ctx, err) || id != p.id {
 				return
 			}
+			p.loadingExtension = false
 			p.extension, p.err = e, err
 			rememberExtension(e)
 			if e != nil {
 				setTitle(ctx, e.Name)
 			}
+			p.checkAwaited(ctx)
 		})
 	})
 }
@@ -181,7 +225,7 @@ func (p *ExtensionPage) renderBundles() app.UI {
 	case s.Data == nil && s.Err != nil:
 		state = app.Div().Body(
 			statusView("error", listError(s.Err)),
-			app.Button().ID("retry-bundles").Type("button").Text("Retry").OnClick(p.retry),
+			button().ID("retry-bundles").Type("button").Text("Retry").OnClick(p.retry),
 		)
 	case s.Data == nil:
 		state = statusView("loading", "Loading bundles…")
@@ -207,10 +251,10 @@ func (p *ExtensionPage) renderBundles() app.UI {
 		// another position is a new node whose clicks go nowhere.
 		app.Div().ID("bundles-error").Hidden(s.Err == nil).Body(
 			statusView("error", listError(s.Err)),
-			app.Button().ID("retry-bundles").Type("button").Text("Retry").OnClick(p.retry),
+			button().ID("retry-bundles").Type("button").Text("Retry").OnClick(p.retry),
 		),
 		app.Div().Class("list-footer").Body(
-			app.Button().ID("load-more-bundles").Type("button").Hidden(!s.HasMore).
+			button().ID("load-more-bundles").Type("button").Hidden(!s.HasMore).
 				Aria("disabled", s.IsLoadingMore).OnClick(p.loadMore).
 				Text(map[bool]string{true: "Loading…", false: "Load more"}[s.IsLoadingMore]),
 			app.P().ID("bundles-end").Class("muted").Hidden(s.HasMore).Text("That is every bundle."),

@@ -52,7 +52,7 @@ func feedBrowserEvents() {
 // httpOptions resolves list keys (API paths) against the page's origin.
 func httpOptions() fetch.HTTPOptions {
 	u := app.Window().URL()
-	return fetch.HTTPOptions{BaseURL: u.Scheme + "://" + u.Host, Header: http.Header{"Accept": {"application/json"}}}
+	return fetch.HTTPOptions{Client: pageFetch{}, BaseURL: u.Scheme + "://" + u.Host, Header: http.Header{"Accept": {"application/json"}}}
 }
 
 // bindInfinite subscribes to l and hands every new state to set on the UI

@@ -62,7 +62,7 @@ func (p *LoginPage) Render() app.UI {
 					OnInput(ctx2str(&p.password)),
 				// Busy, not disabled: a disabled button drops the focus to
 				// <body> while the request runs.
-				app.Button().ID("sign-in").Type("submit").Class("primary").Aria("busy", p.busy).Text("Sign in"),
+				button().ID("sign-in").Type("submit").Class("primary").Aria("busy", p.busy).Text("Sign in"),
 			),
 		),
 	)

@@ -74,7 +74,8 @@ func PrerenderRequests(path string) []PrerenderRequest {
 	case "":
 		return []PrerenderRequest{{KindExtension, api.ExtensionPath(id)}, {KindBundles, firstBundlesKey(id)}}
 	case "testers":
-		return []PrerenderRequest{{KindTesters, firstTestersKey(id)}}
+		// The extension too: the breadcrumbs name it.
+		return []PrerenderRequest{{KindExtension, api.ExtensionPath(id)}, {KindTesters, firstTestersKey(id)}}
 	}
 	return nil
 }
@@ -153,6 +154,18 @@ func primeJSON[T any](key string, body []byte, etag string) {
 	}
 	clientPages[key] = v
 	fetch.Prime(listCache(), key, v, etag)
+}
+
+// takePrerendered is prerendered for what a page reads once, in place of a
+// request: in the browser the answer is given to the first page that asks
+// and then forgotten, so a later visit to that page (the app is still
+// running, the answer is old) asks the API again.
+func takePrerendered[T any](key string) (T, bool) {
+	v, ok := prerendered[T](key)
+	if app.IsClient {
+		delete(clientPages, key)
+	}
+	return v, ok
 }
 
 // prerenderedPages is a list's first page from the server, as fallback

@@ -91,7 +91,7 @@ func (n *Nav) Render() app.UI {
 		}
 		account = app.Div().Class("account").Body(
 			app.Span().ID("signed-in-as").Text(label),
-			app.Button().ID("sign-out").Type("button").Text("Sign out").OnClick(n.signOut),
+			button().ID("sign-out").Type("button").Text("Sign out").OnClick(n.signOut),
 			app.If(n.err != nil, app.Span().Class("state-error").Attr("role", "alert").Text("Signing out failed: "+problemText(n.err))),
 		)
 	}

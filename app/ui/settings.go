@@ -136,12 +136,12 @@ func (p *SettingsPage) renderKey() app.UI {
 				app.Strong().Text("Create a new key? "),
 				app.Text("The previous key stops working at once: every pipeline that uses it must be updated with the new key.json."),
 			),
-			app.Button().ID("confirm-key").Type("button").Class("primary").Aria("disabled", p.busy).
+			button().ID("confirm-key").Type("button").Class("primary").Aria("disabled", p.busy).
 				Text(map[bool]string{true: "Creating…", false: "Create the key and download key.json"}[p.busy]).OnClick(p.createKey),
-			app.Button().ID("cancel-key").Type("button").Aria("disabled", p.busy).Text("Cancel").OnClick(p.cancelKey),
+			button().ID("cancel-key").Type("button").Aria("disabled", p.busy).Text("Cancel").OnClick(p.cancelKey),
 		)
 	} else {
-		action = app.Button().ID("download-key").Type("button").Text("Download key file").OnClick(p.askKey)
+		action = button().ID("download-key").Type("button").Text("Download key file").OnClick(p.askKey)
 	}
 	return section.Body(
 		title,
@@ -261,19 +261,19 @@ func (p *SettingsPage) renderUpdates() app.UI {
 			app.Dd().Class("update-url").Body(
 				app.Input().ID("update-url").Type("text").ReadOnly(true).Value(updateURL).
 					Attr("spellcheck", "false").Attr("autocomplete", "off").OnFocus(selectAll),
-				app.Button().ID("copy-update-url").Type("button").Text(copyText).OnClick(p.copyUpdateURL),
+				button().ID("copy-update-url").Type("button").Text(copyText).OnClick(p.copyUpdateURL),
 			),
 		),
-		app.Button().ID("rotate-token").Type("button").Hidden(p.rotateAsking).Disabled(u == nil || p.rotating).
+		button().ID("rotate-token").Type("button").Hidden(p.rotateAsking).Disabled(u == nil || p.rotating || app.IsServer).
 			Text("Rotate update token").OnClick(p.askRotate),
 		app.Div().ID("rotate-confirm").Class("confirm").Attr("role", "group").Aria("labelledby", "rotate-confirm-text").Hidden(!p.rotateAsking).Body(
 			app.P().ID("rotate-confirm-text").Body(
 				app.Strong().Text("Rotate the update token? "),
 				app.Text("Every copy installed from an earlier CRX is cut off at once: those browsers stop getting updates. Each tester must install the new CRX from their builds page to get updates again."),
 			),
-			app.Button().ID("confirm-rotate").Type("button").Class("primary").Aria("disabled", p.rotating).
+			button().ID("confirm-rotate").Type("button").Class("primary").Aria("disabled", p.rotating).
 				Text(map[bool]string{true: "Rotating…", false: "Rotate the token"}[p.rotating]).OnClick(p.rotate),
-			app.Button().ID("cancel-rotate").Type("button").Aria("disabled", p.rotating).Text("Cancel").OnClick(p.cancelRotate),
+			button().ID("cancel-rotate").Type("button").Aria("disabled", p.rotating).Text("Cancel").OnClick(p.cancelRotate),
 		),
 		app.P().ID("rotate-done").Class("state state-ok").Hidden(!p.rotated).Text(
 			"The update token was replaced and the update URL above is the new one. Copies installed from an earlier CRX no longer update: testers must install the new CRX from their builds page."),

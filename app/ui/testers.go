@@ -84,18 +84,22 @@ func (p *TestersPage) OnNav(ctx app.Context) {
 	currentSession(ctx, func(s *api.Session) { p.tester = s != nil && s.Kind == api.KindTester })
 	p.OnDismount()
 	p.extensionID, p.invited, p.inviteErr = id, nil, nil
-	c := apiClient()
-	ctx.Async(func() {
-		reqCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if e, err := c.Extension(reqCtx, id); err == nil {
-			ctx.Dispatch(func(app.Context) {
-				if p.extensionID == id {
-					rememberExtension(e) // the breadcrumbs name it
-				}
-			})
-		}
-	})
+	if e, ok := takePrerendered[api.Extension](api.ExtensionPath(id)); ok {
+		rememberExtension(&e) // the breadcrumbs name it
+	} else {
+		c := apiClient()
+		ctx.Async(func() {
+			reqCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if e, err := c.Extension(reqCtx, id); err == nil {
+				ctx.Dispatch(func(app.Context) {
+					if p.extensionID == id {
+						rememberExtension(e)
+					}
+				})
+			}
+		})
+	}
 	var fallback []fetch.CursorPage[api.Tester]
 	if q == "" && status == "" { // the server prerenders the unfiltered list
 		fallback = prerenderedPages[fetch.CursorPage[api.Tester]](firstTestersKey(id))
@@ -206,7 +210,7 @@ func (p *TestersPage) Render() app.UI {
 					app.Option().Value(api.TesterRevoked).Text("Revoked").Selected(p.status == api.TesterRevoked),
 				),
 			),
-			app.Button().ID("refresh-testers").Type("button").Text("Refresh").OnClick(func(ctx app.Context, e app.Event) {
+			button().ID("refresh-testers").Type("button").Text("Refresh").OnClick(func(ctx app.Context, e app.Event) {
 				if p.list != nil {
 					p.list.Revalidate()
 				}
@@ -220,7 +224,7 @@ func (p *TestersPage) Render() app.UI {
 func (p *TestersPage) renderList() app.UI {
 	s := p.state
 	rows := fetch.RowsOf(s, func(p fetch.CursorPage[api.Tester]) []api.Tester { return p.Data })
-	retry := app.Button().ID("retry-testers").Type("button").Text("Retry").OnClick(func(ctx app.Context, e app.Event) {
+	retry := button().ID("retry-testers").Type("button").Text("Retry").OnClick(func(ctx app.Context, e app.Event) {
 		if p.list != nil {
 			p.list.Revalidate()
 		}
@@ -246,7 +250,7 @@ func (p *TestersPage) renderList() app.UI {
 		// Always in the tree, shown or hidden: see ExtensionPage.
 		app.Div().ID("testers-error").Hidden(s.Err == nil).Body(statusView("error", listError(s.Err)), retry),
 		app.Div().Class("list-footer").Body(
-			app.Button().ID("load-more-testers").Type("button").Hidden(!s.HasMore).Aria("disabled", s.IsLoadingMore).
+			button().ID("load-more-testers").Type("button").Hidden(!s.HasMore).Aria("disabled", s.IsLoadingMore).
 				OnClick(p.onLoadMore).
 				Text(map[bool]string{true: "Loading…", false: "Load more"}[s.IsLoadingMore]),
 			app.P().ID("testers-end").Class("muted").Hidden(s.HasMore).Text("That is every tester."),
@@ -271,7 +275,7 @@ func (p *TestersPage) renderInvite() app.UI {
 		result = app.Div().ID("invite-result").Class("state").Attr("role", "status").Body(
 			app.P().Text("Send this personal link to "+p.invited.Email+". It is shown only now; it signs them in without a password."),
 			app.Input().ID("invite-url").ReadOnly(true).Value(p.invited.InviteURL).Aria("label", "Invite link"),
-			app.Button().ID("copy-invite").Type("button").Text(copyText).OnClick(p.copyLink),
+			button().ID("copy-invite").Type("button").Text(copyText).OnClick(p.copyLink),
 		)
 	}
 	return app.Form().ID("invite-form").Class("invite").OnSubmit(p.invite).Body(
@@ -280,7 +284,7 @@ func (p *TestersPage) renderInvite() app.UI {
 		typedValue(app.Input().ID("invite-email").Type("email").Required(true), p.email).OnInput(ctx2str(&p.email)),
 		app.Label().For("invite-name").Text("Name"),
 		typedValue(app.Input().ID("invite-name").Type("text"), p.name).OnInput(ctx2str(&p.name)),
-		app.Button().ID("invite").Type("submit").Class("primary").Aria("disabled", p.inviting).Text("Invite"),
+		button().ID("invite").Type("submit").Class("primary").Aria("disabled", p.inviting).Text("Invite"),
 		result,
 	)
 }
@@ -398,7 +402,7 @@ func (r *testerRow) Render() app.UI {
 	t := r.Tester
 	var action app.UI = app.Span()
 	if t.Status != api.TesterRevoked && t.ID > 0 {
-		action = app.Button().Type("button").Class("revoke").
+		action = button().Type("button").Class("revoke").
 			Aria("label", "Revoke "+t.Email).Text("Revoke").OnClick(r.revoke)
 	}
 	return app.Div().Class("row testers-grid").DataSet("tester", t.ID).Body(

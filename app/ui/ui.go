@@ -58,7 +58,9 @@ func apiClient() *client.Client {
 		return nil
 	}
 	u := app.Window().URL()
-	return client.New(u.Scheme + "://" + u.Host)
+	c := client.New(u.Scheme + "://" + u.Host)
+	c.HTTP = pageFetch{}
+	return c
 }
 
 // shell is the layout around every page: the top bar with navigation, then
@@ -79,6 +81,13 @@ func shell(active string, content ...app.UI) app.UI {
 		app.Main().ID("main").TabIndex(-1).Body(content...),
 	)
 }
+
+// button is every button of the app. The server renders it disabled: until
+// the wasm has taken the page over, pressing it could do nothing, and a
+// form's native submit would send the fields in the address (a password
+// included). Disabled, it is visibly inactive and blocks that submit; the
+// app's first render replaces it with the working one. Links work before.
+func button() app.HTMLButton { return app.Button().Disabled(app.IsServer) }
 
 func navLink(href, text string, current bool) app.UI {
 	a := app.A().Href(href).Text(text)
@@ -247,6 +256,14 @@ func rememberExtension(e *api.Extension) {
 // number, never by a word that repeats the first crumb.
 func extensionCrumbs(id int64) app.UI {
 	name, ok := extensionNames[id]
+	if app.IsServer {
+		// The server's page names it as the app will: the extension is
+		// among the answers the page was rendered with.
+		var e api.Extension
+		if e, ok = prerendered[api.Extension](api.ExtensionPath(id)); ok {
+			name = e.Name
+		}
+	}
 	if !ok {
 		name = "Extension #" + strconv.FormatInt(id, 10)
 	}

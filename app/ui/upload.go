@@ -656,7 +656,7 @@ func (p *UploadPanel) Render() app.UI {
 		),
 		app.Div().ID("drop-zone").Class(zoneClass).
 			Attr("role", "button").TabIndex(0).
-			Aria("describedby", "drop-zone-hint").Aria("disabled", busy).Body(
+			Aria("describedby", "drop-zone-hint").Aria("disabled", busy || app.IsServer).Body(
 			app.Strong().Text("Drop the .zip and key.json here"),
 			app.Span().ID("drop-zone-hint").Class("muted").Text(", together or one at a time, or press Enter or Space to choose them"),
 		),
@@ -705,9 +705,9 @@ func (p *UploadPanel) renderRun() app.UI {
 		app.If(p.step >= stepPut, p.renderProgress()),
 		app.Div().Class("upload-actions").Body(
 			app.If(p.phase == phaseRunning && p.step < stepSign,
-				app.Button().ID("upload-cancel").Type("button").Text("Cancel upload").OnClick(p.cancelUpload)),
+				button().ID("upload-cancel").Type("button").Text("Cancel upload").OnClick(p.cancelUpload)),
 			app.If((p.phase == phaseFailed || p.phase == phaseCancelled) && p.canRetry(),
-				app.Button().ID("upload-retry").Type("button").Class("primary").
+				button().ID("upload-retry").Type("button").Class("primary").
 					Aria("describedby", "upload-outcome").Text("Try again").OnClick(p.retry)),
 		),
 		p.renderOutcome(),

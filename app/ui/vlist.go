@@ -40,8 +40,9 @@ type VList struct {
 	// at its sentinel again, so loading goes on while the end stays in view.
 	Busy bool
 
-	first, last int // the rendered window [first, last)
-	measured    int // a rendered row's height (px), 0 before one is
+	first, last int  // the rendered window [first, last)
+	windowed    bool // the window was computed once
+	measured    int  // a rendered row's height (px), 0 before one is
 	// anchorKey is the item in the middle of the viewport at the last
 	// refresh, at row anchorRow.
 	anchorKey   string
@@ -69,6 +70,10 @@ type VList struct {
 // overscan rows are rendered above and below the viewport, so fast
 // scrolling does not show blank space.
 const overscan = 10
+
+// serverRows is how many rows the server's page holds: a 1440 px tall
+// viewport's worth.
+const serverRows = 33
 
 // element finds one of the list's elements. Elements are looked up by id:
 // a node kept from Render is only the last render's description, not the
@@ -334,10 +339,19 @@ func (v *VList) OnUpdate(ctx app.Context) { v.refresh(ctx) }
 
 // computeWindow picks the rows that intersect the viewport, plus overscan.
 func (v *VList) computeWindow() {
-	first, last := 0, min(v.Count, 60) // the server's prerender: the first rows
+	v.windowed = true
+	// The server's prerender: the rows that fill a tall screen (it does not
+	// know the reader's), as the client's first window is about as many.
+	first, last := 0, min(v.Count, serverRows)
 	var root app.Value
 	if app.IsClient {
+		// Before the mount this finds the server's list, still on screen:
+		// the app's first render then shows the rows it shows, no fewer.
 		root = v.element("")
+		if root == nil {
+			// A page opened inside the app: the list starts at the top.
+			last = min(v.Count, int(app.Window().Get("innerHeight").Float())/v.rowPx()+1+overscan)
+		}
 	}
 	if app.IsClient && v.RowHeight > 0 && root != nil {
 		top := root.Call("getBoundingClientRect").Get("top").Float()
@@ -360,8 +374,10 @@ func (v *VList) computeWindow() {
 }
 
 func (v *VList) Render() app.UI {
-	if app.IsServer {
-		v.computeWindow() // no mount on the server: the prerender's window
+	if app.IsServer || !v.windowed {
+		// The server has no mount, and the client's first render comes
+		// before it: both window here; after, refresh does.
+		v.computeWindow()
 	}
 	v.first = min(v.first, v.Count)
 	v.last = min(max(v.last, v.first), v.Count)

@@ -29,7 +29,9 @@ import (
 //     URL, which stays valid until it expires, cannot change it.
 
 // Presigns reports whether b is S3 storage, which takes uploads straight
-// from clients through presigned URLs.
+// from clients and serves downloads straight to them, through presigned
+// URLs (PresignPut, PresignDownload). It is the one test of that: file
+// storage has the server receive and send the bytes itself.
 func Presigns(b *blob.Bucket) bool {
 	var c *s3.Client
 	return b != nil && b.As(&c)

@@ -14,7 +14,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/betaport/betaport/server/cli"
 	"github.com/betaport/betaport/server/crx"
+	"github.com/betaport/betaport/server/demo"
 )
 
 // Self-hosted updates end to end, as a managed Chromium meets them: an
@@ -38,6 +40,29 @@ import (
 // chrome://extensions (chrome.developerPrivate.autoUpdate).
 func TestAutoUpdateThroughManagedPolicy(t *testing.T) {
 	m, d := startService(t)
+	autoUpdate(t, m, d)
+}
+
+// TestAutoUpdateThroughManagedPolicyOnS3 is the same with the bundles on S3
+// (versitygw on another loopback port): the service answers the updater's
+// CRX requests with a redirect to a presigned URL of the storage, sending
+// none of the CRX's bytes, and Chromium follows it to install and update.
+func TestAutoUpdateThroughManagedPolicyOnS3(t *testing.T) {
+	m, d, log := startServiceOnS3(t)
+	autoUpdate(t, m, d)
+	crxPath := fmt.Sprintf(`path=/update/%d/…/crx/`, d.Extensions[0].ID)
+	redirected := log.lines(`msg=request`, `method=GET`, crxPath, `status=302`, `bytes=0`)
+	if all := log.lines(`msg=request`, crxPath); len(redirected) < 2 || len(redirected) != len(all) {
+		t.Fatalf("the updater's CRX requests were answered\n%s\nwant each (at least two: install, update) a 302 with no bytes", strings.Join(all, "\n"))
+	}
+	t.Logf("the service redirected the updater's %d CRX requests to S3, sending no bytes of them", len(redirected))
+}
+
+// autoUpdate publishes a bundle of the demo's Tab Tamer, has a managed
+// Chromium force-install it from its update URL, publishes another and has
+// Chromium update to it.
+func autoUpdate(t *testing.T, m *cli.Main, d *demo.Result) {
+	t.Helper()
 	ext := d.Extensions[0] // Tab Tamer: Professional plan, 120 demo bundles
 	admin := d.Admins[0]
 	dir := t.TempDir()

@@ -2,6 +2,8 @@ package http
 
 import (
 	"bytes"
+	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"html"
 	"net/http"
@@ -9,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/andybalholm/brotli"
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
 	"github.com/betaport/betaport/app/api"
@@ -52,12 +55,6 @@ func newAppHandler(version string, api http.Handler) http.Handler {
 		ServiceWorkerTemplate:   serviceWorkerJS,
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// go-app answers If-None-Match with 304 whenever the build is the
-		// same, but a prerendered page also carries data that changes; only
-		// its own generated scripts may be revalidated that way.
-		if !isGoAppFile(r.URL.Path) {
-			r.Header.Del("If-None-Match")
-		}
 		if isGoAppFile(r.URL.Path) {
 			h.ServeHTTP(w, r)
 			return
@@ -102,7 +99,12 @@ func servePage(w http.ResponseWriter, r *http.Request, h http.Handler, apiHandle
 			ui.KindSession, html.EscapeString(api.PathSession), bytes.TrimSpace(body))
 	}
 	rec := &bufferedResponse{header: http.Header{}, status: http.StatusOK}
-	ui.RenderWith(pages, func() { h.ServeHTTP(rec, r) })
+	// go-app answers If-None-Match with 304 whenever the build is the same,
+	// but a prerendered page also carries data that changes: the page's own
+	// ETag, of its bytes, is checked below instead.
+	render := r.Clone(r.Context())
+	render.Header.Del("If-None-Match")
+	ui.RenderWith(pages, func() { h.ServeHTTP(rec, render) })
 	if rec.status == http.StatusOK && !ui.KnownPage(r.URL.Path) {
 		rec.status = http.StatusNotFound // ui.NotFoundPage, with a status that says so
 	}
@@ -122,13 +124,57 @@ func servePage(w http.ResponseWriter, r *http.Request, h http.Handler, apiHandle
 			out = append(out[:i:i], append([]byte(blocks.String()), out[i:]...)...)
 		}
 	}
+	hdr := w.Header()
 	for k, v := range rec.header {
-		w.Header()[k] = v
+		hdr[k] = v
 	}
-	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
-	w.Header().Set("Cache-Control", "private, no-cache")
+	// A page is made for the person asking (their session, their data):
+	// kept only by their browser, revalidated on every visit. A repeat
+	// visit to a page whose data did not change costs a 304 and no body.
+	hdr.Set("Cache-Control", "private, no-cache")
+	hdr.Set("Vary", "Accept-Encoding, Cookie")
+	if rec.status == http.StatusOK {
+		// Weak: the same page is sent in three encodings.
+		etag := "W/" + contentETag(out)
+		hdr.Set("ETag", etag)
+		if notModified(r, etag) {
+			hdr.Del("Content-Type")
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
+	if enc, body, ok := compressPage(r, out); ok {
+		hdr.Set("Content-Encoding", enc)
+		out = body
+	}
+	hdr.Set("Content-Length", strconv.Itoa(len(out)))
 	w.WriteHeader(rec.status)
 	w.Write(out)
+}
+
+// compressPage encodes a page for the wire with the best encoding the
+// request accepts: brotli, else gzip. Pages are small (tens of KB) and made
+// per request, so the levels are quick ones, which still shrink one to a
+// sixth or less.
+func compressPage(r *http.Request, page []byte) (enc string, body []byte, ok bool) {
+	var buf bytes.Buffer
+	switch {
+	case acceptsEncoding(r, "br"):
+		bw := brotli.NewWriterLevel(&buf, 5)
+		bw.Write(page)
+		if bw.Close() != nil {
+			return "", nil, false
+		}
+		return "br", buf.Bytes(), true
+	case acceptsEncoding(r, "gzip"):
+		gw, _ := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
+		gw.Write(page)
+		if gw.Close() != nil {
+			return "", nil, false
+		}
+		return "gzip", buf.Bytes(), true
+	}
+	return "", nil, false
 }
 
 // internalGet answers GET key through the API handler with the visitor's
@@ -171,13 +217,29 @@ func isGoAppFile(path string) bool {
 	return false
 }
 
+// pageAssets are the files every page loads: its styles and scripts, the
+// wasm, the icon in the top bar and the one the loader shows.
+var pageAssets = []string{
+	"/app.css", "/app.js", "/manifest.webmanifest", "/wasm_exec.js",
+	"/web/app.css", "/web/upload.css", "/web/app.wasm",
+	"/web/icon.svg", "/web/icon-192.png",
+}
+
+func jsonList(list []string) string {
+	b, _ := json.Marshal(list)
+	return string(b)
+}
+
 // serviceWorkerJS replaces go-app's default worker, which answers every
 // request, PUTs and API calls included, from a cache or through fetch(). Ours
 // answers only GETs of the build's own assets; everything else — pages with
 // live data, the API, upload PUTs whose progress events and streamed body a
 // worker would swallow — goes to the network untouched.
-const serviceWorkerJS = `const cacheName = "betaport-{{.Version}}";
-const resourcesToCache = {{.ResourcesToCache}}.filter((r) => r !== "/");
+//
+// It keeps what every page loads (pageAssets), not go-app's list, which
+// holds "/" (a page) and the manifest's large icon, which no page uses.
+var serviceWorkerJS = `const cacheName = "betaport-{{.Version}}";
+const resourcesToCache = ` + jsonList(pageAssets) + `;
 
 self.addEventListener("install", (event) => {
   event.waitUntil(

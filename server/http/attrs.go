@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"html"
+	"slices"
 	"strconv"
 )
 
@@ -54,6 +55,13 @@ func escapeAttributes(page []byte) ([]byte, error) {
 // copyStartTag copies the start tag at page[i] ('<' then a letter) to out
 // with its attribute values HTML-escaped, and returns the tag's lower-case
 // name and the index after it.
+//
+// The attributes are written sorted by name: go-app writes them in map
+// order, which changes from one render to the next, and a page rendered
+// twice from the same data must be the same bytes (its ETag is their hash).
+// go-app writes a value "true" as a bare name, as HTML's boolean
+// attributes want; an ARIA state written bare would mean "undefined", so
+// those get their ="true" back.
 func copyStartTag(out *[]byte, page []byte, i int) (name string, next int, err error) {
 	j := i + 1
 	for j < len(page) && !isSpaceOrEnd(page[j]) {
@@ -61,22 +69,31 @@ func copyStartTag(out *[]byte, page []byte, i int) (name string, next int, err e
 	}
 	name = string(bytes.ToLower(page[i+1 : j]))
 	*out = append(*out, page[i:j]...)
+	type attribute struct{ name, value []byte } // value nil: bare
+	var attrs []attribute
 	for j < len(page) {
 		switch c := page[j]; {
 		case c == '>':
+			slices.SortStableFunc(attrs, func(a, b attribute) int { return bytes.Compare(a.name, b.name) })
+			for _, a := range attrs {
+				*out = append(*out, ' ')
+				*out = append(*out, a.name...)
+				if a.value != nil {
+					*out = append(*out, `="`...)
+					*out = append(*out, a.value...)
+					*out = append(*out, '"')
+				}
+			}
 			*out = append(*out, '>')
 			return name, j + 1, nil
 		case c == ' ' || c == '\n' || c == '\t' || c == '/':
-			*out = append(*out, c)
 			j++
 		default: // an attribute name, then maybe ="…"
 			k := j
 			for k < len(page) && page[k] != '=' && !isSpaceOrEnd(page[k]) {
 				k++
 			}
-			attr := page[j:k]
-			mark := len(*out)
-			*out = append(*out, attr...)
+			a := attribute{name: page[j:k]}
 			j = k
 			if j < len(page) && page[j] == '=' {
 				quoted, err := strconv.QuotedPrefix(string(page[j+1:]))
@@ -85,14 +102,14 @@ func copyStartTag(out *[]byte, page []byte, i int) (name string, next int, err e
 				}
 				v, _ := strconv.Unquote(quoted)
 				j += 1 + len(quoted)
-				if v == "false" && booleanAttributes[string(bytes.ToLower(attr))] {
-					*out = (*out)[:mark] // present means true, whatever its value
-					continue
+				if v == "false" && booleanAttributes[string(bytes.ToLower(a.name))] {
+					continue // present means true, whatever its value
 				}
-				*out = append(*out, `="`...)
-				*out = append(*out, html.EscapeString(v)...)
-				*out = append(*out, '"')
+				a.value = []byte(html.EscapeString(v))
+			} else if bytes.HasPrefix(bytes.ToLower(a.name), []byte("aria-")) {
+				a.value = []byte("true")
 			}
+			attrs = append(attrs, a)
 		}
 	}
 	return "", 0, errors.New("escapeAttributes: unclosed <" + name + ">")

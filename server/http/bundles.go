@@ -18,6 +18,7 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/server/auth"
 	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/server/blobstore"
 )
 
 // handleCreateKey creates the extension's submit key, replacing (rotating)
@@ -115,9 +116,23 @@ func (s *Server) serveBundle(w http.ResponseWriter, r *http.Request, b *betaport
 }
 
 // serveFile sends one of bundle b's stored files (its zip or its CRX) as an
-// attachment named after the bundle, with its SHA-256 as ETag and range
-// support (a resumed download picks up where it stopped).
+// attachment named after the bundle, once the caller has checked access.
+//
+// On file storage this replica sends the bytes, with the SHA-256 as ETag
+// and range support (a resumed download picks up where it stopped).
+//
+// On S3 storage it sends none: it answers 302 Found with a presigned URL of
+// the object that expires in downloadURLExpiry, and the storage sends the
+// bytes, with its own ETag, ranges and conditional requests, and the
+// Content-Type and Content-Disposition this function would have sent (the
+// URL signs them). A browser ignores an <a download> attribute across
+// origins, so that Content-Disposition is what names the file.
 func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, b *betaport.Bundle, key, sha256, contentType, ext string) {
+	disposition := fmt.Sprintf(`attachment; filename="%s-%s%s"`, fileName(b.Name), b.Version, ext)
+	if s.downloadsDirect() {
+		s.redirectToStorage(w, r, b, key, contentType, disposition)
+		return
+	}
 	rd, err := s.Blobs.NewReader(r.Context(), key, nil)
 	if err != nil {
 		s.Error(w, r, fmt.Errorf("opening %s of bundle %d of extension %d: %w", key, b.Number, b.ExtensionID, err))
@@ -127,9 +142,60 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, b *betaport.B
 	h := w.Header()
 	h.Set("Content-Type", contentType)
 	h.Set("ETag", `"`+sha256+`"`)
-	h.Set("Cache-Control", "private, no-cache")
-	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s%s"`, fileName(b.Name), b.Version, ext))
+	h.Set("Cache-Control", fileCacheControl)
+	h.Set("Content-Disposition", disposition)
 	http.ServeContent(w, r, "", time.Time{}, rd)
+}
+
+// fileCacheControl lets a browser keep a downloaded file but revalidate it
+// (with its ETag) before use.
+const fileCacheControl = "private, no-cache"
+
+// downloadURLExpiry is how long a presigned download URL lets its holder
+// start a download (the storage checks the expiry when a request starts; a
+// download under way finishes). The client follows the redirect at once,
+// so the URL needs to live for a moment; the margin is for a busy client
+// and for clock skew between replicas and storage, which shortens or
+// lengthens the URL's life by as much. Short, because the URL is a bearer
+// credential that no longer asks who holds it: one copied out of a browser,
+// or kept by a tester whose access was revoked meanwhile, stops working
+// within minutes. Asking Betaport again (a new click, the updater's next
+// try) checks access again and gives a new URL. The cost: a client that
+// resumes an interrupted download by the storage's URL after it expired is
+// refused (403) and must start again from the Betaport link.
+var downloadURLExpiry = 5 * time.Minute
+
+// downloadsDirect reports whether bundle files go from storage straight to
+// the client (S3, through a presigned URL) rather than through this replica
+// (file storage). blobstore.Presigns decides it for uploads as well.
+func (s *Server) downloadsDirect() bool { return blobstore.Presigns(s.Blobs) }
+
+// redirectToStorage answers 302 Found with a presigned URL of the object at
+// key, for the request's method (GET, or HEAD, which the mux routes with
+// GET: a presigned URL binds its method). The answer carries no body and
+// Cache-Control: no-store, so no cache keeps the URL past the access check
+// that issued it or past its expiry.
+//
+// 302, not 307 or 303: for GET and HEAD the three are followed alike (only
+// a POST may be turned into a GET, and these routes take none), and 302 is
+// the one every HTTP client and downloader follows, HTTP/1.0 ones included
+// (307 and 303 are HTTP/1.1's); Chromium's extension updater and download
+// manager follow it (server/browser tests both). 301 and 308 are permanent
+// and cacheable by default, which a URL that expires must not be.
+func (s *Server) redirectToStorage(w http.ResponseWriter, r *http.Request, b *betaport.Bundle, key, contentType, disposition string) {
+	u, err := blobstore.PresignDownload(r.Context(), s.Blobs, r.Method, key, downloadURLExpiry, blobstore.Response{
+		ContentType:        contentType,
+		ContentDisposition: disposition,
+		CacheControl:       fileCacheControl,
+	})
+	if err != nil {
+		s.Error(w, r, fmt.Errorf("presigning %s of bundle %d of extension %d: %w", key, b.Number, b.ExtensionID, err))
+		return
+	}
+	h := w.Header()
+	h.Set("Location", u)
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusFound)
 }
 
 // Sweep marks uploads whose URL expired before their zip came, removes

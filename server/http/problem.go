@@ -121,17 +121,33 @@ func writeJSONPage(w http.ResponseWriter, r *http.Request, v any) {
 		writeJSON(w, r, http.StatusOK, v) // reports the error
 		return
 	}
-	sum := sha256.Sum256(b)
-	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
+	etag := contentETag(b)
 	w.Header().Set("ETag", etag)
 	w.Header().Set("Cache-Control", "private, no-cache")
-	for _, tag := range strings.Split(r.Header.Get("If-None-Match"), ",") {
-		if t := strings.TrimSpace(tag); t == etag || t == "W/"+etag || t == "*" {
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
+	if notModified(r, etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
 	}
 	writeJSON(w, r, http.StatusOK, json.RawMessage(b))
+}
+
+// contentETag is a strong entity tag of b's bytes.
+func contentETag(b []byte) string {
+	sum := sha256.Sum256(b)
+	return `"` + hex.EncodeToString(sum[:16]) + `"`
+}
+
+// notModified reports whether the request's If-None-Match names etag, by
+// the weak comparison RFC 9110 asks of If-None-Match (W/ is ignored on
+// either side).
+func notModified(r *http.Request, etag string) bool {
+	want := strings.TrimPrefix(etag, "W/")
+	for _, tag := range strings.Split(r.Header.Get("If-None-Match"), ",") {
+		if t := strings.TrimPrefix(strings.TrimSpace(tag), "W/"); t == want || t == "*" {
+			return true
+		}
+	}
+	return false
 }
 
 // writeJSON writes v as a JSON response.

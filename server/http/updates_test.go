@@ -193,7 +193,7 @@ func TestSameVersionThreeTimesUpdates(t *testing.T) {
 		}
 		wantCRX(t, data, u, w.version, w.name)
 		// Testers download the same package from the builds page.
-		resp, fromPage := e.do(t, "GET", api.BundleCRXPath(p.ext.ID, b.Number), testerCookie)
+		resp, fromPage := e.fetchFile(t, "GET", api.BundleCRXPath(p.ext.ID, b.Number), testerCookie)
 		if resp.StatusCode != 200 || !bytes.Equal(fromPage, data) {
 			t.Fatalf("tester's CRX download = %d, same bytes as the updater's: %v", resp.StatusCode, bytes.Equal(fromPage, data))
 		}
@@ -247,7 +247,7 @@ func TestServedVersionsOnlyGoUp(t *testing.T) {
 		if b.Version != s.version || b.VersionName != s.name {
 			t.Fatalf("step %d served %q (%q), want %q (%q)", i+1, b.Version, b.VersionName, s.version, s.name)
 		}
-		resp, data := e.do(t, "GET", api.BundleCRXPath(p.ext.ID, b.Number), admin)
+		resp, data := e.fetchFile(t, "GET", api.BundleCRXPath(p.ext.ID, b.Number), admin)
 		if resp.StatusCode != 200 {
 			t.Fatalf("CRX = %d %s", resp.StatusCode, data)
 		}
@@ -268,7 +268,7 @@ func TestManifestWithBOMPacks(t *testing.T) {
 	b := p.submitAny(t, makeZip(t, map[string]string{
 		"manifest.json": "\xef\xbb\xbf" + `{"manifest_version": 3, "name": "Tab Tamer", "version": "1.2"}`,
 	}))
-	resp, data := e.do(t, "GET", api.BundleCRXPath(p.ext.ID, b.Number), admin)
+	resp, data := e.fetchFile(t, "GET", api.BundleCRXPath(p.ext.ID, b.Number), admin)
 	if resp.StatusCode != 200 {
 		t.Fatalf("CRX = %d %s", resp.StatusCode, data)
 	}

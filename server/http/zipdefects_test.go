@@ -145,7 +145,7 @@ func TestManifestWithCommentsPacks(t *testing.T) {
 			}
 		}
 	}
-	resp, data := e.do(t, "GET", api.BundleCRXPath(p.ext.ID, b.Number), admin)
+	resp, data := e.fetchFile(t, "GET", api.BundleCRXPath(p.ext.ID, b.Number), admin)
 	if resp.StatusCode != 200 {
 		t.Fatalf("CRX = %d %s", resp.StatusCode, data)
 	}
