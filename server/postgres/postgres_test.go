@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"database/sql"
 	"sync"
 	"testing"
 
@@ -26,6 +27,20 @@ func MustOpenDB(tb testing.TB) *postgres.DB {
 
 func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) betaport.Store { return MustOpenDB(t) })
+	storetest.RunSQL(t, func(t *testing.T) (betaport.Store, *sql.DB) {
+		url := testenv.PostgresURL(t)
+		s, err := postgres.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		db, err := sql.Open("pgx", url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return s, db
+	})
 }
 
 // Replicas starting at once on one empty database migrate it once: the

@@ -220,9 +220,16 @@ func TestSubmitAcrossReplicas(t *testing.T) {
 	if resp.StatusCode != 200 || json.Unmarshal(body, &list) != nil || len(list) != 1 || list[0].Number != 1 || list[0].SHA256 != bundle.SHA256 {
 		t.Fatalf("A's bundle list = %d %s", resp.StatusCode, body)
 	}
+	// The download, as the upload, goes straight to the storage: A checks
+	// access and redirects to a presigned URL, and serves no bytes itself.
 	resp, body = call(t, "GET", a.URL()+api.CurrentBundlePath(f.ext.ID)+"/download", admin, nil)
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusFound || len(body) != 0 || !strings.HasPrefix(loc, d.blobEndpoint+"/") {
+		t.Fatalf("download from A = %d, %d bytes, Location %q; want 302 to the storage (%s)", resp.StatusCode, len(body), loc, d.blobEndpoint)
+	}
+	resp, body = call(t, "GET", loc, nil, nil)
 	if resp.StatusCode != 200 || !bytes.Equal(body, zipBytes) {
-		t.Fatalf("download from A = %d, %d bytes", resp.StatusCode, len(body))
+		t.Fatalf("download from the storage = %d, %d bytes, want the zip's %d", resp.StatusCode, len(body), len(zipBytes))
 	}
 
 	// The pipeline's own command, against B.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/server/betaport"
@@ -51,7 +52,8 @@ func (s *DB) InviteTester(ctx context.Context, t *betaport.Tester, inviteHash st
 	return err
 }
 
-const testerColumns = `id, extension_id, email, name, status, created_at, last_seen_at`
+// testerColumns are read from the testers table named t.
+const testerColumns = `t.id, t.extension_id, t.email, t.name, t.status, t.created_at, t.last_seen_at`
 
 func scanTester(row interface{ Scan(...any) error }) (*betaport.Tester, error) {
 	var t betaport.Tester
@@ -68,7 +70,7 @@ var errNoTester = betaport.Errorf(betaport.ENOTFOUND, "There is no such tester."
 
 // FindTester returns a tester by id.
 func (s *DB) FindTester(ctx context.Context, id int64) (*betaport.Tester, error) {
-	t, err := scanTester(s.db.QueryRowContext(ctx, `SELECT `+testerColumns+` FROM testers WHERE id = ?`, id))
+	t, err := scanTester(s.db.QueryRowContext(ctx, `SELECT `+testerColumns+` FROM testers t WHERE t.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errNoTester
 	}
@@ -77,7 +79,7 @@ func (s *DB) FindTester(ctx context.Context, id int64) (*betaport.Tester, error)
 
 // FindTesterByInvite returns the tester whose invite link hashes to hash.
 func (s *DB) FindTesterByInvite(ctx context.Context, hash string) (*betaport.Tester, error) {
-	t, err := scanTester(s.db.QueryRowContext(ctx, `SELECT `+testerColumns+` FROM testers WHERE invite_hash = ?`, hash))
+	t, err := scanTester(s.db.QueryRowContext(ctx, `SELECT `+testerColumns+` FROM testers t WHERE t.invite_hash = ?`, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errNoTester
 	}
@@ -85,31 +87,20 @@ func (s *DB) FindTesterByInvite(ctx context.Context, hash string) (*betaport.Tes
 }
 
 // FindTesters returns a page of testers, newest first, keyset-paged by id so
-// a deep page costs what the first one costs.
+// a deep page costs what the first one costs. A query keeps the testers whose
+// e-mail or name holds it in any case, found through a trigram index when it
+// is long enough to have trigrams (search.go).
 func (s *DB) FindTesters(ctx context.Context, f betaport.TesterFilter) ([]*betaport.Tester, error) {
-	q := `SELECT ` + testerColumns + ` FROM testers WHERE extension_id = ?`
-	args := []any{f.ExtensionID}
-	if f.Status != "" {
-		q += ` AND status = ?`
-		args = append(args, f.Status)
+	list := []*betaport.Tester{}
+	if !searchable(f.Query) {
+		return list, nil
 	}
-	if f.BeforeID > 0 {
-		q += ` AND id < ?`
-		args = append(args, f.BeforeID)
-	}
-	if f.Query != "" {
-		q += ` AND (` + s.dialect.contains("email") + ` OR ` + s.dialect.contains("lower(name)") + `)`
-		needle := strings.ToLower(f.Query)
-		args = append(args, needle, needle)
-	}
-	q += ` ORDER BY id DESC LIMIT ?`
-	args = append(args, f.Limit)
+	q, args := s.testersQuery(f)
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	list := []*betaport.Tester{}
 	for rows.Next() {
 		t, err := scanTester(rows)
 		if err != nil {
@@ -118,6 +109,35 @@ func (s *DB) FindTesters(ctx context.Context, f betaport.TesterFilter) ([]*betap
 		list = append(list, t)
 	}
 	return list, rows.Err()
+}
+
+// testersQuery is the query of a page of testers, and its arguments.
+func (s *DB) testersQuery(f betaport.TesterFilter) (string, []any) {
+	from, order := `testers t`, `t.id DESC`
+	var where []string
+	var args []any
+	switch {
+	case f.Query == "":
+	case utf8.RuneCountInString(f.Query) >= trigram:
+		m := s.dialect.search(f)
+		from, order = m.from, m.order
+		where, args = append(where, m.where), append(args, m.args...)
+	default:
+		// No trigram to look up: read the extension's testers newest first
+		// until the page is full.
+		cond, condArgs := s.dialect.containsAnyCase(f.Query)
+		where, args = append(where, cond), append(args, condArgs...)
+	}
+	where, args = append(where, `t.extension_id = ?`), append(args, f.ExtensionID)
+	if f.Status != "" {
+		where, args = append(where, `t.status = ?`), append(args, f.Status)
+	}
+	if f.BeforeID > 0 {
+		where, args = append(where, `t.id < ?`), append(args, f.BeforeID)
+	}
+	q := `SELECT ` + testerColumns + ` FROM ` + from + ` WHERE ` + strings.Join(where, ` AND `) +
+		` ORDER BY ` + order + ` LIMIT ?`
+	return q, append(args, f.Limit)
 }
 
 // ActivateTester marks a tester active and seen now; a revoked tester stays

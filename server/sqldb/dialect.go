@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"io/fs"
 	"regexp"
 	"strconv"
@@ -13,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
+
+	"github.com/betaport/betaport/server/betaport"
 )
 
 // Dialect is everything that differs between the SQL databases Betaport
@@ -26,6 +29,15 @@ type Dialect struct {
 	// containsFunc finds a substring: instr(haystack, needle) in SQLite,
 	// strpos(haystack, needle) in PostgreSQL; both answer 0 for "absent".
 	containsFunc string
+	// search finds testers through the dialect's trigram index (search.go).
+	search func(f betaport.TesterFilter) testerSearch
+	// lastTesterID, when set, reads the highest tester id given out so far:
+	// the dialect's search index wants a batch of new testers inserted
+	// newest first, so their ids are given rather than drawn in insertion
+	// order (see migration 00005). Unset, the database numbers them.
+	lastTesterID string
+	// optimize lists the statements that tidy the indexes after a bulk load.
+	optimize []string
 	// sessionLock: take a database-wide lock while migrating, so replicas
 	// starting at once do not run one migration twice.
 	sessionLock bool
@@ -40,6 +52,15 @@ var SQLite = &Dialect{
 	Name:         "sqlite",
 	goose:        goose.DialectSQLite3,
 	containsFunc: "instr",
+	search:       sqliteSearch,
+	// AUTOINCREMENT keeps the highest id it ever gave in sqlite_sequence,
+	// which an explicit id above it moves on.
+	lastTesterID: `SELECT COALESCE(MAX(seq), 0) FROM sqlite_sequence WHERE name = 'testers'`,
+	// FTS5 writes an index in segments, merged a few at a time as they
+	// come; a search opens each of its trigrams in each segment, so merging
+	// them all into one makes it several times quicker. PRAGMA optimize
+	// refreshes the planner's statistics where they are stale.
+	optimize: []string{`INSERT INTO testers_search (testers_search) VALUES ('optimize')`, `PRAGMA optimize`},
 	uniqueViolation: func(err error) bool {
 		return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
 	},
@@ -52,7 +73,13 @@ var Postgres = &Dialect{
 	goose:        goose.DialectPostgres,
 	numbered:     true,
 	containsFunc: "strpos",
-	sessionLock:  true,
+	search:       postgresSearch,
+	// The planner chooses between the trigram indexes and reading testers
+	// in id order from the statistics, which a bulk load leaves stale until
+	// autovacuum comes; VACUUM also moves the rows that GIN's fast update
+	// keeps in a pending list, read by every search, into the indexes.
+	optimize:    []string{`VACUUM ANALYZE testers`},
+	sessionLock: true,
 	uniqueViolation: func(err error) bool {
 		var pe *pgconn.PgError
 		return errors.As(err, &pe) && pe.Code == "23505" // unique_violation
@@ -112,10 +139,65 @@ func (d *Dialect) migrations(dir fs.FS) (fs.FS, error) {
 		if err != nil {
 			return err
 		}
-		out[path] = &fstest.MapFile{Data: []byte(d.migration(string(b))), Mode: 0o444}
+		s, err := dialectSections(string(b), d.Name)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		out[path] = &fstest.MapFile{Data: []byte(d.migration(s)), Mode: 0o444}
 		return nil
 	})
 	return out, err
+}
+
+// Marks of the sections of a migration that only one dialect runs.
+const (
+	sectionMark = "-- +betaport "
+	sectionEnd  = "end"
+)
+
+// dialectSections keeps what a migration says for the dialect named
+// dialect. A migration is written once for both databases, but where they
+// have nothing in common (an FTS5 table and its triggers against pg_trgm
+// indexes) it holds a section for each:
+//
+//	-- +betaport sqlite
+//	CREATE VIRTUAL TABLE …;
+//	-- +betaport postgres
+//	CREATE INDEX … USING gin …;
+//	-- +betaport end
+//
+// A section runs from its mark to the next mark. The dialect keeps the
+// lines of its own sections and of no section, and blanks the others' (and
+// the marks), so that goose's line numbers still point into the file.
+// A mark naming no dialect, or a section left open, is an error rather than
+// statements silently run by neither database or by both.
+func dialectSections(s, dialect string) (string, error) {
+	lines := strings.Split(s, "\n")
+	section := "" // the dialect of the open section, "" outside one
+	for i, line := range lines {
+		if name, ok := strings.CutPrefix(strings.TrimSpace(line), strings.TrimSpace(sectionMark)); ok {
+			switch name = strings.TrimSpace(name); name {
+			case sectionEnd:
+				if section == "" {
+					return "", fmt.Errorf("line %d: %q closes no section", i+1, line)
+				}
+				section = ""
+			case SQLite.Name, Postgres.Name:
+				section = name
+			default:
+				return "", fmt.Errorf("line %d: %q names no dialect (%s or %s)", i+1, line, SQLite.Name, Postgres.Name)
+			}
+			lines[i] = ""
+			continue
+		}
+		if section != "" && section != dialect {
+			lines[i] = ""
+		}
+	}
+	if section != "" {
+		return "", fmt.Errorf("the %s section is not closed with %q", section, sectionMark+sectionEnd)
+	}
+	return strings.Join(lines, "\n"), nil
 }
 
 func (d *Dialect) gooseOptions() ([]goose.ProviderOption, error) {

@@ -51,3 +51,82 @@ func mustSub(t *testing.T) fs.FS {
 	}
 	return dir
 }
+
+// A dialect keeps its own sections of a migration and the lines of none,
+// blanks the rest (so line numbers hold), and refuses marks it cannot
+// read.
+func TestDialectSections(t *testing.T) {
+	const in = "-- +goose Up\nCREATE TABLE t (a INTEGER);\n-- +betaport sqlite\nCREATE VIRTUAL TABLE f USING fts5(a);\n-- +betaport postgres\nCREATE INDEX i ON t USING gin (a);\n-- +betaport end\nDROP TABLE u;\n"
+	for _, tt := range []struct{ dialect, want string }{
+		{"sqlite", "-- +goose Up\nCREATE TABLE t (a INTEGER);\n\nCREATE VIRTUAL TABLE f USING fts5(a);\n\n\n\nDROP TABLE u;\n"},
+		{"postgres", "-- +goose Up\nCREATE TABLE t (a INTEGER);\n\n\n\nCREATE INDEX i ON t USING gin (a);\n\nDROP TABLE u;\n"},
+	} {
+		got, err := dialectSections(in, tt.dialect)
+		if err != nil || got != tt.want {
+			t.Errorf("dialectSections(%s) = %q, %v; want %q", tt.dialect, got, err, tt.want)
+		}
+	}
+	for _, bad := range []string{
+		"-- +betaport mysql\nX;\n-- +betaport end\n", // no such dialect
+		"-- +betaport sqlite\nX;\n",                  // left open
+		"X;\n-- +betaport end\n",                     // closes nothing
+	} {
+		if _, err := dialectSections(bad, "sqlite"); err == nil {
+			t.Errorf("dialectSections accepts %q", bad)
+		}
+	}
+}
+
+// Migration 00005 gives each database its own trigram index, and neither
+// the other's.
+func TestSearchMigrationSections(t *testing.T) {
+	for _, tt := range []struct {
+		d          *Dialect
+		has, lacks string
+	}{
+		{SQLite, "tokenize = 'trigram'", "gin_trgm_ops"},
+		{Postgres, "gin_trgm_ops", "fts5"},
+	} {
+		dir, err := tt.d.migrations(mustSub(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := fs.ReadFile(dir, "00005_tester_search.sql")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(b); !strings.Contains(got, tt.has) || strings.Contains(got, tt.lacks) || strings.Contains(got, "+betaport") {
+			t.Errorf("the %s migration should hold %q and neither %q nor a section mark:\n%s", tt.d.Name, tt.has, tt.lacks, got)
+		}
+	}
+}
+
+// The spellings of a short query that lower() may leave.
+func TestCaseVariants(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"ab", "ab"},
+		{"AB", "ab"},
+		{"é", "é É"},
+		{"Øx", "Øx øx"},
+		{"k", "k \u212a"}, // k and the Kelvin sign
+		{"1%", "1%"},
+	} {
+		if got := strings.Join(caseVariants(tt.in), " "); got != tt.want {
+			t.Errorf("caseVariants(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}
+
+// Every character of a query stands for itself in FTS5 and in LIKE.
+func TestQueryQuoting(t *testing.T) {
+	for in, want := range map[string]string{`ada`: `"ada"`, `a"b`: `"a""b"`, `"`: `""""`, `a* OR b`: `"a* OR b"`} {
+		if got := ftsPhrase(in); got != want {
+			t.Errorf("ftsPhrase(%q) = %s, want %s", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{`ada`: `%ada%`, `50%`: `%50\%%`, `a_b`: `%a\_b%`, `c:\x`: `%c:\\x%`} {
+		if got := likePattern(in); got != want {
+			t.Errorf("likePattern(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -4,8 +4,9 @@
 //
 // The queries and the migrations are written once. What differs between the
 // two dialects (placeholders, column types, a string function, how a unique
-// violation is reported, how migrations are locked) is in dialect.go and
-// nowhere else.
+// violation is reported, how migrations are locked, the sections of a
+// migration only one of them runs) is in dialect.go, and how each searches
+// its trigram index of testers in search.go: nowhere else.
 package sqldb
 
 import (
@@ -44,26 +45,36 @@ func Open(ctx context.Context, db *sql.DB, d *Dialect, name string) (*DB, error)
 }
 
 func (s *DB) migrate(ctx context.Context) error {
-	dir, err := fs.Sub(migrations, "migrations")
+	p, err := s.migrations()
 	if err != nil {
 		return err
-	}
-	dir, err = s.dialect.migrations(dir)
-	if err != nil {
-		return fmt.Errorf("%s: migrations: %w", s.dialect.Name, err)
-	}
-	opts, err := s.dialect.gooseOptions()
-	if err != nil {
-		return fmt.Errorf("%s: migrations: %w", s.dialect.Name, err)
-	}
-	p, err := goose.NewProvider(s.dialect.goose, s.db.DB, dir, opts...)
-	if err != nil {
-		return fmt.Errorf("%s: migrations: %w", s.dialect.Name, err)
 	}
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("%s: migrate %s: %w", s.dialect.Name, s.name, err)
 	}
 	return nil
+}
+
+// migrations is goose's provider of the migrations as the dialect spells
+// them.
+func (s *DB) migrations() (*goose.Provider, error) {
+	dir, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	dir, err = s.dialect.migrations(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: migrations: %w", s.dialect.Name, err)
+	}
+	opts, err := s.dialect.gooseOptions()
+	if err != nil {
+		return nil, fmt.Errorf("%s: migrations: %w", s.dialect.Name, err)
+	}
+	p, err := goose.NewProvider(s.dialect.goose, s.db.DB, dir, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: migrations: %w", s.dialect.Name, err)
+	}
+	return p, nil
 }
 
 // Close closes the database.
@@ -73,6 +84,17 @@ func (s *DB) Close() error { return s.db.Close() }
 func (s *DB) Ping(ctx context.Context) error {
 	var one int
 	return s.db.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+}
+
+// Optimize tidies the indexes after a bulk load, as the dialect needs (see
+// Dialect.optimize): searches are as quick right after as they will be.
+func (s *DB) Optimize(ctx context.Context) error {
+	for _, q := range s.dialect.optimize {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%s: optimize: %w", s.dialect.Name, err)
+		}
+	}
+	return nil
 }
 
 // Empty reports whether no team exists yet.

@@ -73,3 +73,9 @@ func BenchmarkPaging(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSearch measures tester search at a million testers against a
+// plain page (see storetest.BenchSearch), on an SQLite file.
+func BenchmarkSearch(b *testing.B) {
+	storetest.BenchSearch(b, MustOpenDB(b), 1_000_000)
+}

@@ -5,6 +5,7 @@ package storetest
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -37,6 +38,7 @@ func Run(t *testing.T, open Opener) {
 		{"ExtensionKey", testExtensionKey},
 		{"UsersAndSessions", testUsersAndSessions},
 		{"TesterSearch", testTesterSearch},
+		{"TesterSearchIndex", testTesterSearchIndex},
 		{"RevokeEndsSessions", testRevokeEndsSessions},
 		{"Builds", testBuilds},
 		{"Signing", testSigning},
@@ -48,6 +50,20 @@ func Run(t *testing.T, open Opener) {
 			tt.fn(t, open(t))
 		})
 	}
+}
+
+// SQLOpener returns a new, empty store and a connection to its database,
+// for the tests that change rows as only SQL can (a tester renamed or
+// deleted); both arrange their own cleanup.
+type SQLOpener func(t *testing.T) (betaport.Store, *sql.DB)
+
+// RunSQL runs the tests that need the store's database besides the store.
+func RunSQL(t *testing.T, open SQLOpener) {
+	t.Run("TesterSearchFollowsChanges", func(t *testing.T) {
+		t.Parallel()
+		s, db := open(t)
+		testTesterSearchFollowsChanges(t, s, db)
+	})
 }
 
 func wantCode(t *testing.T, err error, code string) {
