@@ -11,18 +11,19 @@ const ProblemContentType = "application/problem+json"
 // Problem types. Programs switch on these; they are relative URI references
 // as RFC 9457 allows, resolved against the service's base URL.
 const (
-	ProblemBadRequest       = "/problems/bad-request"
-	ProblemNotFound         = "/problems/not-found"
-	ProblemMethodNotAllowed = "/problems/method-not-allowed"
-	ProblemUnauthorized     = "/problems/unauthorized"
-	ProblemForbidden        = "/problems/forbidden"
-	ProblemConflict         = "/problems/conflict"
-	ProblemTooLarge         = "/problems/too-large"
-	ProblemUnsupportedMedia = "/problems/unsupported-media-type"
-	ProblemTooManyRequests  = "/problems/too-many-requests"
-	ProblemUnavailable      = "/problems/unavailable"
-	ProblemInternal         = "/problems/internal"
-	ProblemRequestTimeout   = "/problems/request-timeout"
+	ProblemBadRequest          = "/problems/bad-request"
+	ProblemNotFound            = "/problems/not-found"
+	ProblemMethodNotAllowed    = "/problems/method-not-allowed"
+	ProblemUnauthorized        = "/problems/unauthorized"
+	ProblemForbidden           = "/problems/forbidden"
+	ProblemConflict            = "/problems/conflict"
+	ProblemTooLarge            = "/problems/too-large"
+	ProblemUnsupportedMedia    = "/problems/unsupported-media-type"
+	ProblemTooManyRequests     = "/problems/too-many-requests"
+	ProblemUnavailable         = "/problems/unavailable"
+	ProblemInternal            = "/problems/internal"
+	ProblemRequestTimeout      = "/problems/request-timeout"
+	ProblemRangeNotSatisfiable = "/problems/range-not-satisfiable"
 )
 
 // Problem is an RFC 9457 problem details object.

@@ -37,8 +37,8 @@ type ExtensionPage struct {
 	// (see settled).
 	loadingExtension bool
 	awaited          *api.Revision
-	bundles   fetch.InfiniteState[[]api.Bundle]
-	list      *fetch.Infinite[[]api.Bundle]
+	bundles          fetch.InfiniteState[[]api.Bundle]
+	list             *fetch.Infinite[[]api.Bundle]
 }
 
 // OnNav reads the extension id from the path and loads the extension and the

@@ -144,7 +144,8 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, b *betaport.B
 	h.Set("ETag", `"`+sha256+`"`)
 	h.Set("Cache-Control", fileCacheControl)
 	h.Set("Content-Disposition", disposition)
-	http.ServeContent(w, r, "", time.Time{}, rd)
+	// A range outside the file is answered as a problem, as every error is.
+	http.ServeContent(&problemWriter{ResponseWriter: w}, r, "", time.Time{}, rd)
 }
 
 // fileCacheControl lets a browser keep a downloaded file but revalidate it

@@ -80,7 +80,8 @@ func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // problemWriter turns an error answer written by code that is not ours (the
-// mux's 404 and 405, go-app's not-found page) into a problem.
+// mux's 404 and 405, go-app's not-found page, http.ServeContent's 416) into
+// a problem.
 type problemWriter struct {
 	http.ResponseWriter
 	problem bool
@@ -99,6 +100,9 @@ func (pw *problemWriter) WriteHeader(status int) {
 	case http.StatusMethodNotAllowed:
 		p.Type = api.ProblemMethodNotAllowed
 		p.Detail = "This address does not take that method; use one of: " + pw.Header().Get("Allow") + "."
+	case http.StatusRequestedRangeNotSatisfiable:
+		p.Type = api.ProblemRangeNotSatisfiable
+		p.Detail = "The range asked for is outside the file (its size is in Content-Range). Ask for a range inside it, or for the whole file."
 	}
 	writeProblem(pw.ResponseWriter, p)
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/server/auth"
@@ -42,7 +43,7 @@ func (s *Server) handleListTesters(w http.ResponseWriter, r *http.Request, _ *su
 		badParam(w, "status", "status must be invited, active or revoked (or absent for all).")
 		return
 	}
-	if len(f.Query) > 200 {
+	if utf8.RuneCountInString(f.Query) > 200 { // characters, in any script
 		badParam(w, "q", "q is longer than 200 characters; search for part of an e-mail address or name.")
 		return
 	}

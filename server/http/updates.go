@@ -391,9 +391,20 @@ func (s *Server) bundleFromPath(w http.ResponseWriter, r *http.Request, ext *bet
 
 // fileName makes a bundle's name safe for a download's file name.
 func fileName(name string) string {
-	name = strings.Trim(unsafeFileChars.ReplaceAllString(name, "-"), "-")
+	name = unsafeFileChars.ReplaceAllString(name, "-")
+	// A leading dot would save a hidden file (".." one too); a long name
+	// would not fit a file system's 255 bytes once the version and the
+	// extension are added.
+	if len(name) > maxFileNameStem {
+		name = name[:maxFileNameStem]
+	}
+	name = strings.Trim(name, "-.")
 	if name == "" {
 		return "extension"
 	}
 	return name
 }
+
+// maxFileNameStem is how much of an extension's name a download's file
+// name keeps (ASCII only, see unsafeFileChars).
+const maxFileNameStem = 100
