@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/andybalholm/brotli"
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
@@ -155,19 +156,24 @@ func servePage(w http.ResponseWriter, r *http.Request, h http.Handler, apiHandle
 // compressPage encodes a page for the wire with the best encoding the
 // request accepts: brotli, else gzip. Pages are small (tens of KB) and made
 // per request, so the levels are quick ones, which still shrink one to a
-// sixth or less.
+// sixth or less. The encoders are pooled: a new brotli writer allocates
+// 1.8 MB of tables, a reset one 40 KB.
 func compressPage(r *http.Request, page []byte) (enc string, body []byte, ok bool) {
 	var buf bytes.Buffer
 	switch {
 	case acceptsEncoding(r, "br"):
-		bw := brotli.NewWriterLevel(&buf, 5)
+		bw := brotliWriters.Get().(*brotli.Writer)
+		defer brotliWriters.Put(bw)
+		bw.Reset(&buf)
 		bw.Write(page)
 		if bw.Close() != nil {
 			return "", nil, false
 		}
 		return "br", buf.Bytes(), true
 	case acceptsEncoding(r, "gzip"):
-		gw, _ := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
+		gw := gzipWriters.Get().(*gzip.Writer)
+		defer gzipWriters.Put(gw)
+		gw.Reset(&buf)
 		gw.Write(page)
 		if gw.Close() != nil {
 			return "", nil, false
@@ -176,6 +182,11 @@ func compressPage(r *http.Request, page []byte) (enc string, body []byte, ok boo
 	}
 	return "", nil, false
 }
+
+var (
+	brotliWriters = sync.Pool{New: func() any { return brotli.NewWriterLevel(nil, 5) }}
+	gzipWriters   = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}
+)
 
 // internalGet answers GET key through the API handler with the visitor's
 // cookies, as if the browser had asked.
