@@ -46,6 +46,13 @@ type TestersPage struct {
 	invited     *api.Invited
 	copied      bool
 	revokeErr   error
+
+	// pageCtx is the page's own context (OnNav's). Requests started from a
+	// button answer through it: a row's Revoke button is gone as soon as
+	// the row shows the tester revoked, and go-app ends a handler's context
+	// with its element (and with the next event on it), which aborted the
+	// request and dropped its answer.
+	pageCtx app.Context
 }
 
 func (p *TestersPage) getKey() fetch.GetKey[fetch.CursorPage[api.Tester]] {
@@ -60,6 +67,7 @@ func (p *TestersPage) getKey() fetch.GetKey[fetch.CursorPage[api.Tester]] {
 }
 
 func (p *TestersPage) OnNav(ctx app.Context) {
+	p.pageCtx = ctx
 	setTitle(ctx, "Testers")
 	u := ctx.Page().URL()
 	path := strings.TrimPrefix(u.Path, "/extensions/")
@@ -304,9 +312,12 @@ func (p *TestersPage) invite(ctx app.Context, e app.Event) {
 		pending := api.Tester{ID: -1, ExtensionID: id, Email: strings.ToLower(strings.TrimSpace(in.Email)), Name: in.Name, Status: api.TesterInvited}
 		list.Mutate(withTester(before, pending), false)
 	}
+	pageCtx := p.pageCtx
 	ctx.Async(func() {
-		out, err := c.Invite(ctx, id, in)
-		ctx.Dispatch(func(ctx app.Context) {
+		reqCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		out, err := c.Invite(reqCtx, id, in)
+		pageCtx.Dispatch(func(ctx app.Context) {
 			if signedOut(ctx, err) {
 				return
 			}
@@ -348,10 +359,12 @@ func (p *TestersPage) revoke(ctx app.Context, t api.Tester) {
 	revoked.Status = api.TesterRevoked
 	list.Mutate(replaceTester(before, revoked), false)
 	p.revokeErr = nil
-	c := apiClient()
+	c, pageCtx := apiClient(), p.pageCtx
 	ctx.Async(func() {
-		err := c.Revoke(ctx, t.ExtensionID, t.ID)
-		ctx.Dispatch(func(ctx app.Context) {
+		reqCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		err := c.Revoke(reqCtx, t.ExtensionID, t.ID)
+		pageCtx.Dispatch(func(ctx app.Context) {
 			if signedOut(ctx, err) {
 				return
 			}
