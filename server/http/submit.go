@@ -29,7 +29,7 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/server/auth"
 	"github.com/betaport/betaport/server/betaport"
-	"github.com/betaport/betaport/server/builder"
+	"github.com/betaport/betaport/server/zipcheck"
 	"github.com/betaport/betaport/server/crx"
 )
 
@@ -49,7 +49,7 @@ type SubmitConfig struct {
 	MaxUploadSize int64         // the largest zip a PUT takes
 	Burst         int           // calls per key allowed at once
 	Every         time.Duration // then one call per key every Every
-	Limits        builder.Limits
+	Limits        zipcheck.Limits
 }
 
 func (c SubmitConfig) withDefaults() SubmitConfig {
@@ -65,8 +65,8 @@ func (c SubmitConfig) withDefaults() SubmitConfig {
 	if c.Every <= 0 {
 		c.Every = defaultSubmitEvery
 	}
-	if c.Limits == (builder.Limits{}) {
-		c.Limits = builder.DefaultLimits()
+	if c.Limits == (zipcheck.Limits{}) {
+		c.Limits = zipcheck.DefaultLimits()
 	}
 	c.Limits.MaxZipSize = c.MaxUploadSize
 	return c
@@ -284,7 +284,7 @@ func (s *Server) storeZip(ctx context.Context, key string, body io.Reader, limit
 		p := problem(http.StatusUnprocessableEntity, api.ProblemNotAZip,
 			"The body is not a zip (it does not start with a zip signature). Upload the extension's .zip file.")
 		// The same list sign answers with, so a pipeline reads one shape.
-		p.Problems = []api.ZipProblem{{Code: builder.CodeNotAZip,
+		p.Problems = []api.ZipProblem{{Code: zipcheck.CodeNotAZip,
 			Message: "The file is not a zip archive, or it is damaged. Upload the extension as a .zip file."}}
 		return 0, "", p, nil
 	}
@@ -484,7 +484,7 @@ func (s *Server) versionCeiling(ctx context.Context, ext *betaport.Extension) ([
 	if err != nil || !crx.Exhausted(earlier) {
 		return nil, err
 	}
-	return []api.ZipProblem{{Code: api.ZipProblemVersionExhausted, Path: builder.ManifestName,
+	return []api.ZipProblem{{Code: api.ZipProblemVersionExhausted, Path: zipcheck.ManifestName,
 		Message: "This extension has already served version 65535.65535.65535.65535, the highest Chrome accepts, so installed copies can never receive another update. Create a new extension in Betaport, publish there, and ask testers to install it from its page."}}, nil
 }
 
@@ -506,7 +506,7 @@ func (s *Server) build(ctx context.Context, ext *betaport.Extension, u *betaport
 	limits := s.Submit.withDefaults().Limits
 	maxZip := limits.MaxZipSize
 	if maxZip <= 0 {
-		maxZip = builder.DefaultLimits().MaxZipSize
+		maxZip = zipcheck.DefaultLimits().MaxZipSize
 	}
 	var ra io.ReaderAt = &blobReaderAt{ctx: ctx, bucket: s.Blobs, key: src}
 	var local *os.File
@@ -531,7 +531,7 @@ func (s *Server) build(ctx context.Context, ext *betaport.Extension, u *betaport
 			return fail(err)
 		}
 	}
-	res, err := builder.Check(ra, u.Size, limits)
+	res, err := zipcheck.Check(ra, u.Size, limits)
 	if err != nil {
 		return fail(fmt.Errorf("reading upload %d: %w", u.ID, err))
 	}
@@ -575,7 +575,7 @@ func (s *Server) build(ctx context.Context, ext *betaport.Extension, u *betaport
 	}
 	h := sha256.New()
 	cw := &countingWriter{w: io.MultiWriter(bw, h, normalised)}
-	if err := builder.Normalize(cw, ra, u.Size, res.Prefix); err != nil {
+	if err := zipcheck.Normalize(cw, ra, u.Size, res.Prefix); err != nil {
 		cancel()
 		bw.Close()
 		normalised.Close()

@@ -20,7 +20,7 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/server/auth"
 	"github.com/betaport/betaport/server/betaport"
-	"github.com/betaport/betaport/server/builder"
+	"github.com/betaport/betaport/server/zipcheck"
 	"github.com/betaport/betaport/server/crx"
 	"github.com/betaport/betaport/server/keyring"
 )
@@ -369,7 +369,7 @@ func readManifest(zr *zip.Reader) ([]byte, error) {
 		data, err := io.ReadAll(io.LimitReader(rc, 4<<20))
 		// The builder accepts a byte order mark and comments, as Chrome
 		// does; the rewritten manifest has neither.
-		return builder.StandardManifest(data), err
+		return zipcheck.StandardManifest(data), err
 	}
 	return nil, errors.New("the bundle has no manifest.json at its root")
 }

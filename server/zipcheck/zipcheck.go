@@ -1,4 +1,4 @@
-// Package builder checks an uploaded browser-extension zip and normalises it
+// Package zipcheck checks an uploaded browser-extension zip and normalises it
 // before Betaport serves it to testers.
 //
 // The zip lives in blob storage and may later be read from S3 with ranged
@@ -55,7 +55,7 @@
 // answers each read with a request (S3) sees a few large ranged reads.
 // Memory used by [zip.NewReader] is proportional to the central directory,
 // which MaxZipSize bounds.
-package builder
+package zipcheck
 
 import (
 	"archive/zip"
@@ -68,6 +68,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/betaport/betaport/server/crx"
 )
 
 // Problem codes. They are part of the API: programs switch on them, so a
@@ -204,7 +206,7 @@ func (e *errReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // manifest.
 func Check(r io.ReaderAt, size int64, lim Limits) (*Result, error) {
 	if size < 0 {
-		return nil, fmt.Errorf("builder: negative zip size %d", size)
+		return nil, fmt.Errorf("zipcheck: negative zip size %d", size)
 	}
 	lim = lim.withDefaults()
 	res := &Result{Problems: []Problem{}}
@@ -223,7 +225,7 @@ func Check(r io.ReaderAt, size int64, lim Limits) (*Result, error) {
 	// reader; the names are checked below, with better messages.
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		if er.err != nil {
-			return nil, fmt.Errorf("builder: reading zip: %w", er.err)
+			return nil, fmt.Errorf("zipcheck: reading zip: %w", er.err)
 		}
 		res.add(CodeNotAZip, "", "The file is not a zip archive, or it is damaged. Upload the extension as a .zip file.")
 		return res, nil
@@ -250,7 +252,7 @@ func Check(r io.ReaderAt, size int64, lim Limits) (*Result, error) {
 		verifyEntries(res, zr.File, res.Prefix+ManifestName)
 	}
 	if er.err != nil {
-		return nil, fmt.Errorf("builder: reading zip: %w", er.err)
+		return nil, fmt.Errorf("zipcheck: reading zip: %w", er.err)
 	}
 	return res, nil
 }
@@ -568,7 +570,7 @@ func checkManifestJSON(res *Result, path string, data []byte) {
 	default:
 		s, isStr := v.(string)
 		res.Manifest.Version = s
-		if !isStr || !validVersion(s) {
+		if !isStr || !crx.ValidVersion(s) {
 			res.add(CodeManifestVersionFormat, path, `"version" in manifest.json must be a string of 1 to 4 dot-separated numbers from 0 to 65535 without leading zeros, such as "1.0.0".`)
 		}
 	}
@@ -588,32 +590,6 @@ func decodeField(fields map[string]json.RawMessage, key string) (any, bool) {
 		return nil, true // cannot happen: raw came out of a successful Unmarshal
 	}
 	return v, true
-}
-
-// validVersion reports whether s is a version in Chrome's format: 1 to 4
-// dot-separated integers, each 0 to 65535, without sign, spaces or leading
-// zeros.
-func validVersion(s string) bool {
-	if strings.Count(s, ".") > 3 {
-		return false
-	}
-	for part := range strings.SplitSeq(s, ".") {
-		if part == "" || len(part) > 5 || (len(part) > 1 && part[0] == '0') {
-			return false
-		}
-		n := 0
-		for i := 0; i < len(part); i++ {
-			c := part[i]
-			if c < '0' || c > '9' {
-				return false
-			}
-			n = n*10 + int(c-'0')
-		}
-		if n > 65535 {
-			return false
-		}
-	}
-	return true
 }
 
 // bytesText writes n bytes for a person: "3.2 MiB".
@@ -661,7 +637,7 @@ func Normalize(w io.Writer, r io.ReaderAt, size int64, prefix string) error {
 		probe := &Result{}
 		checkName(probe, prefix)
 		if !found || top == "" || rest != "" || len(probe.Problems) > 0 {
-			return fmt.Errorf("builder: normalize: prefix %q is not one top folder followed by /", prefix)
+			return fmt.Errorf("zipcheck: normalize: prefix %q is not one top folder followed by /", prefix)
 		}
 	}
 	er := &errReaderAt{r: io.NewSectionReader(r, 0, size)}
@@ -671,11 +647,11 @@ func Normalize(w io.Writer, r io.ReaderAt, size int64, prefix string) error {
 		if er.err == nil && !errors.Is(err, zip.ErrFormat) {
 			err = fmt.Errorf("%w: %v", zip.ErrFormat, err)
 		}
-		return fmt.Errorf("builder: normalize: %w", err)
+		return fmt.Errorf("zipcheck: normalize: %w", err)
 	}
 	zw := zip.NewWriter(ew)
 	if err := zw.SetComment(zr.Comment); err != nil {
-		return fmt.Errorf("builder: normalize: %w", err)
+		return fmt.Errorf("zipcheck: normalize: %w", err)
 	}
 	for _, f := range zr.File {
 		name := f.Name
@@ -685,7 +661,7 @@ func Normalize(w io.Writer, r io.ReaderAt, size int64, prefix string) error {
 			}
 			rest, ok := strings.CutPrefix(name, prefix)
 			if !ok {
-				return fmt.Errorf("builder: normalize: entry %q is outside %q", name, prefix)
+				return fmt.Errorf("zipcheck: normalize: entry %q is outside %q", name, prefix)
 			}
 			name = rest
 		}
@@ -695,11 +671,11 @@ func Normalize(w io.Writer, r io.ReaderAt, size int64, prefix string) error {
 			if er.err == nil && ew.err == nil && !errors.Is(err, zip.ErrFormat) {
 				err = fmt.Errorf("%w: %v", zip.ErrFormat, err)
 			}
-			return fmt.Errorf("builder: normalize: %s: %w", f.Name, err)
+			return fmt.Errorf("zipcheck: normalize: %s: %w", f.Name, err)
 		}
 	}
 	if err := zw.Close(); err != nil {
-		return fmt.Errorf("builder: normalize: %w", err)
+		return fmt.Errorf("zipcheck: normalize: %w", err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package builder
+package zipcheck
 
 import (
 	"archive/zip"
@@ -52,27 +52,5 @@ func FuzzStandardManifest(f *testing.F) {
 			t.Fatalf("changed JSON without comments")
 		}
 		_, _ = io.Discard.Write(out)
-	})
-}
-
-// FuzzValidVersion: a version the builder accepts is one Chrome's rules
-// accept, and it round-trips through its parts.
-func FuzzValidVersion(f *testing.F) {
-	for _, s := range []string{"1", "1.0.0", "65535.65535.65535.65535", "01", "1..2", "65536", "1.2.3.4.5", "-1", "1 "} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if !validVersion(s) {
-			return
-		}
-		parts := bytes.Split([]byte(s), []byte("."))
-		if len(parts) < 1 || len(parts) > 4 {
-			t.Fatalf("%q accepted with %d parts", s, len(parts))
-		}
-		for _, p := range parts {
-			if len(p) == 0 || len(p) > 5 || (len(p) > 1 && p[0] == '0') {
-				t.Fatalf("%q accepted with part %q", s, p)
-			}
-		}
 	})
 }

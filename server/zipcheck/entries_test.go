@@ -1,4 +1,4 @@
-package builder
+package zipcheck
 
 import (
 	"archive/zip"

@@ -1,4 +1,4 @@
-package builder
+package zipcheck
 
 import (
 	"archive/zip"
@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/betaport/betaport/server/crx"
 )
 
 const (
@@ -533,20 +535,6 @@ func TestNormalizeRefuses(t *testing.T) {
 	}
 }
 
-func TestValidVersion(t *testing.T) {
-	for _, v := range []string{"0", "1", "1.2", "1.2.3.4", "0.0.1", "65535.0", "65535.65535.65535.65535", "10.20.300"} {
-		if !validVersion(v) {
-			t.Errorf("validVersion(%q) = false", v)
-		}
-	}
-	for _, v := range []string{"", ".", "1.", ".1", "1..2", "01", "1.02", "00", "1.2.3.4.5", "65536", "99999", "123456",
-		"-1", "+1", "1.a", " 1", "1 ", "1.2 ", "1,2", "1e3", "0x1", "１"} {
-		if validVersion(v) {
-			t.Errorf("validVersion(%q) = true", v)
-		}
-	}
-}
-
 func TestLimitsDefaults(t *testing.T) {
 	if got := (Limits{}).withDefaults(); got != DefaultLimits() {
 		t.Errorf("zero Limits = %+v", got)
@@ -588,7 +576,7 @@ func FuzzCheck(f *testing.F) {
 			return
 		}
 		m := res.Manifest
-		if (m.ManifestVersion != 2 && m.ManifestVersion != 3) || strings.TrimSpace(m.Name) == "" || !validVersion(m.Version) || !json.Valid(m.Raw) {
+		if (m.ManifestVersion != 2 && m.ManifestVersion != 3) || strings.TrimSpace(m.Name) == "" || !crx.ValidVersion(m.Version) || !json.Valid(m.Raw) {
 			t.Fatalf("no problems, but manifest %+v", m)
 		}
 		var out bytes.Buffer
