@@ -55,3 +55,9 @@ func AsProblem(err error) (*Problem, bool) {
 	ok := errors.As(err, &p)
 	return p, ok
 }
+
+// NewProblem returns a problem of the given status and type whose detail
+// tells the person what to do.
+func NewProblem(status int, typ, detail string) *Problem {
+	return &Problem{Type: typ, Status: status, Detail: detail}
+}

@@ -68,3 +68,14 @@ func CurrentBundlePath(extensionID int64) string { return BundlesPath(extensionI
 
 // KeyPath creates (rotates) an extension's key and answers the key file.
 func KeyPath(extensionID int64) string { return ExtensionPath(extensionID) + "/key" }
+
+// PathSubmitLimits answers SubmitLimits: what a client checks before it
+// sends anything. Call 1 announces the same maxSize with each upload URL;
+// this lets the browser refuse a zip that is too large before any request
+// of the submit flow.
+const PathSubmitLimits = "/api/submit/limits"
+
+// SubmitLimits is what the submit flow takes.
+type SubmitLimits struct {
+	MaxSize int64 `json:"maxSize"` // the largest zip a PUT takes, in bytes
+}

@@ -114,24 +114,34 @@ type ExtensionFilter struct {
 	TeamID int64
 }
 
-// Store keeps Betaport's metadata. SQLite implements it on one machine; the
-// interface says nothing of SQL so a PostgreSQL implementation can follow
-// without changing callers.
-type Store interface {
-	// Ping checks that the store can answer queries (readiness).
-	Ping(ctx context.Context) error
-	Close() error
+// Betaport's records are kept by small stores, one per entity, so each
+// caller names what it reads and writes (package publish takes the
+// publishing ones). SQLite and PostgreSQL implement them all, in
+// server/sqldb, one file per entity.
 
-	// Empty reports whether the store holds no teams yet (seeding guard).
-	Empty(ctx context.Context) (bool, error)
-
+// TeamStore keeps teams.
+type TeamStore interface {
 	CreateTeam(ctx context.Context, t *Team) error
 	FindTeam(ctx context.Context, id int64) (*Team, error)
+}
 
+// ExtensionStore keeps extensions.
+type ExtensionStore interface {
 	CreateExtension(ctx context.Context, e *Extension) error
 	FindExtension(ctx context.Context, id int64) (*Extension, error)
 	FindExtensions(ctx context.Context, f ExtensionFilter) ([]*Extension, error)
+}
 
+// KeyStore keeps the hashes of extensions' submit keys.
+type KeyStore interface {
+	// SetExtensionKey replaces an extension's submit key (rotation).
+	SetExtensionKey(ctx context.Context, extensionID int64, keyHash string) error
+	// ExtensionKey returns the hash of an extension's key ("" for none).
+	ExtensionKey(ctx context.Context, extensionID int64) (string, error)
+}
+
+// BundleStore keeps published bundles.
+type BundleStore interface {
 	// PublishBundle numbers b as the extension's next bundle (numbers are
 	// never reused) and makes it the current one, atomically. When b.Number
 	// is set, it is the number the caller built b for (its served version
@@ -143,7 +153,6 @@ type Store interface {
 	// newest first: a range over the number, so a deep page costs what the
 	// first one costs.
 	FindBundles(ctx context.Context, extensionID, maxNumber int64, limit int) ([]*Bundle, error)
-	CountBundles(ctx context.Context, extensionID int64) (int64, error)
 	// FindBuilds returns bundles of the given extensions, newest first,
 	// keyset-paged by bundle id (beforeID 0: from the newest).
 	FindBuilds(ctx context.Context, extensionIDs []int64, beforeID int64, limit int) ([]*Bundle, error)
@@ -158,7 +167,10 @@ type Store interface {
 	BundleVersions(ctx context.Context, extensionID int64) ([]string, error)
 	// SetBundleCRX records a bundle's (re)built CRX package.
 	SetBundleCRX(ctx context.Context, bundleID int64, c CRX) error
+}
 
+// SigningStore keeps what signs extensions' CRX packages.
+type SigningStore interface {
 	// CreateSigning keeps s as the extension's signing key and update token
 	// and chromeID as its Chrome ID, unless it has them already. Either way
 	// it returns what is kept, so racing callers agree on one key.
@@ -175,12 +187,10 @@ type Store interface {
 	// stored one is still prev (ECONFLICT otherwise): a rewrap never
 	// overwrites a key that changed meanwhile.
 	ReplaceSigningKey(ctx context.Context, extensionID int64, prev, next []byte) error
+}
 
-	// SetExtensionKey replaces an extension's submit key (rotation).
-	SetExtensionKey(ctx context.Context, extensionID int64, keyHash string) error
-	// ExtensionKey returns the hash of an extension's key ("" for none).
-	ExtensionKey(ctx context.Context, extensionID int64) (string, error)
-
+// UploadStore keeps the zips submitted through the submit flow.
+type UploadStore interface {
 	// CreateUpload records a newly issued upload URL; earlier uploads of the
 	// extension that were not published become superseded.
 	CreateUpload(ctx context.Context, u *Upload) error
@@ -204,13 +214,13 @@ type Store interface {
 	// CRX key, and the uploads still waiting for their zip or sign. The
 	// sweeper deletes any other blob once it is old enough.
 	LiveBlobs(ctx context.Context) (*LiveBlobs, error)
+}
 
-	// CreateTesters inserts testers in one transaction (invites, seeding).
+// TesterStore keeps the people invited to test extensions.
+type TesterStore interface {
+	// CreateTesters inserts testers in one transaction (seeding, bulk
+	// loads).
 	CreateTesters(ctx context.Context, ts []*Tester) error
-	// Optimize tidies the indexes after a bulk load, so that searches are
-	// as quick right after it as they will be.
-	Optimize(ctx context.Context) error
-	CountTesters(ctx context.Context, extensionID int64) (int64, error)
 	// InviteTester adds one tester who signs in with the link whose token
 	// hashes to inviteHash.
 	InviteTester(ctx context.Context, t *Tester, inviteHash string) error
@@ -221,19 +231,48 @@ type Store interface {
 	ActivateTester(ctx context.Context, id int64) error
 	// RevokeTester revokes a tester and ends their sessions at once.
 	RevokeTester(ctx context.Context, id int64) error
+}
 
+// UserStore keeps admins.
+type UserStore interface {
 	// CreateUser adds an admin with an already hashed password.
 	CreateUser(ctx context.Context, u *User, passwordHash string) error
 	FindUser(ctx context.Context, id int64) (*User, error)
 	// FindUserByEmail returns the user and their password hash.
 	FindUserByEmail(ctx context.Context, email string) (*User, string, error)
+}
 
+// SessionStore keeps signed-in browsers.
+type SessionStore interface {
 	CreateSession(ctx context.Context, s *Session) error
 	// FindSession returns the unexpired session whose token hashes to hash.
 	FindSession(ctx context.Context, hash string) (*Session, error)
 	// ExtendSession moves a session's expiry (sliding expiry).
 	ExtendSession(ctx context.Context, hash string, expires time.Time) error
 	DeleteSession(ctx context.Context, hash string) error
+}
+
+// Store is every store at once, as a database implements them, with what
+// concerns the database as a whole.
+type Store interface {
+	TeamStore
+	ExtensionStore
+	KeyStore
+	BundleStore
+	SigningStore
+	UploadStore
+	TesterStore
+	UserStore
+	SessionStore
+
+	// Ping checks that the store can answer queries (readiness).
+	Ping(ctx context.Context) error
+	Close() error
+	// Empty reports whether the store holds no teams yet (seeding guard).
+	Empty(ctx context.Context) (bool, error)
+	// Optimize tidies the indexes after a bulk load, so that searches are
+	// as quick right after it as they will be.
+	Optimize(ctx context.Context) error
 }
 
 // Now is the clock the domain uses; stores truncate to milliseconds so a

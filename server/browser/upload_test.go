@@ -30,7 +30,7 @@ import (
 	"github.com/betaport/betaport/server/auth"
 	"github.com/betaport/betaport/server/betaport"
 	"github.com/betaport/betaport/server/cli"
-	bphttp "github.com/betaport/betaport/server/http"
+	"github.com/betaport/betaport/server/publish"
 )
 
 // The upload panel and the key file, as an admin uses them: files dropped
@@ -598,7 +598,7 @@ func lastBundle(t *testing.T, store betaport.Store, extID int64) int64 {
 func setKey(t *testing.T, store betaport.Store, extID int64) string {
 	t.Helper()
 	key := auth.NewToken()
-	if err := store.SetExtensionKey(context.Background(), extID, bphttp.HashKey(key)); err != nil {
+	if err := store.SetExtensionKey(context.Background(), extID, publish.HashKey(key)); err != nil {
 		t.Fatal(err)
 	}
 	return key

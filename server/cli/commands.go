@@ -17,7 +17,7 @@ import (
 	"github.com/betaport/betaport/server/auth"
 	"github.com/betaport/betaport/server/betaport"
 	"github.com/betaport/betaport/server/demo"
-	bphttp "github.com/betaport/betaport/server/http"
+	"github.com/betaport/betaport/server/publish"
 )
 
 type command func(ctx context.Context, args []string, stdout, stderr io.Writer) error
@@ -195,7 +195,7 @@ func keyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err := os.WriteFile(*out, append(b, '\n'), 0o600); err != nil {
 			return err
 		}
-		if err := st.Store.SetExtensionKey(ctx, *id, bphttp.HashKey(key)); err != nil {
+		if err := st.Store.SetExtensionKey(ctx, *id, publish.HashKey(key)); err != nil {
 			os.Remove(*out)
 			return err
 		}

@@ -24,7 +24,7 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/server/cli"
-	bphttp "github.com/betaport/betaport/server/http"
+	"github.com/betaport/betaport/server/publish"
 	"github.com/betaport/betaport/server/storetest"
 )
 
@@ -190,7 +190,7 @@ func TestCrashesLeaveNothingAfterSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	s := &bphttp.Server{Store: st.Store, Blobs: st.Blobs, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OrphanGrace: time.Nanosecond}
+	s := &publish.Service{Store: st.Store, Blobs: st.Blobs, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OrphanGrace: time.Nanosecond}
 	before := blobFiles(t, dir)
 	if _, err := s.Sweep(ctx); err != nil {
 		t.Fatalf("Sweep: %v", err)
@@ -244,7 +244,7 @@ func TestServeSweepsAtStartUp(t *testing.T) {
 	if err := os.WriteFile(orphan, []byte("half a zip"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	old := time.Now().Add(-2 * bphttp.DefaultOrphanGrace)
+	old := time.Now().Add(-2 * publish.DefaultOrphanGrace)
 	os.Chtimes(orphan, old, old)
 	m := cli.NewMain()
 	m.Config.Addr, m.Config.Data = "127.0.0.1:0", dir

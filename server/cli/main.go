@@ -20,6 +20,7 @@ import (
 	"github.com/betaport/betaport/server/blobstore"
 	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/postgres"
+	"github.com/betaport/betaport/server/publish"
 	"github.com/betaport/betaport/server/sqlite"
 )
 
@@ -36,6 +37,8 @@ type Main struct {
 	Store  betaport.Store
 	Blobs  *blob.Bucket
 	Server *bphttp.Server
+	// Publish runs the submit flow and the sweeper; Server serves it.
+	Publish *publish.Service
 
 	ln        net.Listener
 	done      chan error
@@ -125,14 +128,23 @@ func (m *Main) Run(ctx context.Context) error {
 		st.Close()
 		return fmt.Errorf("listen on %s: %w (is another server running? choose another with --addr)", m.Config.Addr, err)
 	}
+	baseURL := m.Config.baseURL(m.ln.Addr())
+	m.Publish = &publish.Service{
+		Store:   m.Store,
+		Blobs:   m.Blobs,
+		Logger:  m.Logger,
+		BaseURL: baseURL,
+		Secret:  secret,
+		// Extensions' CRX signing keys are sealed with it at rest.
+		SigningKeys: keys,
+	}
 	m.Server = &bphttp.Server{
 		Store:   m.Store,
 		Blobs:   m.Blobs,
 		Logger:  m.Logger,
-		BaseURL: m.Config.baseURL(m.ln.Addr()),
+		BaseURL: baseURL,
 		Secret:  secret,
-		// Extensions' CRX signing keys are sealed with it at rest.
-		SigningKeys: keys,
+		Publish: m.Publish,
 		// The upload panel PUTs straight to S3: the page may connect there.
 		UploadOrigin: blobstore.UploadOrigin(m.Config.Blob),
 	}
@@ -151,7 +163,7 @@ func (m *Main) sweep(ctx context.Context) {
 	t := time.NewTicker(time.Minute)
 	defer t.Stop()
 	for {
-		if n, err := m.Server.Sweep(ctx); err != nil && ctx.Err() == nil {
+		if n, err := m.Publish.Sweep(ctx); err != nil && ctx.Err() == nil {
 			m.Logger.Warn("sweeping storage", "err", err)
 		} else if n > 0 {
 			m.Logger.Info("swept storage", "removed", n)

@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/betaport/betaport/server/betaport"
-	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/keyring"
+	"github.com/betaport/betaport/server/publish"
 )
 
 // keyringFile is where a single machine keeps its signing keyring, beside
@@ -102,13 +102,13 @@ func prepareSigningKeys(ctx context.Context, store betaport.Store, k *keyring.Ke
 	failures := map[string][]int64{}
 	for id, v := range keys {
 		if !keyring.IsSealed(v) {
-			if err := store.ReplaceSigningKey(ctx, id, v, k.Seal(v, bphttp.SigningContext(id))); err != nil {
+			if err := store.ReplaceSigningKey(ctx, id, v, k.Seal(v, publish.SigningContext(id))); err != nil {
 				return sealed, err
 			}
 			sealed++
 			continue
 		}
-		if _, err := k.Open(v, bphttp.SigningContext(id)); err != nil {
+		if _, err := k.Open(v, publish.SigningContext(id)); err != nil {
 			kid, _ := keyring.KeyID(v)
 			why := "key " + kid + " is not in the keyring"
 			if errors.Is(err, keyring.ErrWrongKey) {
@@ -168,11 +168,11 @@ func signingKey(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			}
 			pem := v
 			if keyring.IsSealed(v) {
-				if pem, err = k.Open(v, bphttp.SigningContext(id)); err != nil {
+				if pem, err = k.Open(v, publish.SigningContext(id)); err != nil {
 					return fmt.Errorf("extension %d: %w; nothing after it was rewrapped, and every key stays readable", id, err)
 				}
 			}
-			if err := st.Store.ReplaceSigningKey(ctx, id, v, k.Seal(pem, bphttp.SigningContext(id))); err != nil {
+			if err := st.Store.ReplaceSigningKey(ctx, id, v, k.Seal(pem, publish.SigningContext(id))); err != nil {
 				return err
 			}
 			moved++

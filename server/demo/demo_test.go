@@ -74,7 +74,7 @@ func TestLoadSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, err := s.CountTesters(ctx, r.Extensions[0].ID); err != nil || n != 61 {
+	if n, err := storetest.CountTesters(ctx, s, r.Extensions[0].ID); err != nil || n != 61 {
 		t.Fatalf("the first extension has %d testers, %v; want 61", n, err)
 	}
 	grace, err := s.FindTesters(ctx, betaport.TesterFilter{ExtensionID: r.Extensions[0].ID, Query: "grace", Limit: 100})

@@ -70,6 +70,7 @@ func TestSignInAndOut(t *testing.T) {
 func TestSecureCookieOnHTTPS(t *testing.T) {
 	e := newEnv(t)
 	e.App.BaseURL = "https://beta.example.com"
+	e.App.Publish.BaseURL = e.App.BaseURL
 	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
 	e.DB.CreateUser(context.Background(), &betaport.User{TeamID: team.ID, Email: "ada@example.com"}, auth.HashPassword("correct horse battery"))
 	resp, body := e.send(t, "POST", api.PathSession, nil, api.SignIn{Email: "ada@example.com", Password: "correct horse battery"})
@@ -183,7 +184,7 @@ func TestCrossSiteChangesAreRefused(t *testing.T) {
 		resp, body := e.send(t, "POST", api.TestersPath(ext.ID), h, api.Invite{Email: uniqueEmail("x")})
 		wantProblem(t, resp, body, 403, api.ProblemForbidden)
 	}
-	if n, _ := e.DB.CountTesters(context.Background(), ext.ID); n != 0 {
+	if n, _ := storetest.CountTesters(context.Background(), e.DB, ext.ID); n != 0 {
 		t.Fatalf("a refused cross-site request added %d testers", n)
 	}
 	h := http.Header{"Sec-Fetch-Site": {"same-origin"}, "Origin": {e.URL}}

@@ -126,6 +126,7 @@ func bbdFilesEnv(t *testing.T) *env {
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
 	s.BaseURL = ts.URL
+	s.Publish.BaseURL = s.BaseURL
 	return &env{Server: ts, DB: db, Blobs: blobs, App: s, Dir: dir, Backend: backendFiles}
 }
 

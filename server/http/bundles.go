@@ -1,41 +1,17 @@
 package http
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
 
-	"gocloud.dev/gcerrors"
-
 	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/server/auth"
 	"github.com/betaport/betaport/server/betaport"
 	"github.com/betaport/betaport/server/blobstore"
 )
-
-// handleCreateKey creates the extension's submit key, replacing (rotating)
-// the previous one, and answers the key file. The key is shown only now.
-func (s *Server) handleCreateKey(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
-	key := auth.NewToken()
-	if err := s.Store.SetExtensionKey(r.Context(), ext.ID, HashKey(key)); err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	w.Header().Set("Content-Disposition", `attachment; filename="key.json"`)
-	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, r, http.StatusOK, api.KeyFile{Service: api.ServiceKey{
-		ExtensionID: strconv.FormatInt(ext.ID, 10),
-		APIKey:      key,
-	}})
-}
 
 // handleListBundles answers page N (from 0, newest first) of an
 // extension's bundles as a JSON array. Bundle numbers are dense (1…last,
@@ -199,43 +175,6 @@ func (s *Server) redirectToStorage(w http.ResponseWriter, r *http.Request, b *be
 	w.WriteHeader(http.StatusFound)
 }
 
-// Sweep marks uploads whose URL expired before their zip came, removes
-// the bytes of uploads that are over (expired, rejected, superseded, or
-// published: the bundle has its own copy), then whatever no record points
-// to (see sweepOrphans). It returns how many blobs and work folders it
-// removed.
-func (s *Server) Sweep(ctx context.Context) (int, error) {
-	n, err := s.sweepUploads(ctx)
-	if err != nil {
-		return n, err
-	}
-	orphans, err := s.sweepOrphans(ctx)
-	return n + orphans, err
-}
-
-func (s *Server) sweepUploads(ctx context.Context) (int, error) {
-	if err := s.Store.ExpireUploads(ctx, s.now()); err != nil {
-		return 0, err
-	}
-	dead, err := s.Store.SweepableUploads(ctx, 500)
-	if err != nil {
-		return 0, err
-	}
-	removed := 0
-	for _, u := range dead {
-		switch err := s.Blobs.Delete(ctx, uploadBlobKey(u.ID)); {
-		case err == nil:
-			removed++
-		case gcerrors.Code(err) != gcerrors.NotFound:
-			return removed, err
-		}
-		if err := s.Store.MarkUploadSwept(ctx, u.ID); err != nil {
-			return removed, err
-		}
-	}
-	return removed, nil
-}
-
 // handleListBuilds answers the signed-in person's builds across the
 // extensions they may see, newest first, cursor-paged: a tester's
 // extension, or every extension of an admin's team.
@@ -279,76 +218,4 @@ func (s *Server) handleListBuilds(w http.ResponseWriter, r *http.Request, who *s
 		page.Data = append(page.Data, b.Bundle)
 	}
 	writeJSONPage(w, r, page)
-}
-
-// DefaultOrphanGrace is how old an unreferenced blob or work folder must be
-// before the sweeper removes it. A sign writes its bundle's bytes before the
-// record that points to them, and a replica may be in the middle of one:
-// anything younger may still be about to be recorded.
-const DefaultOrphanGrace = time.Hour
-
-// sweepOrphans removes what crashes leave behind: blobs no record points to
-// (bundle bytes of signs that never committed, a file store's *.tmp files of
-// interrupted writes, upload snapshots), and this machine's CRX work folders
-// (betaport-crx-*), once they are older than the grace.
-func (s *Server) sweepOrphans(ctx context.Context) (int, error) {
-	grace := s.OrphanGrace
-	if grace <= 0 {
-		grace = DefaultOrphanGrace
-	}
-	cutoff := time.Now().Add(-grace)
-	// Listing first and reading the records second means a blob recorded
-	// between the two is kept; one written after the listing is not seen.
-	var old []string
-	it := s.Blobs.List(nil)
-	for {
-		obj, err := it.Next(ctx)
-		if err == io.EOF {
-			break
-		} else if err != nil {
-			return 0, err
-		}
-		if !obj.IsDir && obj.ModTime.Before(cutoff) {
-			old = append(old, obj.Key)
-		}
-	}
-	live, err := s.Store.LiveBlobs(ctx)
-	if err != nil {
-		return 0, err
-	}
-	removed := 0
-	for _, key := range old {
-		if live.Keys[key] {
-			continue
-		}
-		if id, ok := pendingUploadID(key); ok && live.PendingUploads[id] {
-			continue
-		}
-		if err := s.Blobs.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
-			return removed, err
-		}
-		s.Logger.InfoContext(ctx, "swept an orphaned blob", "key", key)
-		removed++
-	}
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), crxWorkPrefix+"*"))
-	for _, dir := range dirs {
-		if fi, err := os.Stat(dir); err == nil && fi.ModTime().Before(cutoff) {
-			if os.RemoveAll(dir) == nil {
-				removed++
-			}
-		}
-	}
-	return removed, nil
-}
-
-// pendingUploadID is the upload a key of uploads/ belongs to: its zip
-// (uploads/7.zip) or a sign's snapshot of it (uploads/7.<attempt>.checked.zip).
-func pendingUploadID(key string) (int64, bool) {
-	rest, ok := strings.CutPrefix(key, "uploads/")
-	if !ok {
-		return 0, false
-	}
-	digits, _, _ := strings.Cut(rest, ".")
-	id, err := strconv.ParseInt(digits, 10, 64)
-	return id, err == nil
 }

@@ -88,6 +88,7 @@ func newReplica(b *testing.B, blobURL string, size int) *replica {
 	ts.Start()
 	b.Cleanup(ts.Close)
 	s.BaseURL = ts.URL
+	s.Publish.BaseURL = s.BaseURL
 
 	team := storetest.MustTeam(b, db, api.PlanProfessional)
 	ext := storetest.MustExtension(b, db, team, "Tab Tamer")

@@ -19,8 +19,8 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/server/betaport"
 	"github.com/betaport/betaport/server/demo"
-	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/keyring"
+	"github.com/betaport/betaport/server/publish"
 	"github.com/betaport/betaport/server/testenv"
 )
 
@@ -125,13 +125,13 @@ func (e *env) publish(t *testing.T, ext *betaport.Extension, version string) *be
 func (e *env) key(t testing.TB, ext *betaport.Extension) *api.ServiceKey {
 	t.Helper()
 	k := &api.ServiceKey{ExtensionID: strconv.FormatInt(ext.ID, 10), APIKey: "key-" + strconv.FormatInt(ext.ID, 10) + "-" + t.Name()}
-	if err := e.DB.SetExtensionKey(context.Background(), ext.ID, bphttp.HashKey(k.APIKey)); err != nil {
+	if err := e.DB.SetExtensionKey(context.Background(), ext.ID, publish.HashKey(k.APIKey)); err != nil {
 		t.Fatal(err)
 	}
 	return k
 }
 
-func hashKey(k string) string { return bphttp.HashKey(k) }
+func hashKey(k string) string { return publish.HashKey(k) }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
 

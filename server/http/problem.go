@@ -40,9 +40,7 @@ func writeProblem(w http.ResponseWriter, p *api.Problem) {
 const StatusClientClosedRequest = 499
 
 // problem builds a problem of the given type and status.
-func problem(status int, typ, detail string) *api.Problem {
-	return &api.Problem{Type: typ, Status: status, Detail: detail}
-}
+var problem = api.NewProblem
 
 var codeStatus = map[string]struct {
 	status int
@@ -65,6 +63,10 @@ func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 		// the first request): nobody reads this answer, and it is not a
 		// server error. 499 is what the access log shows for it.
 		w.WriteHeader(StatusClientClosedRequest)
+		return
+	}
+	if p, ok := api.AsProblem(err); ok {
+		writeProblem(w, p)
 		return
 	}
 	code := betaport.ErrorCode(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/betaport/betaport/server/betaport"
 	"github.com/betaport/betaport/server/blobstore"
 	"github.com/betaport/betaport/server/keyring"
+	"github.com/betaport/betaport/server/publish"
 )
 
 // Version is the build id, set by the linker (-X). When empty the server
@@ -39,14 +40,13 @@ type Server struct {
 	// upload URLs, which the browser's upload panel PUTs to; empty when
 	// uploads come to this server.
 	UploadOrigin string
-	// Submit tunes the submit flow (URL expiry, size and rate limits).
-	Submit SubmitConfig
-	// SigningKeys seals and opens extensions' CRX signing keys at rest.
-	// Without it no CRX can be built.
+	// Publish runs the submit flow, CRX packing and the update feed. Nil
+	// means one made from the fields above (with SigningKeys), on the
+	// first call to Handler.
+	Publish *publish.Service
+	// SigningKeys seals and opens extensions' CRX signing keys at rest;
+	// only for the Publish made when Publish is nil.
 	SigningKeys *keyring.Keyring
-	// OrphanGrace is the age at which the sweeper removes blobs no record
-	// points to; 0 means DefaultOrphanGrace.
-	OrphanGrace time.Duration
 	// EventPoll is how often a replica reads the revision of an extension
 	// a browser watches (live lists); 0 means DefaultEventPoll.
 	EventPoll time.Duration
@@ -68,9 +68,6 @@ type Server struct {
 	crossOrigin  *http.CrossOriginProtection
 	signInOnce   sync.Once
 	signIn       *limiter
-	submitOnce   sync.Once
-	submitLimits *keyLimiter
-	signLocks    keyedMutex
 }
 
 // Handler returns the server's root handler.
@@ -78,6 +75,10 @@ func (s *Server) Handler() http.Handler {
 	s.once.Do(func() {
 		if s.Logger == nil {
 			s.Logger = slog.Default()
+		}
+		if s.Publish == nil {
+			s.Publish = &publish.Service{Store: s.Store, Blobs: s.Blobs, Logger: s.Logger,
+				BaseURL: s.BaseURL, Secret: s.Secret, SigningKeys: s.SigningKeys, Now: s.Now}
 		}
 		s.crossOrigin = http.NewCrossOriginProtection()
 		s.handler = s.logRequests(securityHeaders(s.UploadOrigin, s.bodyDeadlines(s.routes())))

@@ -77,6 +77,7 @@ func newEnv(t testing.TB) *env {
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
 	s.BaseURL = ts.URL
+	s.Publish.BaseURL = s.BaseURL
 	return &env{Server: ts, DB: db, Blobs: blobs, App: s, Dir: dir, Backend: backend()}
 }
 
@@ -485,7 +486,7 @@ func TestSubmitOnAnyStorage(t *testing.T) {
 // what it can at the PUT, and sign refuses the rest.
 func TestSubmitOnAnyStorageRefuses(t *testing.T) {
 	e := newEnv(t)
-	e.App.Submit.MaxUploadSize = 1 << 20
+	e.App.Publish.Config.MaxUploadSize = 1 << 20
 	p := newPipeline(t, e, api.PlanProfessional)
 	first := p.submitAny(t, validZip(t, "1.0"))
 	before := p.served(t)
@@ -566,7 +567,7 @@ func TestSubmitOnAnyStorageRefuses(t *testing.T) {
 		t.Fatalf("retried sign of a rejected upload = %d %s", resp.StatusCode, body2)
 	}
 	p.wantUnchanged(t, before)
-	if n, _ := e.DB.CountBundles(context.Background(), p.ext.ID); n != 1 || first.Number != 1 {
+	if n, _ := storetest.CountBundles(context.Background(), e.DB, p.ext.ID); n != 1 || first.Number != 1 {
 		t.Fatalf("%d bundles, want only the first", n)
 	}
 }
@@ -575,7 +576,7 @@ func TestSubmitOnAnyStorageRefuses(t *testing.T) {
 // is gone.
 func TestSubmitOnAnyStorageURLExpires(t *testing.T) {
 	e := newEnv(t)
-	e.App.Submit.UploadTTL = time.Second
+	e.App.Publish.Config.UploadTTL = time.Second
 	p := newPipeline(t, e, api.PlanProfessional)
 	u := p.askURL(t)
 	time.Sleep(time.Until(u.ExpiresAt) + 1100*time.Millisecond)
@@ -590,7 +591,7 @@ func TestSubmitOnAnyStorageURLExpires(t *testing.T) {
 // bundle, and only its bytes stay stored.
 func TestSubmitOnAnyStorageRaces(t *testing.T) {
 	e := newEnv(t)
-	e.App.Submit.Burst = 1000
+	e.App.Publish.Config.Burst = 1000
 	p := newPipeline(t, e, api.PlanProfessional)
 	u := p.askURL(t)
 	p.put(t, u.URL, api.ZipContentType, validZip(t, "1.0"))
@@ -620,7 +621,7 @@ func TestSubmitOnAnyStorageRaces(t *testing.T) {
 			t.Fatalf("racing signs answered %q and %q, want bundle 1 for all", first, n)
 		}
 	}
-	if n, _ := e.DB.CountBundles(context.Background(), p.ext.ID); n != 1 {
+	if n, _ := storetest.CountBundles(context.Background(), e.DB, p.ext.ID); n != 1 {
 		t.Fatalf("8 racing signs published %d bundles", n)
 	}
 	if zips, crxs := storedBundles(t, e); len(zips) != 1 || len(crxs) != 1 {
@@ -642,7 +643,7 @@ func TestSweepOnAnyStorage(t *testing.T) {
 	if ok, _ := e.Blobs.Exists(context.Background(), key); !ok {
 		t.Fatalf("%s is not stored", key)
 	}
-	if n, err := e.App.Sweep(context.Background()); err != nil || n != 1 {
+	if n, err := e.App.Publish.Sweep(context.Background()); err != nil || n != 1 {
 		t.Fatalf("Sweep = %d, %v; want the superseded upload", n, err)
 	}
 	if ok, _ := e.Blobs.Exists(context.Background(), key); ok {

@@ -198,7 +198,7 @@ func TestSubmitHappyPath(t *testing.T) {
 		t.Fatalf("second submit published %d, serving %d", b2.Number, p.served(t).number)
 	}
 	// The upload's own copy is gone once published bundles are stored.
-	if n, _ := e.App.Sweep(context.Background()); n != 0 {
+	if n, _ := e.App.Publish.Sweep(context.Background()); n != 0 {
 		t.Fatalf("sweep removed %d uploads after clean publishes", n)
 	}
 }
@@ -305,7 +305,7 @@ func TestSubmitKeyCalls(t *testing.T) {
 
 func TestSubmitRateLimit(t *testing.T) {
 	e := newEnv(t)
-	e.App.Submit.Burst, e.App.Submit.Every = 2, time.Hour
+	e.App.Publish.Config.Burst, e.App.Publish.Config.Every = 2, time.Hour
 	p := newPipeline(t, e, api.PlanProfessional)
 	other := newPipeline(t, e, api.PlanProfessional)
 	p.requestURL(t)
@@ -335,9 +335,9 @@ func TestOneSeatSubmitsTwentyTimes(t *testing.T) {
 
 func TestUploadPut(t *testing.T) {
 	e := newEnv(t)
-	e.App.Submit.MaxUploadSize = 1 << 20
+	e.App.Publish.Config.MaxUploadSize = 1 << 20
 	clock := time.Now()
-	e.App.Now = func() time.Time { return clock }
+	e.App.Publish.Now = func() time.Time { return clock }
 	p := newPipeline(t, e, api.PlanProfessional)
 	zipBytes := validZip(t, "1.0")
 
@@ -490,7 +490,7 @@ func TestUploadPut(t *testing.T) {
 func TestSign(t *testing.T) {
 	e := newEnv(t)
 	clock := time.Now()
-	e.App.Now = func() time.Time { return clock }
+	e.App.Publish.Now = func() time.Time { return clock }
 	p := newPipeline(t, e, api.PlanProfessional)
 
 	resp, body := p.sign(t)
@@ -543,7 +543,7 @@ func TestSign(t *testing.T) {
 	if resp.StatusCode != 200 || again.Number != second.Number || again.SHA256 != second.SHA256 {
 		t.Fatalf("retried sign = %d %s, want bundle %d again", resp.StatusCode, body, second.Number)
 	}
-	if n, _ := e.DB.CountBundles(context.Background(), p.ext.ID); n != 2 || first.Number != 1 {
+	if n, _ := storetest.CountBundles(context.Background(), e.DB, p.ext.ID); n != 2 || first.Number != 1 {
 		t.Fatalf("%d bundles after a retried sign, want 2", n)
 	}
 
@@ -559,7 +559,7 @@ func TestSign(t *testing.T) {
 func TestSweeperRemovesDeadUploads(t *testing.T) {
 	e := newEnv(t)
 	clock := time.Now()
-	e.App.Now = func() time.Time { return clock }
+	e.App.Publish.Now = func() time.Time { return clock }
 	p := newPipeline(t, e, api.PlanProfessional)
 
 	rejected := p.requestURL(t)
@@ -576,7 +576,7 @@ func TestSweeperRemovesDeadUploads(t *testing.T) {
 	if got := len(e.storedUploads(t)); got != 2 {
 		t.Fatalf("before the sweep %d upload zips are stored, want 2 (rejected, superseded)", got)
 	}
-	n, err := e.App.Sweep(context.Background())
+	n, err := e.App.Publish.Sweep(context.Background())
 	if err != nil || n != 2 {
 		t.Fatalf("Sweep = %d, %v; want 2 zips removed (rejected, superseded; the expired upload has none)", n, err)
 	}
@@ -589,7 +589,7 @@ func TestSweeperRemovesDeadUploads(t *testing.T) {
 	if p.served(t).number != 1 {
 		t.Fatal("the sweep touched the published bundle")
 	}
-	if n, _ := e.App.Sweep(context.Background()); n != 0 {
+	if n, _ := e.App.Publish.Sweep(context.Background()); n != 0 {
 		t.Fatalf("a second sweep found %d", n)
 	}
 }
@@ -599,7 +599,7 @@ func TestSweeperRemovesDeadUploads(t *testing.T) {
 // storage.)
 func TestSubmitRaces(t *testing.T) {
 	e := newEnv(t)
-	e.App.Submit.Burst = 1000
+	e.App.Publish.Config.Burst = 1000
 	p := newPipeline(t, e, api.PlanProfessional)
 	p.submit(t, validZip(t, "1.0"))
 	var wg sync.WaitGroup
@@ -637,7 +637,7 @@ func TestSubmitRaces(t *testing.T) {
 	for n := range published {
 		seen[n] = true
 	}
-	count, _ := e.DB.CountBundles(context.Background(), p.ext.ID)
+	count, _ := storetest.CountBundles(context.Background(), e.DB, p.ext.ID)
 	if count < 2 || int64(len(seen)) != count-1 {
 		t.Fatalf("%d bundles, %d distinct answered by the racing signs (plus bundle 1 from before)", count, len(seen))
 	}

@@ -1,207 +1,65 @@
 package http
 
 import (
-	"archive/zip"
-	"context"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 
-	"gocloud.dev/blob"
-
 	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/server/auth"
 	"github.com/betaport/betaport/server/betaport"
-	"github.com/betaport/betaport/server/zipcheck"
-	"github.com/betaport/betaport/server/crx"
-	"github.com/betaport/betaport/server/keyring"
 )
 
-// Self-hosted updates. Every published bundle gets a CRX3 signed with its
-// extension's key, whose manifest names the extension's update URL. That URL
-// carries an unguessable per-extension token, because Chromium's updater
-// sends no cookies: whoever has the token (every tester who installed a CRX)
-// can check for updates and fetch the current CRX, until an admin rotates it.
-
-// signing returns ext's signing key and update token, making them the first
-// time they are needed; ext.ChromeID is set from the key.
-func (s *Server) signing(ctx context.Context, ext *betaport.Extension) (*betaport.Signing, error) {
-	sg, err := s.Store.FindSigning(ctx, ext.ID)
-	if betaport.ErrorCode(err) != betaport.ENOTFOUND {
-		return sg, err
-	}
-	key, err := crx.GenerateKey()
-	if err != nil {
-		return nil, err
-	}
-	pem, err := crx.MarshalPrivateKey(key)
-	if err != nil {
-		return nil, err
-	}
-	if s.SigningKeys == nil {
-		return nil, errNoKeyring
-	}
-	pem = s.SigningKeys.Seal(pem, SigningContext(ext.ID))
-	id := crx.ExtensionID(crx.PublicKeyDER(&key.PublicKey))
-	sg, err = s.Store.CreateSigning(ctx, &betaport.Signing{ExtensionID: ext.ID, PrivateKey: pem, UpdateToken: auth.NewToken()}, id)
-	if err != nil {
-		return nil, err
-	}
-	// A racing caller may have kept its key first: read the ID back.
-	kept, err := s.Store.FindExtension(ctx, ext.ID)
-	if err != nil {
-		return nil, err
-	}
-	ext.ChromeID = kept.ChromeID
-	return sg, nil
-}
-
-var errNoKeyring = errors.New("no signing keyring is configured, so signing keys can be neither sealed nor opened")
-
-// SigningContext binds a sealed signing key to its extension's row.
-func SigningContext(extensionID int64) string {
-	return "extension_signing " + strconv.FormatInt(extensionID, 10)
-}
-
-// openSigningKey returns the PEM of a stored signing key. Keys stored
-// before sealing existed are plaintext PEM until serve seals them at start.
-func (s *Server) openSigningKey(extensionID int64, stored []byte) ([]byte, error) {
-	if !keyring.IsSealed(stored) {
-		return stored, nil
-	}
-	if s.SigningKeys == nil {
-		return nil, errNoKeyring
-	}
-	return s.SigningKeys.Open(stored, SigningContext(extensionID))
-}
-
-// updateURL is the manifest's update_url for an extension and token.
-func (s *Server) updateURL(extensionID int64, token string) string {
-	return s.BaseURL + api.UpdatePrefix + strconv.FormatInt(extensionID, 10) + "/" + token
-}
-
-func (s *Server) updates(ext *betaport.Extension, sg *betaport.Signing) api.Updates {
-	return api.Updates{ChromeID: ext.ChromeID, UpdateURL: s.updateURL(ext.ID, sg.UpdateToken), RotatedAt: sg.RotatedAt}
-}
+// Self-hosted updates, as package publish makes them: an extension's
+// Chrome ID and update URL for admins, the update feed and CRX downloads
+// for Chromium's updater and for people.
 
 // handleGetUpdates answers an extension's Chrome ID and update URL.
 func (s *Server) handleGetUpdates(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
-	sg, err := s.signing(r.Context(), ext)
+	u, err := s.Publish.Updates(r.Context(), ext)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store") // the URL holds a secret
-	writeJSON(w, r, http.StatusOK, s.updates(ext, sg))
+	writeJSON(w, r, http.StatusOK, u)
 }
 
 // handleRotateUpdateToken replaces the update token. Every copy installed
 // from an earlier CRX then checks a URL that answers 404 and stops updating.
 func (s *Server) handleRotateUpdateToken(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension) {
 	ctx := r.Context()
-	if _, err := s.signing(ctx, ext); err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	if err := s.Store.RotateUpdateToken(ctx, ext.ID, auth.NewToken()); err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	sg, err := s.Store.FindSigning(ctx, ext.ID)
+	u, err := s.Publish.RotateUpdateToken(ctx, ext)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
 	s.Logger.InfoContext(ctx, "update token rotated", "extension", ext.ID, "user", who.user.ID)
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, r, http.StatusOK, s.updates(ext, sg))
+	writeJSON(w, r, http.StatusOK, u)
 }
 
-var errStaleUpdateURL = problem(http.StatusNotFound, api.ProblemNotFound,
-	"This update URL is not current: the extension's update token was replaced, or the URL is wrong. Install the extension again from its Betaport builds page.")
-
-// updateFeed checks the {id} and {token} of an update URL. An unknown
-// extension, one without a key yet and a wrong or replaced token all get one
-// answer, compared in constant time.
-func (s *Server) updateFeed(w http.ResponseWriter, r *http.Request) (*betaport.Extension, *betaport.Signing, bool) {
-	ctx := r.Context()
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	var sg *betaport.Signing
-	if err == nil {
-		sg, err = s.Store.FindSigning(ctx, id)
-		if err != nil && betaport.ErrorCode(err) != betaport.ENOTFOUND {
-			s.Error(w, r, err)
-			return nil, nil, false
-		}
-	}
-	token := ""
-	if sg != nil {
-		token = sg.UpdateToken
-	}
-	given := r.PathValue("token")
-	if subtle.ConstantTimeCompare([]byte(given), []byte(token)) != 1 || token == "" {
-		writeProblem(w, errStaleUpdateURL)
-		return nil, nil, false
-	}
-	ext, err := s.Store.FindExtension(ctx, id)
+// handleUpdateCheck answers Chromium's update check with gupdate XML.
+func (s *Server) handleUpdateCheck(w http.ResponseWriter, r *http.Request, _ *subject) {
+	ext, err := s.Publish.UpdateFeed(r.Context(), r.PathValue("id"), r.PathValue("token"))
 	if err != nil {
 		s.Error(w, r, err)
-		return nil, nil, false
-	}
-	return ext, sg, true
-}
-
-// handleUpdateCheck answers Chromium's update check
-// (?x=id%3D<id>%26v%3D<version>…, one x per extension) with gupdate XML:
-// the current bundle's CRX when it is newer than the installed version.
-func (s *Server) handleUpdateCheck(w http.ResponseWriter, r *http.Request, _ *subject) {
-	ext, sg, ok := s.updateFeed(w, r)
-	if !ok {
 		return
 	}
-	var current *betaport.Bundle
-	if ext.CurrentBundle != 0 {
-		b, err := s.Store.FindBundle(r.Context(), ext.ID, ext.CurrentBundle)
-		if err != nil {
-			s.Error(w, r, err)
-			return
-		}
-		current = b
-	}
-	checks := crx.ParseUpdateCheck(r.URL.RawQuery)
-	if len(checks) == 0 { // opened by hand: say what is current
-		checks = []crx.UpdateCheck{{ID: ext.ChromeID}}
-	}
-	apps := make([]crx.App, len(checks))
-	for i, c := range checks {
-		switch {
-		case c.ID != ext.ChromeID:
-			// This feed serves one extension; a policy may list others.
-			apps[i] = crx.App{ID: c.ID, Status: crx.AppUnknown}
-		case current == nil || crx.CompareVersions(current.Version, c.Version) <= 0:
-			apps[i] = crx.App{ID: c.ID} // no update
-		default:
-			apps[i] = crx.App{ID: c.ID, Version: current.Version,
-				Codebase: s.updateURL(ext.ID, sg.UpdateToken) + "/crx/" + strconv.FormatInt(current.Number, 10)}
-		}
+	xml, err := s.Publish.UpdateCheck(r.Context(), ext, r.URL.RawQuery)
+	if err != nil {
+		s.Error(w, r, err)
+		return
 	}
 	w.Header().Set("Content-Type", "application/xml; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
-	w.Write(crx.UpdateResponse(apps...))
+	w.Write(xml)
 }
 
 // handleUpdateCRX serves a bundle's CRX to Chromium's updater.
 func (s *Server) handleUpdateCRX(w http.ResponseWriter, r *http.Request, _ *subject) {
-	ext, _, ok := s.updateFeed(w, r)
-	if !ok {
+	ext, err := s.Publish.UpdateFeed(r.Context(), r.PathValue("id"), r.PathValue("token"))
+	if err != nil {
+		s.Error(w, r, err)
 		return
 	}
 	if b, ok := s.bundleFromPath(w, r, ext); ok {
@@ -216,162 +74,15 @@ func (s *Server) handleDownloadCRX(w http.ResponseWriter, r *http.Request, _ *su
 	}
 }
 
-// serveCRX sends b's CRX, building it first when it was never built or
-// embeds a replaced update token.
+// serveCRX sends b's CRX, which publish builds first when it was never
+// built or embeds a replaced update token.
 func (s *Server) serveCRX(w http.ResponseWriter, r *http.Request, ext *betaport.Extension, b *betaport.Bundle) {
-	ctx := r.Context()
-	sg, err := s.signing(ctx, ext)
+	c, err := s.Publish.CRX(r.Context(), ext, b)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	c := b.CRX
-	if c.BlobKey == "" || c.TokenHash != auth.HashToken(sg.UpdateToken) {
-		if c, err = s.buildCRX(ctx, ext, sg, b.BlobKey, nil, b.Version, b.VersionName); err != nil {
-			s.Error(w, r, fmt.Errorf("building the CRX of bundle %d of extension %d: %w", b.Number, ext.ID, err))
-			return
-		}
-		if err := s.Store.SetBundleCRX(ctx, b.ID, c); err != nil {
-			s.Error(w, r, err)
-			return
-		}
-		if old := b.CRX.BlobKey; old != "" && old != c.BlobKey {
-			s.deleteQuietly(ctx, old) // it names a replaced update URL
-		}
-	}
 	s.serveFile(w, r, b, c.BlobKey, c.SHA256, api.CRXContentType, ".crx")
-}
-
-// prepareCRX chooses the served version of b, a new bundle built from an
-// upload, and builds its CRX, before b is published: b is numbered as the
-// extension's next bundle, and publishing fails with a conflict if another
-// bundle takes that number meanwhile.
-func (s *Server) prepareCRX(ctx context.Context, ext *betaport.Extension, b *betaport.Bundle, local *os.File) error {
-	sg, err := s.signing(ctx, ext)
-	if err != nil {
-		return err
-	}
-	last, err := s.Store.LastBundleNumber(ctx, ext.ID)
-	if err != nil {
-		return err
-	}
-	earlier, err := s.Store.BundleVersions(ctx, ext.ID)
-	if err != nil {
-		return err
-	}
-	b.Number = last + 1
-	b.Version, b.VersionName = crx.ServedVersion(b.Version, earlier, b.Number)
-	b.CRX, err = s.buildCRX(ctx, ext, sg, b.BlobKey, local, b.Version, b.VersionName)
-	return err
-}
-
-// crxWorkPrefix names the local folders CRXs are packed in; the sweeper
-// removes old ones a crash left.
-const crxWorkPrefix = "betaport-crx-"
-
-// buildCRX packs the zip stored at zipKey as a CRX3 of ext: its manifest
-// gets the extension's public key, its update URL and version (and
-// versionName, unless the manifest names its version itself), and the
-// package is signed with the extension's key. Work files are local, so the
-// zip is read from storage once and memory stays flat whatever its size;
-// the CRX is stored under its own hash. local, when not nil, is the zip's
-// bytes already on this machine (sign has them), so storage is not read
-// again.
-func (s *Server) buildCRX(ctx context.Context, ext *betaport.Extension, sg *betaport.Signing, zipKey string, local *os.File, version, versionName string) (betaport.CRX, error) {
-	pem, err := s.openSigningKey(ext.ID, sg.PrivateKey)
-	if err != nil {
-		return betaport.CRX{}, fmt.Errorf("extension %d's signing key: %w", ext.ID, err)
-	}
-	key, err := crx.ParsePrivateKey(pem)
-	if err != nil {
-		return betaport.CRX{}, fmt.Errorf("extension %d's signing key: %w", ext.ID, err)
-	}
-	dir, err := os.MkdirTemp("", crxWorkPrefix)
-	if err != nil {
-		return betaport.CRX{}, err
-	}
-	defer os.RemoveAll(dir)
-
-	bundle := local
-	if bundle == nil {
-		if bundle, err = os.Create(dir + "/bundle.zip"); err != nil {
-			return betaport.CRX{}, err
-		}
-		defer bundle.Close()
-		if err := s.Blobs.Download(ctx, zipKey, bundle, nil); err != nil {
-			return betaport.CRX{}, err
-		}
-	}
-	size, err := bundle.Seek(0, io.SeekEnd)
-	if err != nil {
-		return betaport.CRX{}, err
-	}
-	zr, err := zip.NewReader(bundle, size)
-	if err != nil {
-		return betaport.CRX{}, err
-	}
-	manifest, err := readManifest(zr)
-	if err != nil {
-		return betaport.CRX{}, err
-	}
-	var named struct {
-		VersionName *string `json:"version_name"`
-	}
-	if json.Unmarshal(manifest, &named) == nil && named.VersionName != nil {
-		versionName = ""
-	}
-	manifest, err = crx.PrepareManifest(manifest, crx.PublicKeyDER(&key.PublicKey), s.updateURL(ext.ID, sg.UpdateToken), version, versionName)
-	if err != nil {
-		return betaport.CRX{}, err
-	}
-
-	packed, err := os.Create(dir + "/packed.zip")
-	if err != nil {
-		return betaport.CRX{}, err
-	}
-	defer packed.Close()
-	if err := crx.RewriteManifest(packed, zr, manifest); err != nil {
-		return betaport.CRX{}, err
-	}
-	packedSize, err := packed.Seek(0, io.SeekCurrent)
-	if err != nil {
-		return betaport.CRX{}, err
-	}
-	out, err := os.Create(dir + "/bundle.crx")
-	if err != nil {
-		return betaport.CRX{}, err
-	}
-	defer out.Close()
-	h := sha256.New()
-	if err := crx.Write(io.MultiWriter(out, h), packed, packedSize, key); err != nil {
-		return betaport.CRX{}, err
-	}
-	c := betaport.CRX{SHA256: hex.EncodeToString(h.Sum(nil)), TokenHash: auth.HashToken(sg.UpdateToken)}
-	c.BlobKey = betaport.CRXKey(ext.ID, c.SHA256)
-	if c.Size, err = out.Seek(0, io.SeekStart); err != nil {
-		return betaport.CRX{}, err
-	}
-	err = s.Blobs.Upload(ctx, c.BlobKey, out, &blob.WriterOptions{ContentType: api.CRXContentType})
-	return c, err
-}
-
-// readManifest returns the root manifest.json of a bundle's zip.
-func readManifest(zr *zip.Reader) ([]byte, error) {
-	for _, f := range zr.File {
-		if f.Name != "manifest.json" {
-			continue
-		}
-		rc, err := f.Open()
-		if err != nil {
-			return nil, err
-		}
-		defer rc.Close()
-		data, err := io.ReadAll(io.LimitReader(rc, 4<<20))
-		// The builder accepts a byte order mark and comments, as Chrome
-		// does; the rewritten manifest has neither.
-		return zipcheck.StandardManifest(data), err
-	}
-	return nil, errors.New("the bundle has no manifest.json at its root")
 }
 
 // bundleFromPath finds the bundle the {number} path parameter names.

@@ -21,8 +21,8 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/server/betaport"
 	"github.com/betaport/betaport/server/crx"
-	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/keyring"
+	"github.com/betaport/betaport/server/publish"
 	"github.com/betaport/betaport/server/storetest"
 )
 
@@ -411,7 +411,7 @@ func TestSigningKeyNeverShown(t *testing.T) {
 	if !keyring.IsSealed(sg.PrivateKey) || bytes.Contains(sg.PrivateKey, []byte("PRIVATE KEY")) {
 		t.Fatalf("the signing key is stored unsealed: %.40q…", sg.PrivateKey)
 	}
-	pem, err := testKeyring.Open(sg.PrivateKey, bphttp.SigningContext(p.ext.ID))
+	pem, err := testKeyring.Open(sg.PrivateKey, publish.SigningContext(p.ext.ID))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/server/storetest"
 )
 
 // zipEntry is one entry of a hand-made zip: mode 0 is a plain file.
@@ -53,7 +54,7 @@ const tamer = `{"manifest_version": 3, "name": "Tab Tamer", "version": "2.0"}`
 func (p *pipeline) signRejected(t *testing.T, zipBytes []byte) []string {
 	t.Helper()
 	before := p.served(t)
-	bundles, _ := p.e.DB.CountBundles(context.Background(), p.ext.ID)
+	bundles, _ := storetest.CountBundles(context.Background(), p.e.DB, p.ext.ID)
 	u := p.askURL(t)
 	if resp, body := p.put(t, u.URL, api.ZipContentType, zipBytes); resp.StatusCode != 200 {
 		t.Fatalf("PUT = %d %s", resp.StatusCode, body)
@@ -61,7 +62,7 @@ func (p *pipeline) signRejected(t *testing.T, zipBytes []byte) []string {
 	resp, body := p.sign(t)
 	pr := wantProblem(t, resp, body, 422, api.ProblemInvalidZip)
 	p.wantUnchanged(t, before)
-	if n, _ := p.e.DB.CountBundles(context.Background(), p.ext.ID); n != bundles {
+	if n, _ := storetest.CountBundles(context.Background(), p.e.DB, p.ext.ID); n != bundles {
 		t.Fatalf("%d bundles after a rejected sign, want %d", n, bundles)
 	}
 	var got []string
@@ -198,16 +199,16 @@ func TestSweepRemovesOrphans(t *testing.T) {
 	all := keys()
 
 	// Within the grace nothing unreferenced goes.
-	if _, err := e.App.Sweep(ctx); err != nil {
+	if _, err := e.App.Publish.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got := keys(); !slices.Equal(got, all) {
 		t.Fatalf("a sweep within the grace removed %q", slicesDiff(all, got))
 	}
 
-	e.App.OrphanGrace = time.Nanosecond
+	e.App.Publish.OrphanGrace = time.Nanosecond
 	time.Sleep(10 * time.Millisecond) // let the blobs' times fall behind the grace
-	if _, err := e.App.Sweep(ctx); err != nil {
+	if _, err := e.App.Publish.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
 	got := keys()

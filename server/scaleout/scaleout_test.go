@@ -376,7 +376,7 @@ func TestRateLimitsArePerReplica(t *testing.T) {
 	d := newDeployment(t)
 	a, b := d.replica(t), d.replica(t)
 	for _, m := range []*cli.Main{a, b} {
-		m.Server.Submit.Burst, m.Server.Submit.Every = 2, time.Hour
+		m.Publish.Config.Burst, m.Publish.Config.Every = 2, time.Hour
 	}
 	f := d.fixture(t)
 	requestURL(t, a, f.key)

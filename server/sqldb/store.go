@@ -228,13 +228,6 @@ func (s *DB) BundleRevision(ctx context.Context, extensionID int64) (current, la
 	return current, last, err
 }
 
-// CountBundles counts an extension's bundles.
-func (s *DB) CountBundles(ctx context.Context, extensionID int64) (int64, error) {
-	var n int64
-	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM bundles WHERE extension_id = ?`, extensionID).Scan(&n)
-	return n, err
-}
-
 // CreateTesters validates and inserts testers in one transaction: either all
 // of them are saved or none. They go in by multi-row INSERTs, so that a
 // million load in seconds rather than in a million round trips.
@@ -340,9 +333,3 @@ func insertTesters(ctx context.Context, tx *Tx, ts []*betaport.Tester) error {
 	return nil
 }
 
-// CountTesters counts an extension's testers.
-func (s *DB) CountTesters(ctx context.Context, extensionID int64) (int64, error) {
-	var n int64
-	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM testers WHERE extension_id = ?`, extensionID).Scan(&n)
-	return n, err
-}

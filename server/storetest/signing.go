@@ -75,7 +75,7 @@ func testBundleCRXAndVersions(t *testing.T, s betaport.Store) {
 	if err := s.PublishBundle(ctx, stale); betaport.ErrorCode(err) != betaport.ECONFLICT {
 		t.Fatalf("publish for a taken number: %v, want conflict", err)
 	}
-	if n, _ := s.CountBundles(ctx, e.ID); n != 2 {
+	if n, _ := CountBundles(ctx, s, e.ID); n != 2 {
 		t.Fatalf("a conflicting publish left %d bundles", n)
 	}
 	got, _ = s.FindBundle(ctx, e.ID, 2)

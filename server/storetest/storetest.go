@@ -209,7 +209,7 @@ func testPublishBundleNumbers(t *testing.T, s betaport.Store) {
 	wantCode(t, err, betaport.ENOTFOUND)
 	err = s.PublishBundle(ctx, newBundle(other.ID+100, 1))
 	wantCode(t, err, betaport.ENOTFOUND)
-	if n, err := s.CountBundles(ctx, e.ID); err != nil || n != 3 {
+	if n, err := CountBundles(ctx, s, e.ID); err != nil || n != 3 {
 		t.Fatalf("CountBundles = %d, %v; want 3", n, err)
 	}
 }
@@ -278,7 +278,7 @@ func testTestersAllOrNothing(t *testing.T, s betaport.Store) {
 	if !errors.As(err, &be) || be.Param != "email" {
 		t.Fatalf("conflict error = %#v, want param email", err)
 	}
-	if n, err := s.CountTesters(ctx, e.ID); err != nil || n != 2 {
+	if n, err := CountTesters(ctx, s, e.ID); err != nil || n != 2 {
 		t.Fatalf("CountTesters = %d, %v; want 2", n, err)
 	}
 	err = s.CreateTesters(ctx, []*betaport.Tester{{ExtensionID: e.ID, Email: "no-at-sign"}})
@@ -378,7 +378,7 @@ func testPublishUploadOnce(t *testing.T, s betaport.Store) {
 	if fresh != 1 {
 		t.Fatalf("%d of %d concurrent publishes created a bundle, want exactly 1", fresh, n)
 	}
-	if c, _ := s.CountBundles(ctx, e.ID); c != 1 {
+	if c, _ := CountBundles(ctx, s, e.ID); c != 1 {
 		t.Fatalf("%d bundles, want 1", c)
 	}
 	if got, _ := s.FindUpload(ctx, u.ID); got.State != betaport.UploadPublished || got.BundleNumber != 1 {

@@ -1,24 +1,30 @@
-package http
+package publish
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"hash"
+	"io"
 	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
 	"time"
 
+	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/server/betaport"
 	"github.com/betaport/betaport/server/blobstore"
+	"github.com/betaport/betaport/server/zipcheck"
 )
 
 // Upload URLs on file storage are the server's own: a path under /uploads/
@@ -30,17 +36,18 @@ import (
 // On S3 storage the storage's own presigned PUT URL takes their place, so
 // the zip goes straight to storage and never through a replica; sign then
 // receives the upload (receiveDirect). This file is the seam between the
-// two: issueUploadURL, urlExpiry, receiveDirect and afterDirectPublish.
+// two: issueUploadURL, urlExpiry, Receive, receiveDirect and
+// afterDirectPublish.
 
 const uploadMethod = http.MethodPut
 
-func (s *Server) uploadKey() []byte {
+func (s *Service) uploadKey() []byte {
 	m := hmac.New(sha256.New, s.Secret)
 	m.Write([]byte("betaport upload URL v1"))
 	return m.Sum(nil)
 }
 
-func (s *Server) uploadSignature(path string, uploadID int64, expires int64) string {
+func (s *Service) uploadSignature(path string, uploadID int64, expires int64) string {
 	m := hmac.New(sha256.New, s.uploadKey())
 	for _, part := range []string{uploadMethod, path, strconv.FormatInt(uploadID, 10), api.ZipContentType, strconv.FormatInt(expires, 10)} {
 		m.Write([]byte(part))
@@ -50,30 +57,29 @@ func (s *Server) uploadSignature(path string, uploadID int64, expires int64) str
 }
 
 // uploadURL returns the signed URL a zip for upload id is PUT to.
-func (s *Server) uploadURL(uploadID int64, expires time.Time) string {
+func (s *Service) uploadURL(uploadID int64, expires time.Time) string {
 	path := api.UploadPrefix + strconv.FormatInt(uploadID, 10)
 	exp := expires.Unix()
 	q := url.Values{"expires": {strconv.FormatInt(exp, 10)}, "signature": {s.uploadSignature(path, uploadID, exp)}}
 	return s.BaseURL + path + "?" + q.Encode()
 }
 
-// checkUploadURL verifies the signature and expiry of an upload request and
-// returns the problem to answer when they do not hold.
-func (s *Server) checkUploadURL(r *http.Request, uploadID int64) *api.Problem {
-	q := r.URL.Query()
+// checkUploadURL verifies the signature and expiry of an upload URL's path
+// and query and returns the problem to answer when they do not hold.
+func (s *Service) checkUploadURL(path string, q url.Values, uploadID int64) *api.Problem {
 	sig, expStr := q.Get("signature"), q.Get("expires")
 	exp, err := strconv.ParseInt(expStr, 10, 64)
 	if sig == "" || err != nil {
-		return problem(http.StatusForbidden, api.ProblemBadSignature,
+		return api.NewProblem(http.StatusForbidden, api.ProblemBadSignature,
 			"This upload URL is not signed. Use the exact URL that POST /api/submit/upload answered.")
 	}
-	want := s.uploadSignature(r.URL.Path, uploadID, exp)
+	want := s.uploadSignature(path, uploadID, exp)
 	if !hmac.Equal([]byte(sig), []byte(want)) {
-		return problem(http.StatusForbidden, api.ProblemBadSignature,
+		return api.NewProblem(http.StatusForbidden, api.ProblemBadSignature,
 			"This upload URL's signature does not match. Use the exact URL that POST /api/submit/upload answered, unchanged.")
 	}
 	if s.now().Unix() >= exp {
-		return problem(http.StatusForbidden, api.ProblemURLExpired,
+		return api.NewProblem(http.StatusForbidden, api.ProblemURLExpired,
 			"This upload URL has expired. Request a new one with POST /api/submit/upload and upload again.")
 	}
 	return nil
@@ -84,22 +90,22 @@ func (s *Server) checkUploadURL(r *http.Request, uploadID int64) *api.Problem {
 // this long to finish and be signed before the sweeper expires the upload.
 const directUploadGrace = 5 * time.Minute
 
-// uploadsDirect reports whether zips go straight to storage (S3, with a
+// Direct reports whether zips go straight to storage (S3, with a
 // presigned URL) rather than through PUT /uploads/{id} (file storage).
-func (s *Server) uploadsDirect() bool { return blobstore.Presigns(s.Blobs) }
+func (s *Service) Direct() bool { return blobstore.Presigns(s.Blobs) }
 
 // issueUploadURL returns the URL the zip of upload u is PUT to: the
 // server's own until urlExpires, or the storage's presigned URL for ttl.
-func (s *Server) issueUploadURL(ctx context.Context, u *betaport.Upload, urlExpires time.Time, ttl time.Duration) (string, error) {
-	if !s.uploadsDirect() {
+func (s *Service) issueUploadURL(ctx context.Context, u *betaport.Upload, urlExpires time.Time, ttl time.Duration) (string, error) {
+	if !s.Direct() {
 		return s.uploadURL(u.ID, urlExpires), nil
 	}
 	return blobstore.PresignPut(ctx, s.Blobs, uploadBlobKey(u.ID), api.ZipContentType, ttl)
 }
 
 // urlExpiry is when upload u's URL stops taking a PUT.
-func (s *Server) urlExpiry(u *betaport.Upload) time.Time {
-	if s.uploadsDirect() {
+func (s *Service) urlExpiry(u *betaport.Upload) time.Time {
+	if s.Direct() {
 		return u.ExpiresAt.Add(-directUploadGrace)
 	}
 	return u.ExpiresAt
@@ -132,8 +138,8 @@ type direct struct {
 //     were checked). That copy is what is validated and published, so a
 //     later PUT to the presigned URL (valid until it expires) changes
 //     nothing that was checked.
-func (s *Server) receiveDirect(ctx context.Context, u *betaport.Upload) (*direct, *api.Problem, error) {
-	cfg := s.Submit.withDefaults()
+func (s *Service) receiveDirect(ctx context.Context, u *betaport.Upload) (*direct, *api.Problem, error) {
+	cfg := s.Config.withDefaults()
 	key := uploadBlobKey(u.ID)
 	nonce := make([]byte, 8)
 	rand.Read(nonce)
@@ -152,7 +158,7 @@ func (s *Server) receiveDirect(ctx context.Context, u *betaport.Upload) (*direct
 			if err := s.Blobs.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
 				return d, nil, err
 			}
-			return d, problem(http.StatusUnsupportedMediaType, api.ProblemUnsupportedMedia,
+			return d, api.NewProblem(http.StatusUnsupportedMediaType, api.ProblemUnsupportedMedia,
 				fmt.Sprintf("The zip was stored with Content-Type %q, so it was not kept. PUT it again to the same URL with the header Content-Type: application/zip, then sign.", head.ContentType)), nil
 		}
 		if head.Size > cfg.MaxUploadSize {
@@ -197,7 +203,7 @@ func (s *Server) receiveDirect(ctx context.Context, u *betaport.Upload) (*direct
 // direct upload: a sign that lost the race to publish deletes the bundle
 // bytes it wrote; the winner deletes the upload's object, which it has
 // copied.
-func (s *Server) afterDirectPublish(ctx context.Context, u *betaport.Upload, mine, published *betaport.Bundle, fresh bool, err error) {
+func (s *Service) afterDirectPublish(ctx context.Context, u *betaport.Upload, mine, published *betaport.Bundle, fresh bool, err error) {
 	if err != nil || !fresh {
 		if published == nil || published.BlobKey != mine.BlobKey {
 			s.deleteQuietly(ctx, mine.BlobKey)
@@ -209,9 +215,144 @@ func (s *Server) afterDirectPublish(ctx context.Context, u *betaport.Upload, min
 
 // deleteQuietly deletes a blob the request no longer needs, even when the
 // client has gone, logging a failure rather than answering it.
-func (s *Server) deleteQuietly(ctx context.Context, key string) {
+func (s *Service) deleteQuietly(ctx context.Context, key string) {
 	ctx = context.WithoutCancel(ctx)
 	if err := s.Blobs.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
-		s.Logger.WarnContext(ctx, "deleting a blob", "key", key, "err", err)
+		s.logger().WarnContext(ctx, "deleting a blob", "key", key, "err", err)
 	}
 }
+
+// Put is call 2 as it arrived: a PUT to a URL RequestUpload gave out.
+type Put struct {
+	UploadID      string     // the {upload} of /uploads/{upload}
+	Path          string     // the URL's path, which the signature covers
+	Query         url.Values // its expires and signature
+	ContentType   string
+	ContentLength int64 // -1 when unknown
+	Body          io.Reader
+}
+
+// ErrIncomplete wraps the error that stopped a PUT's body from being
+// stored (the client went away or was too slow, or storage failed):
+// nothing was kept, and the upload still waits for its zip.
+var ErrIncomplete = errors.New("the zip was not stored")
+
+// Receive is call 2 on file storage: the zip streams to blob storage while
+// its size and SHA-256 are computed; it becomes visible only when complete.
+func (s *Service) Receive(ctx context.Context, p Put) error {
+	if s.Direct() {
+		return api.NewProblem(http.StatusForbidden, api.ProblemBadSignature,
+			"This service takes zips straight into its storage: PUT the zip to the URL that POST /api/submit/upload answered.")
+	}
+	id, err := strconv.ParseInt(p.UploadID, 10, 64)
+	if err != nil || id <= 0 {
+		return api.NewProblem(http.StatusForbidden, api.ProblemBadSignature, "This is not an upload URL Betaport gave out.")
+	}
+	if prob := s.checkUploadURL(p.Path, p.Query, id); prob != nil {
+		return prob
+	}
+	if mt, _, _ := mime.ParseMediaType(p.ContentType); mt != api.ZipContentType {
+		return api.NewProblem(http.StatusUnsupportedMediaType, api.ProblemUnsupportedMedia,
+			"Send the zip with the header Content-Type: application/zip.")
+	}
+	u, err := s.Store.FindUpload(ctx, id)
+	if err != nil {
+		return err
+	}
+	if u.State != betaport.UploadRequested && u.State != betaport.UploadReceived {
+		return api.NewProblem(http.StatusConflict, api.ProblemAlreadyDone,
+			"This upload is "+u.State+" and takes no more bytes. Request a new upload URL to submit another zip.")
+	}
+	cfg := s.Config.withDefaults()
+	if p.ContentLength > cfg.MaxUploadSize {
+		return tooLarge(cfg.MaxUploadSize)
+	}
+	size, sum, prob, err := s.storeZip(ctx, uploadBlobKey(id), p.Body, cfg.MaxUploadSize)
+	if prob != nil {
+		return prob
+	} else if err != nil {
+		return fmt.Errorf("%w: upload %d: %w", ErrIncomplete, id, err)
+	}
+	return s.Store.ReceiveUpload(ctx, id, size, sum)
+}
+
+// uploadBlobKey is where an upload's zip is kept until it is published.
+func uploadBlobKey(id int64) string { return "uploads/" + strconv.FormatInt(id, 10) + ".zip" }
+
+func tooLarge(limit int64) *api.Problem {
+	return api.NewProblem(http.StatusRequestEntityTooLarge, api.ProblemTooLarge,
+		fmt.Sprintf("The zip is larger than %d MiB, the most Betaport takes. Make the bundle smaller.", limit>>20))
+}
+
+// storeZip streams body into key, computing size and SHA-256 on the way. A
+// problem (too large, not a zip) or an error aborts the write: gocloud
+// discards a write whose context is cancelled before Close, so nothing of
+// it becomes visible.
+func (s *Service) storeZip(ctx context.Context, key string, body io.Reader, limit int64) (int64, string, *api.Problem, error) {
+	head := make([]byte, 4)
+	n, err := io.ReadFull(body, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return 0, "", nil, err
+	}
+	if !isZipStart(head[:n]) {
+		p := api.NewProblem(http.StatusUnprocessableEntity, api.ProblemNotAZip,
+			"The body is not a zip (it does not start with a zip signature). Upload the extension's .zip file.")
+		// The same list sign answers with, so a pipeline reads one shape.
+		p.Problems = []api.ZipProblem{{Code: zipcheck.CodeNotAZip,
+			Message: "The file is not a zip archive, or it is damaged. Upload the extension as a .zip file."}}
+		return 0, "", p, nil
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	bw, err := s.Blobs.NewWriter(wctx, key, &blob.WriterOptions{ContentType: api.ZipContentType})
+	if err != nil {
+		return 0, "", nil, err
+	}
+	h := sha256.New()
+	counted := &countingReader{r: io.MultiReader(bytes.NewReader(head[:n]), body), limit: limit, h: h}
+	if _, err := io.Copy(bw, counted); err != nil {
+		cancel()
+		bw.Close()
+		if counted.over {
+			return 0, "", tooLarge(limit), nil
+		}
+		return 0, "", nil, err
+	}
+	if err := bw.Close(); err != nil {
+		return 0, "", nil, err
+	}
+	return counted.n, hex.EncodeToString(h.Sum(nil)), nil, nil
+}
+
+func isZipStart(b []byte) bool {
+	for _, sig := range zipSignatures {
+		if bytes.Equal(b, sig) {
+			return true
+		}
+	}
+	return false
+}
+
+// countingReader hashes and counts what it reads, failing past limit.
+type countingReader struct {
+	r     io.Reader
+	n     int64
+	limit int64
+	h     hash.Hash
+	over  bool
+}
+
+var errTooLarge = errors.New("body over the size limit")
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	c.h.Write(p[:n])
+	if c.n > c.limit {
+		c.over = true
+		return n, errTooLarge
+	}
+	return n, err
+}
+
+var zipSignatures = [][]byte{[]byte("PK\x03\x04"), []byte("PK\x05\x06")}

@@ -1,0 +1,238 @@
+// Package publish is Betaport's publishing pipeline: it takes an
+// extension's zip through the submit flow's three calls and makes it the
+// bundle testers get, with its signed CRX and update feed.
+//
+// One submission, top to bottom:
+//
+//  1. [Service.Authorize] checks the key object of calls 1 and 3, the team's
+//     plan and the key's rate limit (this file);
+//  2. [Service.RequestUpload] issues an upload URL, and [Service.Receive]
+//     streams the PUT zip to storage, counting and hashing it (upload.go;
+//     on S3 the zip goes straight to storage and sign receives it);
+//  3. [Service.Sign] validates the zip (package zipcheck), normalises it,
+//     packs its CRX and publishes it exactly once (sign.go);
+//  4. crx.go holds the extension's signing key, CRX packing and rebuilds,
+//     and the update feed Chromium reads.
+//
+// sweep.go removes what finished or crashed submissions leave in storage.
+//
+// Errors a caller should show are *api.Problem values whose detail says what
+// to do; domain errors are *betaport.Error; anything else is internal.
+package publish
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"gocloud.dev/blob"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/server/auth"
+	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/server/keyring"
+	"github.com/betaport/betaport/server/zipcheck"
+)
+
+// Submit settings, with their defaults.
+const (
+	defaultUploadTTL     = 15 * time.Minute
+	defaultMaxUploadSize = 256 << 20
+	// A busy CI may submit in bursts: 60 calls (30 submissions) at once, then
+	// one call a second.
+	defaultSubmitBurst = 60
+	defaultSubmitEvery = time.Second
+)
+
+// Config tunes the submit flow. Zero fields take the defaults.
+type Config struct {
+	UploadTTL     time.Duration // how long an upload URL works
+	MaxUploadSize int64         // the largest zip a PUT takes
+	Burst         int           // calls per key allowed at once
+	Every         time.Duration // then one call per key every Every
+	Limits        zipcheck.Limits
+}
+
+func (c Config) withDefaults() Config {
+	if c.UploadTTL <= 0 {
+		c.UploadTTL = defaultUploadTTL
+	}
+	if c.MaxUploadSize <= 0 {
+		c.MaxUploadSize = defaultMaxUploadSize
+	}
+	if c.Burst <= 0 {
+		c.Burst = defaultSubmitBurst
+	}
+	if c.Every <= 0 {
+		c.Every = defaultSubmitEvery
+	}
+	if c.Limits == (zipcheck.Limits{}) {
+		c.Limits = zipcheck.DefaultLimits()
+	}
+	c.Limits.MaxZipSize = c.MaxUploadSize
+	return c
+}
+
+// Store is what publishing reads and writes of Betaport's records.
+type Store interface {
+	betaport.TeamStore
+	betaport.ExtensionStore
+	betaport.KeyStore
+	betaport.BundleStore
+	betaport.UploadStore
+	betaport.SigningStore
+}
+
+// Service publishes bundles. Set its fields before the first call; it is
+// safe for concurrent use.
+type Service struct {
+	Store  Store
+	Blobs  *blob.Bucket
+	Logger *slog.Logger
+	// BaseURL is the service's public URL: upload URLs and the update URL
+	// every CRX carries start with it.
+	BaseURL string
+	// Secret signs upload URLs on file storage. Replicas share it.
+	Secret []byte
+	// SigningKeys seals and opens extensions' CRX signing keys at rest.
+	// Without it no CRX can be built.
+	SigningKeys *keyring.Keyring
+	// Config tunes the submit flow (URL expiry, size and rate limits).
+	Config Config
+	// OrphanGrace is the age at which the sweeper removes blobs no record
+	// points to; 0 means DefaultOrphanGrace.
+	OrphanGrace time.Duration
+	// Now is the clock upload URLs expire by; nil means time.Now. Tests
+	// move it instead of sleeping.
+	Now func() time.Time
+
+	limiterOnce sync.Once
+	limiter     *keyLimiter
+	signLocks   keyedMutex
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Service) logger() *slog.Logger {
+	if s.Logger == nil {
+		return slog.Default()
+	}
+	return s.Logger
+}
+
+// MaxUploadSize is the largest zip a PUT takes, in bytes.
+func (s *Service) MaxUploadSize() int64 { return s.Config.withDefaults().MaxUploadSize }
+
+// HashKey is what is stored of an extension's API key.
+func HashKey(apiKey string) string { return auth.HashToken(apiKey) }
+
+var errBadKey = &api.Problem{Type: api.ProblemInvalidKey, Status: http.StatusUnauthorized,
+	Detail: "The extension id and API key do not match a current key. Download a new key file from the extension's settings page; downloading one replaces the old key."}
+
+// DecodeKey reads the key object calls 1 and 3 send: exactly the key file's
+// service object, {"extensionId": …, "apiKey": …}. Each way a body can be
+// wrong gets a problem that says how to send it.
+func DecodeKey(raw map[string]json.RawMessage) (api.ServiceKey, error) {
+	var key api.ServiceKey
+	if _, wrapped := raw["service"]; wrapped && raw["extensionId"] == nil {
+		return key, &api.Problem{Type: api.ProblemBadRequest, Status: http.StatusBadRequest, Param: "service",
+			Detail: `This is the whole key file. Send only the object under "service": {"extensionId": …, "apiKey": …}.`}
+	}
+	for name := range raw {
+		if name != "extensionId" && name != "apiKey" {
+			return key, &api.Problem{Type: api.ProblemBadRequest, Status: http.StatusBadRequest, Param: shorten(name, 64),
+				Detail: fmt.Sprintf("The key object has an unknown field %s. Send only the key file's service object: {\"extensionId\": …, \"apiKey\": …}.", strconv.Quote(shorten(name, 64)))}
+		}
+	}
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"extensionId", &key.ExtensionID}, {"apiKey", &key.APIKey}} {
+		v, ok := raw[f.name]
+		if ok && json.Unmarshal(v, f.dst) != nil {
+			var n json.Number
+			if json.Unmarshal(v, &n) == nil { // an id sent as a number
+				*f.dst, ok = n.String(), true
+			} else {
+				ok = false
+			}
+		}
+		if !ok || *f.dst == "" {
+			return key, &api.Problem{Type: api.ProblemBadRequest, Status: http.StatusBadRequest, Param: f.name,
+				Detail: fmt.Sprintf("%s is missing. Send the key file's service object: {\"extensionId\": …, \"apiKey\": …}.", f.name)}
+		}
+	}
+	return key, nil
+}
+
+// Authorize authenticates calls 1 and 3: the key, the team's plan and the
+// key's rate limit. It returns the extension the key submits to.
+func (s *Service) Authorize(ctx context.Context, key api.ServiceKey) (*betaport.Extension, error) {
+	id, err := strconv.ParseInt(key.ExtensionID, 10, 64)
+	if err != nil || id <= 0 {
+		return nil, errBadKey
+	}
+	stored, err := s.Store.ExtensionKey(ctx, id)
+	if err != nil && betaport.ErrorCode(err) != betaport.ENOTFOUND {
+		return nil, err
+	}
+	// Unknown extension, no key, wrong key and rotated key all compare a
+	// hash in constant time and get one answer.
+	given := HashKey(key.APIKey)
+	if stored == "" {
+		stored = strings.Repeat("0", len(given))
+	}
+	if subtle.ConstantTimeCompare([]byte(given), []byte(stored)) != 1 || err != nil {
+		return nil, errBadKey
+	}
+	if wait := s.keyLimiter().take(id); wait > 0 {
+		p := api.NewProblem(http.StatusTooManyRequests, api.ProblemTooManyRequests,
+			fmt.Sprintf("Too many submit calls for this key. Wait %d seconds, then try again.", wait))
+		p.RetryAfter = wait
+		return nil, p
+	}
+	ext, err := s.Store.FindExtension(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	team, err := s.Store.FindTeam(ctx, ext.TeamID)
+	if err != nil {
+		return nil, err
+	}
+	if team.Plan != api.PlanProfessional {
+		return nil, api.NewProblem(http.StatusForbidden, api.ProblemPlanRequired,
+			"Manual upload needs the Professional plan. Ask an admin of "+team.Name+" to upgrade, then try again.")
+	}
+	return ext, nil
+}
+
+// RequestUpload is call 1: it records a new upload of ext (superseding any
+// earlier one not published) and answers the URL its zip is PUT to.
+func (s *Service) RequestUpload(ctx context.Context, ext *betaport.Extension) (*api.UploadURL, error) {
+	cfg := s.Config.withDefaults()
+	urlExpires := s.now().Add(cfg.UploadTTL)
+	u := &betaport.Upload{ExtensionID: ext.ID, ExpiresAt: urlExpires}
+	if s.Direct() {
+		u.ExpiresAt = urlExpires.Add(directUploadGrace)
+	}
+	if err := s.Store.CreateUpload(ctx, u); err != nil {
+		return nil, err
+	}
+	url, err := s.issueUploadURL(ctx, u, urlExpires, cfg.UploadTTL)
+	if err != nil {
+		return nil, err
+	}
+	return &api.UploadURL{URL: url, ExpiresAt: urlExpires, UploadID: u.ID, MaxSize: cfg.MaxUploadSize}, nil
+}

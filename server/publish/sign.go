@@ -1,0 +1,280 @@
+package publish
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/server/crx"
+	"github.com/betaport/betaport/server/zipcheck"
+)
+
+// Sign is call 3: it validates the zip of ext's latest upload and
+// publishes it, exactly once: a retried sign answers the same bundle.
+func (s *Service) Sign(ctx context.Context, ext *betaport.Extension) (*betaport.Bundle, error) {
+	// Signs of one extension take turns on this replica: a retried sign
+	// then finds the upload published instead of building the same bundle
+	// key at once, which file storage cannot write concurrently (its
+	// attributes file is not replaced atomically). Across replicas the
+	// database decides, on storage that writes objects atomically (S3).
+	unlock, err := s.signLocks.lock(ctx, ext.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	u, err := s.Store.LatestUpload(ctx, ext.ID)
+	if betaport.ErrorCode(err) == betaport.ENOTFOUND {
+		return nil, api.NewProblem(http.StatusConflict, api.ProblemNoUpload,
+			"There is nothing to sign: request an upload URL (POST /api/submit/upload) and PUT the zip to it first.")
+	} else if err != nil {
+		return nil, err
+	}
+	src := uploadBlobKey(u.ID)
+	dst := betaport.BundleKey(ext.ID, fmt.Sprintf("upload-%d", u.ID))
+	if s.Direct() && (u.State == betaport.UploadRequested || u.State == betaport.UploadReceived) {
+		// The zip went straight to storage: receive it now, as the PUT
+		// handler does on file storage.
+		d, p, err := s.receiveDirect(ctx, u)
+		if d != nil && d.snapshot != "" {
+			defer s.deleteQuietly(ctx, d.snapshot)
+		}
+		switch {
+		case p != nil:
+			return nil, p
+		case gcerrors.Code(err) == gcerrors.NotFound:
+			// A racing sign published this upload and removed its source
+			// meanwhile: answer as a retried sign does, from the upload's
+			// state now.
+			if u, err = s.Store.FindUpload(ctx, u.ID); err != nil {
+				return nil, err
+			}
+		case err != nil:
+			return nil, err
+		default:
+			u, src, dst = d.upload, d.source, d.bundleKey
+		}
+	}
+	switch u.State {
+	case betaport.UploadRequested:
+		if s.now().Before(s.urlExpiry(u)) {
+			return nil, api.NewProblem(http.StatusConflict, api.ProblemZipNotReceived,
+				"The zip has not arrived yet: PUT it to the upload URL, then sign.")
+		}
+		fallthrough
+	case betaport.UploadExpired:
+		return nil, api.NewProblem(http.StatusGone, api.ProblemUploadExpired,
+			"The upload URL expired before its zip arrived. Request a new one and upload again.")
+	case betaport.UploadRejected:
+		return nil, rejected(u.Problems)
+	case betaport.UploadPublished:
+		b, err := s.Store.FindBundle(ctx, ext.ID, u.BundleNumber)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	if p, err := s.versionCeiling(ctx, ext); p != nil || err != nil {
+		if err == nil {
+			err = s.Store.RejectUpload(ctx, u.ID, p)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return nil, rejected(p)
+	}
+	// The zip is read from storage once, into a work folder: validating
+	// it inflates every entry, and its CRX is packed from the same copy.
+	work, err := os.MkdirTemp("", crxWorkPrefix)
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	b, local, problems, err := s.build(ctx, ext, u, src, dst, work)
+	if local != nil {
+		defer local.Close()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(problems) > 0 {
+		if err := s.Store.RejectUpload(ctx, u.ID, problems); err != nil {
+			return nil, err
+		}
+		return nil, rejected(problems)
+	}
+	if err := s.prepareCRX(ctx, ext, b, local); err != nil {
+		return nil, fmt.Errorf("packing upload %d as a CRX: %w", u.ID, err)
+	}
+	published, fresh, err := s.Store.PublishUpload(ctx, u.ID, b)
+	if !fresh && (err != nil || published.CRX.BlobKey != b.CRX.BlobKey) {
+		s.deleteQuietly(ctx, b.CRX.BlobKey) // built for nothing
+	}
+	if s.Direct() {
+		s.afterDirectPublish(ctx, u, b, published, fresh, err)
+	} else if err == nil && fresh {
+		// The bundle has its own copy now: keep the bytes once.
+		s.deleteQuietly(ctx, src)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return published, nil
+}
+
+// versionCeiling refuses a sign once the extension has served the highest
+// version Chrome accepts: the bundle would be served under that same
+// version, and no installed copy would ever receive it.
+func (s *Service) versionCeiling(ctx context.Context, ext *betaport.Extension) ([]api.ZipProblem, error) {
+	earlier, err := s.Store.BundleVersions(ctx, ext.ID)
+	if err != nil || !crx.Exhausted(earlier) {
+		return nil, err
+	}
+	return []api.ZipProblem{{Code: api.ZipProblemVersionExhausted, Path: zipcheck.ManifestName,
+		Message: "This extension has already served version 65535.65535.65535.65535, the highest Chrome accepts, so installed copies can never receive another update. Create a new extension in Betaport, publish there, and ask testers to install it from its page."}}, nil
+}
+
+// rejected is the problem a sign answers for a zip it did not publish.
+func rejected(problems []api.ZipProblem) *api.Problem {
+	p := api.NewProblem(http.StatusUnprocessableEntity, api.ProblemInvalidZip,
+		fmt.Sprintf("The zip was not published: %d problem(s) to fix, listed in problems. Fix them, then upload and sign again.", len(problems)))
+	p.Problems = problems
+	return p
+}
+
+// build validates an upload's zip, every entry inflated, then stores the
+// bundle immutably (normalised when the manifest sat in one top folder). It
+// returns the bundle to publish with a local copy of its zip (in work), or
+// the problems found.
+//
+// src is where the upload's zip is read from and dst where the bundle's is
+// written.
+func (s *Service) build(ctx context.Context, ext *betaport.Extension, u *betaport.Upload, src, dst, work string) (*betaport.Bundle, *os.File, []api.ZipProblem, error) {
+	limits := s.Config.withDefaults().Limits
+	maxZip := limits.MaxZipSize
+	if maxZip <= 0 {
+		maxZip = zipcheck.DefaultLimits().MaxZipSize
+	}
+	var ra io.ReaderAt = &blobReaderAt{ctx: ctx, bucket: s.Blobs, key: src}
+	var local *os.File
+	closeLocal := func() {
+		if local != nil {
+			local.Close()
+		}
+	}
+	fail := func(err error) (*betaport.Bundle, *os.File, []api.ZipProblem, error) {
+		closeLocal()
+		return nil, nil, nil, err
+	}
+	if u.Size <= maxZip {
+		// One read of the whole zip, to a local copy. (An oversized zip is
+		// refused from its size, without being read.)
+		f, err := os.Create(filepath.Join(work, "upload.zip"))
+		if err != nil {
+			return fail(err)
+		}
+		ra, local = f, f
+		if err := s.Blobs.Download(ctx, src, f, nil); err != nil {
+			return fail(err)
+		}
+	}
+	res, err := zipcheck.Check(ra, u.Size, limits)
+	if err != nil {
+		return fail(fmt.Errorf("reading upload %d: %w", u.ID, err))
+	}
+	if !res.OK() {
+		problems := make([]api.ZipProblem, len(res.Problems))
+		for i, p := range res.Problems {
+			problems[i] = api.ZipProblem{Code: p.Code, Path: p.Path, Message: p.Message}
+		}
+		closeLocal()
+		return nil, nil, problems, nil
+	}
+	b := &betaport.Bundle{Bundle: api.Bundle{
+		ExtensionID:     ext.ID,
+		Name:            res.Manifest.Name,
+		Version:         res.Manifest.Version,
+		ManifestVersion: res.Manifest.ManifestVersion,
+		FileCount:       res.FileCount,
+		Source:          "upload",
+		Size:            u.Size,
+		SHA256:          u.SHA256,
+	}}
+	b.BlobKey = dst
+	if res.Prefix == "" {
+		if err := s.Blobs.Copy(ctx, b.BlobKey, src, nil); err != nil {
+			return fail(err)
+		}
+		return b, local, nil, nil
+	}
+	// Normalise: the manifest moves to the root, and the served bytes (so
+	// their size and hash, and the CRX) are the normalised zip's.
+	normalised, err := os.Create(filepath.Join(work, "bundle.zip"))
+	if err != nil {
+		return fail(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	bw, err := s.Blobs.NewWriter(wctx, b.BlobKey, &blob.WriterOptions{ContentType: api.ZipContentType})
+	if err != nil {
+		normalised.Close()
+		return fail(err)
+	}
+	h := sha256.New()
+	cw := &countingWriter{w: io.MultiWriter(bw, h, normalised)}
+	if err := zipcheck.Normalize(cw, ra, u.Size, res.Prefix); err != nil {
+		cancel()
+		bw.Close()
+		normalised.Close()
+		return fail(err)
+	}
+	if err := bw.Close(); err != nil {
+		normalised.Close()
+		return fail(err)
+	}
+	closeLocal() // the upload's copy: the CRX is packed from the normalised one
+	b.Size, b.SHA256 = cw.n, hex.EncodeToString(h.Sum(nil))
+	return b, normalised, nil, nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// blobReaderAt reads a blob with ranged reads, so validating a zip reads its
+// central directory and manifest, not the whole object.
+type blobReaderAt struct {
+	ctx    context.Context
+	bucket *blob.Bucket
+	key    string
+}
+
+func (b *blobReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	r, err := b.bucket.NewRangeReader(b.ctx, b.key, off, int64(len(p)), nil)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	n, err := io.ReadFull(r, p)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = io.EOF
+	}
+	return n, err
+}
