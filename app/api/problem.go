@@ -3,6 +3,8 @@ package api
 import (
 	"errors"
 	"fmt"
+
+	"github.com/betaport/betaport/app/betaport"
 )
 
 // ProblemContentType is the media type of every error response (RFC 9457).
@@ -39,7 +41,7 @@ type Problem struct {
 	// RetryAfter is the number of seconds to wait before trying again.
 	RetryAfter int `json:"retryAfter,omitempty"`
 	// Problems lists everything wrong with a rejected zip.
-	Problems []ZipProblem `json:"problems,omitempty"`
+	Problems []betaport.ZipProblem `json:"problems,omitempty"`
 }
 
 func (p *Problem) Error() string {

@@ -34,18 +34,6 @@ type UploadURL struct {
 	MaxSize int64 `json:"maxSize"`
 }
 
-// ZipProblem is one thing wrong with a submitted zip.
-type ZipProblem struct {
-	Code    string `json:"code"`
-	Path    string `json:"path"`
-	Message string `json:"message"`
-}
-
-// ZipProblemVersionExhausted is the code of the sign refused because the
-// extension already served 65535.65535.65535.65535, the highest version.
-// The other codes are the builder's.
-const ZipProblemVersionExhausted = "version_exhausted"
-
 // Problem types of the submit flow.
 const (
 	ProblemInvalidKey     = "/problems/invalid-key"

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/app/fetch"
 )
 
@@ -35,15 +36,15 @@ func New(baseURL string) *Client {
 }
 
 // Extensions lists the extensions the caller may see.
-func (c *Client) Extensions(ctx context.Context) ([]api.Extension, error) {
-	var list []api.Extension
+func (c *Client) Extensions(ctx context.Context) ([]betaport.Extension, error) {
+	var list []betaport.Extension
 	err := c.Do(ctx, http.MethodGet, api.PathExtensions, nil, &list)
 	return list, err
 }
 
 // Extension returns one extension.
-func (c *Client) Extension(ctx context.Context, id int64) (*api.Extension, error) {
-	var e api.Extension
+func (c *Client) Extension(ctx context.Context, id int64) (*betaport.Extension, error) {
+	var e betaport.Extension
 	if err := c.Do(ctx, http.MethodGet, api.ExtensionPath(id), nil, &e); err != nil {
 		return nil, err
 	}
@@ -153,8 +154,8 @@ func (c *Client) Revoke(ctx context.Context, extensionID, testerID int64) error 
 }
 
 // Testers returns one page of an extension's testers.
-func (c *Client) Testers(ctx context.Context, extensionID int64, query url.Values) (*api.Page[api.Tester], error) {
-	var page api.Page[api.Tester]
+func (c *Client) Testers(ctx context.Context, extensionID int64, query url.Values) (*api.Page[betaport.Tester], error) {
+	var page api.Page[betaport.Tester]
 	path := api.TestersPath(extensionID)
 	if len(query) > 0 {
 		path += "?" + query.Encode()

@@ -44,8 +44,8 @@
 // because Snapshot is a lock-free, race-free copy of the whole state:
 //
 //	func (c *bundles) OnMount(ctx app.Context) {
-//		c.list = fetch.NewInfinite(ctx, cache, fetch.IndexKeys[api.Bundle](path, 20),
-//			fetch.JSONFetcher[[]api.Bundle](httpOpts), fetch.InfiniteOptions[[]api.Bundle]{})
+//		c.list = fetch.NewInfinite(ctx, cache, fetch.IndexKeys[betaport.Bundle](path, 20),
+//			fetch.JSONFetcher[[]betaport.Bundle](httpOpts), fetch.InfiniteOptions[[]betaport.Bundle]{})
 //		// Subscribe first, then read, so no change falls in between.
 //		c.unsubscribe = c.list.SubscribeChanges(func() {
 //			ctx.Dispatch(func(ctx app.Context) { c.state = c.list.Snapshot() })

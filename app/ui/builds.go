@@ -8,6 +8,7 @@ import (
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/app/fetch"
 )
 
@@ -16,10 +17,10 @@ import (
 type BuildsPage struct {
 	app.Compo
 
-	list      *fetch.Infinite[fetch.CursorPage[api.Bundle]]
+	list      *fetch.Infinite[fetch.CursorPage[betaport.Bundle]]
 	closeList func()
 	stopLive  func()
-	state     fetch.InfiniteState[fetch.CursorPage[api.Bundle]]
+	state     fetch.InfiniteState[fetch.CursorPage[betaport.Bundle]]
 }
 
 func (p *BuildsPage) OnNav(ctx app.Context) {
@@ -28,11 +29,11 @@ func (p *BuildsPage) OnNav(ctx app.Context) {
 		return
 	}
 	p.list = fetch.NewInfinite(context.Background(), listCache(),
-		fetch.CursorKeys[api.Bundle](api.PathBuilds, nil, buildsPageSize),
-		fetch.JSONFetcher[fetch.CursorPage[api.Bundle]](httpOptions()),
-		fetch.InfiniteOptions[fetch.CursorPage[api.Bundle]]{FallbackData: prerenderedPages[fetch.CursorPage[api.Bundle]](firstBuildsKey()),
-			MaxPages: keptPages(buildsPageSize), Count: func(p fetch.CursorPage[api.Bundle]) int { return len(p.Data) }})
-	p.closeList = bindPage(ctx, p.list, func(s fetch.InfiniteState[fetch.CursorPage[api.Bundle]]) {
+		fetch.CursorKeys[betaport.Bundle](api.PathBuilds, nil, buildsPageSize),
+		fetch.JSONFetcher[fetch.CursorPage[betaport.Bundle]](httpOptions()),
+		fetch.InfiniteOptions[fetch.CursorPage[betaport.Bundle]]{FallbackData: prerenderedPages[fetch.CursorPage[betaport.Bundle]](firstBuildsKey()),
+			MaxPages: keptPages(buildsPageSize), Count: func(p fetch.CursorPage[betaport.Bundle]) int { return len(p.Data) }})
+	p.closeList = bindPage(ctx, p.list, func(s fetch.InfiniteState[fetch.CursorPage[betaport.Bundle]]) {
 		p.state = s
 	})
 	// A tester's builds follow their extension's publishes, as the admins'
@@ -43,7 +44,7 @@ func (p *BuildsPage) OnNav(ctx app.Context) {
 		}
 		p.stopLive = liveUpdates(ctx, s.Tester.ExtensionID, p.shows, func(app.Context) {
 			if p.list != nil {
-				p.list.RevalidateFunc(func(fetch.CursorPage[api.Bundle], string) bool { return false })
+				p.list.RevalidateFunc(func(fetch.CursorPage[betaport.Bundle], string) bool { return false })
 			}
 		})
 	})
@@ -72,8 +73,8 @@ func (p *BuildsPage) shows(rev api.Revision) bool {
 
 // OnPreRender renders, on the server, the first page of builds.
 func (p *BuildsPage) OnPreRender(ctx app.Context) {
-	if page, ok := prerendered[fetch.CursorPage[api.Bundle]](firstBuildsKey()); ok {
-		p.state = fetch.InfiniteState[fetch.CursorPage[api.Bundle]]{Data: []fetch.CursorPage[api.Bundle]{page}, Size: 1, HasMore: page.NextCursor != ""}
+	if page, ok := prerendered[fetch.CursorPage[betaport.Bundle]](firstBuildsKey()); ok {
+		p.state = fetch.InfiniteState[fetch.CursorPage[betaport.Bundle]]{Data: []fetch.CursorPage[betaport.Bundle]{page}, Size: 1, HasMore: page.NextCursor != ""}
 	}
 }
 
@@ -90,7 +91,7 @@ func (p *BuildsPage) OnDismount() {
 
 func (p *BuildsPage) Render() app.UI {
 	s := p.state
-	builds := fetch.RowsOf(s, func(p fetch.CursorPage[api.Bundle]) []api.Bundle { return p.Data })
+	builds := fetch.RowsOf(s, func(p fetch.CursorPage[betaport.Bundle]) []betaport.Bundle { return p.Data })
 	var body app.UI
 	switch {
 	case s.Data == nil && s.Err != nil:
@@ -105,8 +106,8 @@ func (p *BuildsPage) Render() app.UI {
 			installHelp(),
 			pagedList(&VList{ID: "builds", Label: "Your builds", Head: tableHead("builds-grid", "Extension", "Bundle", "Version", "Published", ""), OnNearEnd: p.nearEnd, Busy: s.IsValidating},
 				p.list, builds, "builds-grid",
-				func(b api.Bundle) app.UI { return &buildRow{Bundle: b} },
-				func(b api.Bundle) int64 { return b.ID }),
+				func(b betaport.Bundle) app.UI { return &buildRow{Bundle: b} },
+				func(b betaport.Bundle) int64 { return b.ID }),
 			// Always in the tree, shown or hidden: see ExtensionPage.
 			app.Div().Hidden(s.Err == nil).Body(statusView("error", listError(s.Err))),
 			app.P().ID("builds-end").Class("muted").Hidden(s.HasMore).Text("That is every build."),
@@ -131,7 +132,7 @@ func (p *BuildsPage) nearEnd(ctx app.Context) { loadNextPageIfIdle(p.list, p.sta
 // its zip to load unpacked.
 type buildRow struct {
 	app.Compo
-	Bundle api.Bundle
+	Bundle betaport.Bundle
 }
 
 func (r *buildRow) Render() app.UI {

@@ -10,6 +10,7 @@ import (
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/app/fetch"
 )
 
@@ -26,10 +27,10 @@ type ClassicBundles struct {
 
 	extensionID int64
 	page        int
-	current     *fetch.Query[[]api.Bundle]
-	next        *fetch.Query[[]api.Bundle]
+	current     *fetch.Query[[]betaport.Bundle]
+	next        *fetch.Query[[]betaport.Bundle]
 	unsubscribe []func()
-	cur, nxt    fetch.State[[]api.Bundle]
+	cur, nxt    fetch.State[[]betaport.Bundle]
 	tester      bool // a tester opened the admins' page
 }
 
@@ -58,13 +59,13 @@ func (c *ClassicBundles) OnNav(ctx app.Context) {
 	c.OnDismount()
 	c.extensionID = id
 	currentSession(ctx, func(s *api.Session) { c.tester = s != nil && s.Kind == api.KindTester })
-	opts := fetch.Options[[]api.Bundle]{Config: fetch.Config{DedupingInterval: classicDedupe}}
-	fetcher := fetch.JSONFetcher[[]api.Bundle](httpOptions())
+	opts := fetch.Options[[]betaport.Bundle]{Config: fetch.Config{DedupingInterval: classicDedupe}}
+	fetcher := fetch.JSONFetcher[[]betaport.Bundle](httpOptions())
 	c.current = fetch.New(context.Background(), listCache(), classicKey(id, c.page), fetcher, opts)
 	c.next = fetch.New(context.Background(), listCache(), classicKey(id, c.page+1), fetcher, opts)
 	for _, q := range []struct {
-		q   *fetch.Query[[]api.Bundle]
-		dst *fetch.State[[]api.Bundle]
+		q   *fetch.Query[[]betaport.Bundle]
+		dst *fetch.State[[]betaport.Bundle]
 	}{{c.current, &c.cur}, {c.next, &c.nxt}} {
 		q := q
 		c.unsubscribe = append(c.unsubscribe, q.q.Subscribe(func() {
@@ -118,7 +119,7 @@ func (c *ClassicBundles) Render() app.UI {
 	)
 }
 
-func classicRows(id string, bundles []api.Bundle, hidden bool) app.UI {
+func classicRows(id string, bundles []betaport.Bundle, hidden bool) app.UI {
 	return app.Div().ID(id).Hidden(hidden).Attr("role", "table").Aria("label", "Bundles").Aria("rowcount", len(bundles)+1).Body(
 		bundlesHead(),
 		app.Div().Attr("role", "rowgroup").Body(app.Range(bundles).Slice(func(i int) app.UI {

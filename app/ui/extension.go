@@ -10,6 +10,7 @@ import (
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/app/fetch"
 )
 
@@ -26,7 +27,7 @@ type ExtensionPage struct {
 
 	id        int64
 	err       error
-	extension *api.Extension
+	extension *betaport.Extension
 
 	closeList func()
 	stopLive  func()
@@ -37,8 +38,8 @@ type ExtensionPage struct {
 	// (see settled).
 	loadingExtension bool
 	awaited          *api.Revision
-	bundles          fetch.InfiniteState[[]api.Bundle]
-	list             *fetch.Infinite[[]api.Bundle]
+	bundles          fetch.InfiniteState[[]betaport.Bundle]
+	list             *fetch.Infinite[[]betaport.Bundle]
 }
 
 // OnNav reads the extension id from the path and loads the extension and the
@@ -53,7 +54,7 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 	p.id, p.extension, p.err = id, nil, nil
 	p.loadingExtension, p.awaited = false, nil
 	currentSession(ctx, func(s *api.Session) { p.tester = s != nil && s.Kind == api.KindTester })
-	if e, ok := takePrerendered[api.Extension](api.ExtensionPath(id)); ok {
+	if e, ok := takePrerendered[betaport.Extension](api.ExtensionPath(id)); ok {
 		p.extension = &e // rendered by the server a moment ago: not asked again
 		rememberExtension(p.extension)
 		setTitle(ctx, e.Name)
@@ -74,13 +75,13 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 		return p.shows(rev)
 	}, p.readAgain)
 	p.list = fetch.NewInfinite(context.Background(), listCache(),
-		fetch.IndexKeys[api.Bundle](api.BundlesPath(id), bundlesPageSize),
-		fetch.JSONFetcher[[]api.Bundle](httpOptions()),
-		fetch.InfiniteOptions[[]api.Bundle]{HasMore: fetch.IndexHasMore[api.Bundle](bundlesPageSize), FallbackData: prerenderedPages[[]api.Bundle](firstBundlesKey(id)),
-			MaxPages: keptPages(bundlesPageSize), Count: func(p []api.Bundle) int { return len(p) }})
+		fetch.IndexKeys[betaport.Bundle](api.BundlesPath(id), bundlesPageSize),
+		fetch.JSONFetcher[[]betaport.Bundle](httpOptions()),
+		fetch.InfiniteOptions[[]betaport.Bundle]{HasMore: fetch.IndexHasMore[betaport.Bundle](bundlesPageSize), FallbackData: prerenderedPages[[]betaport.Bundle](firstBundlesKey(id)),
+			MaxPages: keptPages(bundlesPageSize), Count: func(p []betaport.Bundle) int { return len(p) }})
 	p.path = ctx.Page().URL().Path
 	restored := false
-	p.closeList = bindPage(ctx, p.list, func(s fetch.InfiniteState[[]api.Bundle]) {
+	p.closeList = bindPage(ctx, p.list, func(s fetch.InfiniteState[[]betaport.Bundle]) {
 		p.bundles = s
 		if !restored && s.Data != nil {
 			restored = true
@@ -126,7 +127,7 @@ func (p *ExtensionPage) checkAwaited(ctx app.Context) {
 func (p *ExtensionPage) shows(rev api.Revision) bool {
 	return p.extension != nil && p.extension.CurrentBundle == rev.CurrentBundle &&
 		len(p.bundles.Data) > 0 && (p.bundles.Dropped == nil || !p.bundles.Dropped[0]) &&
-		topBundle(fetch.RowsOf(p.bundles, func(page []api.Bundle) []api.Bundle { return page })) == rev.LastBundle
+		topBundle(fetch.RowsOf(p.bundles, func(page []betaport.Bundle) []betaport.Bundle { return page })) == rev.LastBundle
 }
 
 // OnPreRender renders, on the server, the extension and the first page of
@@ -138,12 +139,12 @@ func (p *ExtensionPage) OnPreRender(ctx app.Context) {
 	}
 	id, _ := strconv.ParseInt(strings.TrimPrefix(ctx.Page().URL().Path, "/extensions/"), 10, 64)
 	p.id = id
-	if e, ok := prerendered[api.Extension](api.ExtensionPath(id)); ok {
+	if e, ok := prerendered[betaport.Extension](api.ExtensionPath(id)); ok {
 		p.extension = &e
 		setTitle(ctx, e.Name)
 	}
-	if page, ok := prerendered[[]api.Bundle](firstBundlesKey(id)); ok {
-		p.bundles = fetch.InfiniteState[[]api.Bundle]{Data: [][]api.Bundle{page}, Size: 1, HasMore: len(page) == bundlesPageSize}
+	if page, ok := prerendered[[]betaport.Bundle](firstBundlesKey(id)); ok {
+		p.bundles = fetch.InfiniteState[[]betaport.Bundle]{Data: [][]betaport.Bundle{page}, Size: 1, HasMore: len(page) == bundlesPageSize}
 	}
 }
 
@@ -219,7 +220,7 @@ func (p *ExtensionPage) Render() app.UI {
 
 func (p *ExtensionPage) renderBundles() app.UI {
 	s := p.bundles
-	rows := fetch.RowsOf(s, func(p []api.Bundle) []api.Bundle { return p })
+	rows := fetch.RowsOf(s, func(p []betaport.Bundle) []betaport.Bundle { return p })
 	var state app.UI
 	switch {
 	case s.Data == nil && s.Err != nil:
@@ -244,8 +245,8 @@ func (p *ExtensionPage) renderBundles() app.UI {
 		),
 		pagedList(&VList{ID: "bundle-rows", Label: "Bundles", Head: bundlesHead(), OnNearEnd: p.nearEnd, Busy: p.bundles.IsValidating},
 			p.list, rows, "bundles-grid",
-			func(b api.Bundle) app.UI { return &bundleRow{Bundle: b} },
-			func(b api.Bundle) int64 { return b.Number }),
+			func(b betaport.Bundle) app.UI { return &bundleRow{Bundle: b} },
+			func(b betaport.Bundle) int64 { return b.Number }),
 		// The error and the footer are always in the tree, shown or hidden:
 		// go-app matches children by position, and a button that moves to
 		// another position is a new node whose clicks go nowhere.
@@ -277,7 +278,7 @@ func (p *ExtensionPage) retry(ctx app.Context, e app.Event) {
 // reload: on top of the first page with the "current" badge, cleared on the
 // others, through the list's Mutate (which then revalidates every page);
 // the extension's current bundle follows.
-func (p *ExtensionPage) published(b api.Bundle) {
+func (p *ExtensionPage) published(b betaport.Bundle) {
 	if p.extension != nil {
 		e := *p.extension
 		e.CurrentBundle = b.Number
@@ -287,9 +288,9 @@ func (p *ExtensionPage) published(b api.Bundle) {
 		return
 	}
 	old := p.list.Snapshot().Data // shared with the cache: copied, not changed
-	pages := make([][]api.Bundle, max(len(old), 1))
+	pages := make([][]betaport.Bundle, max(len(old), 1))
 	for i, page := range old {
-		pages[i] = make([]api.Bundle, 0, len(page)+1)
+		pages[i] = make([]betaport.Bundle, 0, len(page)+1)
 		for _, x := range page {
 			if x.Number != b.Number {
 				x.Current = false
@@ -298,7 +299,7 @@ func (p *ExtensionPage) published(b api.Bundle) {
 		}
 	}
 	b.Current = true
-	pages[0] = append([]api.Bundle{b}, pages[0]...)
+	pages[0] = append([]betaport.Bundle{b}, pages[0]...)
 	p.list.Mutate(pages, true)
 }
 
@@ -306,7 +307,7 @@ func (p *ExtensionPage) published(b api.Bundle) {
 // handlers never see another row's bundle (go-app #1107).
 type bundleRow struct {
 	app.Compo
-	Bundle api.Bundle
+	Bundle betaport.Bundle
 }
 
 func (r *bundleRow) Render() app.UI {
@@ -350,7 +351,7 @@ func bundlesHead() app.UI {
 
 // topBundle is the number of the list's first bundle, 0 while its page is
 // not held.
-func topBundle(rows fetch.Rows[api.Bundle]) int64 {
+func topBundle(rows fetch.Rows[betaport.Bundle]) int64 {
 	if b, ok := rows.At(0); ok {
 		return b.Number
 	}

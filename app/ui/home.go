@@ -6,6 +6,7 @@ import (
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 )
 
 // Home lists the extensions the signed-in person may see.
@@ -14,7 +15,7 @@ type Home struct {
 
 	loaded     bool
 	err        error
-	extensions []api.Extension
+	extensions []betaport.Extension
 }
 
 // OnNav loads the list each time the page is shown.
@@ -67,14 +68,14 @@ func (h *Home) Render() app.UI {
 }
 
 // currentNumber is the current bundle under a "Current bundle" label.
-func currentNumber(e api.Extension) string {
+func currentNumber(e betaport.Extension) string {
 	if e.CurrentBundle == 0 {
 		return "None published yet"
 	}
 	return fmt.Sprintf("#%d", e.CurrentBundle)
 }
 
-func currentText(e api.Extension) string {
+func currentText(e betaport.Extension) string {
 	if e.CurrentBundle == 0 {
 		return "No bundle published yet"
 	}
@@ -84,7 +85,7 @@ func currentText(e api.Extension) string {
 // downloadLink offers the bundle testers currently get, both ways: the
 // signed CRX, which Chromium-based browsers keep up to date from its update
 // URL, and the zip to load unpacked. The how-to follows.
-func downloadLink(e api.Extension) app.UI {
+func downloadLink(e betaport.Extension) app.UI {
 	return app.Div().Class("get-build").Body(
 		app.P().Class("get-links").Body(
 			app.Span().Class("get-label").Text(fmt.Sprintf("Bundle #%d:", e.CurrentBundle)),
@@ -138,7 +139,7 @@ func installHelp() app.UI {
 
 // versionText is a bundle's served version, and the version its upload
 // gave when the served one was derived from it.
-func versionText(b api.Bundle) string {
+func versionText(b betaport.Bundle) string {
 	if u := uploadedAs(b); u != "" {
 		return b.Version + " " + u
 	}
@@ -147,7 +148,7 @@ func versionText(b api.Bundle) string {
 
 // uploadedAs is "(uploaded as …)" when the served version was derived from
 // the uploaded one, else "".
-func uploadedAs(b api.Bundle) string {
+func uploadedAs(b betaport.Bundle) string {
 	if b.VersionName == "" || b.VersionName == b.Version {
 		return ""
 	}
@@ -158,7 +159,7 @@ func uploadedAs(b api.Bundle) string {
 // second, smaller line, and the whole text as the cell's title. Its nodes
 // are the same for every bundle (go-app matches children by position, and a
 // row may be given another bundle as the list's window moves).
-func versionView(b api.Bundle) app.UI {
+func versionView(b betaport.Bundle) app.UI {
 	uploaded := uploadedAs(b)
 	return app.Span().Class("version").Title(versionText(b)).Body(
 		app.Span().Class("served-version").Text(b.Version),

@@ -9,6 +9,7 @@ import (
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/app/fetch"
 )
 
@@ -41,17 +42,17 @@ const (
 )
 
 func firstBundlesKey(id int64) string {
-	key, _ := fetch.IndexKeys[api.Bundle](api.BundlesPath(id), bundlesPageSize)(0, nil)
+	key, _ := fetch.IndexKeys[betaport.Bundle](api.BundlesPath(id), bundlesPageSize)(0, nil)
 	return key
 }
 
 func firstTestersKey(id int64) string {
-	key, _ := fetch.CursorKeys[api.Tester](api.TestersPath(id), nil, testersPageSize)(0, nil)
+	key, _ := fetch.CursorKeys[betaport.Tester](api.TestersPath(id), nil, testersPageSize)(0, nil)
 	return key
 }
 
 func firstBuildsKey() string {
-	key, _ := fetch.CursorKeys[api.Bundle](api.PathBuilds, nil, buildsPageSize)(0, nil)
+	key, _ := fetch.CursorKeys[betaport.Bundle](api.PathBuilds, nil, buildsPageSize)(0, nil)
 	return key
 }
 
@@ -131,13 +132,13 @@ func readPrerendered() {
 		body := []byte(n.Get("textContent").String())
 		switch kind {
 		case KindExtension:
-			primeJSON[api.Extension](key, body, etag)
+			primeJSON[betaport.Extension](key, body, etag)
 		case KindBundles:
-			primeJSON[[]api.Bundle](key, body, etag)
+			primeJSON[[]betaport.Bundle](key, body, etag)
 		case KindTesters:
-			primeJSON[fetch.CursorPage[api.Tester]](key, body, etag)
+			primeJSON[fetch.CursorPage[betaport.Tester]](key, body, etag)
 		case KindBuilds:
-			primeJSON[fetch.CursorPage[api.Bundle]](key, body, etag)
+			primeJSON[fetch.CursorPage[betaport.Bundle]](key, body, etag)
 		case KindSession:
 			var s api.Session
 			if json.Unmarshal(body, &s) == nil && s.Kind != "" {

@@ -10,6 +10,7 @@ import (
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 )
 
 // SettingsPage shows an extension, its team's plan, and the key file that
@@ -19,7 +20,7 @@ type SettingsPage struct {
 	app.Compo
 
 	id        int64
-	extension *api.Extension
+	extension *betaport.Extension
 	session   *api.Session
 	err       error
 
@@ -124,7 +125,7 @@ func (p *SettingsPage) renderKey() app.UI {
 	switch {
 	case s.Kind != api.KindAdmin:
 		return section.Body(title, app.P().ID("key-admins-only").Class("state").Text("Only the extension's admins manage its key file."))
-	case s.Team == nil || s.Team.Plan != api.PlanProfessional:
+	case s.Team == nil || s.Team.Plan != betaport.PlanProfessional:
 		return section.Body(title, app.P().ID("key-plan-required").Class("state").Text(fmt.Sprintf(
 			"Manual upload needs the Professional plan, and so do pipelines. %s is on the %s plan: upgrade the team to get a key file.",
 			teamName(s), planName(teamPlan(s)))))

@@ -10,6 +10,7 @@ import (
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/app/fetch"
 )
 
@@ -19,7 +20,7 @@ const (
 	searchDelay = 300 * time.Millisecond
 )
 
-type testerPages = []fetch.CursorPage[api.Tester]
+type testerPages = []fetch.CursorPage[betaport.Tester]
 
 // TestersPage lets an admin find, invite and revoke an extension's testers.
 // The list runs on the infinite model with cursor pages; the search and
@@ -36,9 +37,9 @@ type TestersPage struct {
 	status      string
 	typed       int // counts keystrokes, so only the last one searches
 
-	list      *fetch.Infinite[fetch.CursorPage[api.Tester]]
+	list      *fetch.Infinite[fetch.CursorPage[betaport.Tester]]
 	closeList func()
-	state     fetch.InfiniteState[fetch.CursorPage[api.Tester]]
+	state     fetch.InfiniteState[fetch.CursorPage[betaport.Tester]]
 
 	email, name string
 	inviting    bool
@@ -55,7 +56,7 @@ type TestersPage struct {
 	pageCtx app.Context
 }
 
-func (p *TestersPage) getKey() fetch.GetKey[fetch.CursorPage[api.Tester]] {
+func (p *TestersPage) getKey() fetch.GetKey[fetch.CursorPage[betaport.Tester]] {
 	params := url.Values{}
 	if p.appliedQ != "" {
 		params.Set("q", p.appliedQ)
@@ -63,7 +64,7 @@ func (p *TestersPage) getKey() fetch.GetKey[fetch.CursorPage[api.Tester]] {
 	if p.status != "" {
 		params.Set("status", p.status)
 	}
-	return fetch.CursorKeys[api.Tester](api.TestersPath(p.extensionID), params, testersPageSize)
+	return fetch.CursorKeys[betaport.Tester](api.TestersPath(p.extensionID), params, testersPageSize)
 }
 
 func (p *TestersPage) OnNav(ctx app.Context) {
@@ -92,7 +93,7 @@ func (p *TestersPage) OnNav(ctx app.Context) {
 	currentSession(ctx, func(s *api.Session) { p.tester = s != nil && s.Kind == api.KindTester })
 	p.OnDismount()
 	p.extensionID, p.invited, p.inviteErr = id, nil, nil
-	if e, ok := takePrerendered[api.Extension](api.ExtensionPath(id)); ok {
+	if e, ok := takePrerendered[betaport.Extension](api.ExtensionPath(id)); ok {
 		rememberExtension(&e) // the breadcrumbs name it
 	} else {
 		c := apiClient()
@@ -108,17 +109,17 @@ func (p *TestersPage) OnNav(ctx app.Context) {
 			}
 		})
 	}
-	var fallback []fetch.CursorPage[api.Tester]
+	var fallback []fetch.CursorPage[betaport.Tester]
 	if q == "" && status == "" { // the server prerenders the unfiltered list
-		fallback = prerenderedPages[fetch.CursorPage[api.Tester]](firstTestersKey(id))
+		fallback = prerenderedPages[fetch.CursorPage[betaport.Tester]](firstTestersKey(id))
 	}
 	p.list = fetch.NewInfinite(context.Background(), listCache(), p.getKey(),
-		fetch.JSONFetcher[fetch.CursorPage[api.Tester]](httpOptions()),
-		fetch.InfiniteOptions[fetch.CursorPage[api.Tester]]{FallbackData: fallback,
-			MaxPages: keptPages(testersPageSize), Count: func(p fetch.CursorPage[api.Tester]) int { return len(p.Data) }})
+		fetch.JSONFetcher[fetch.CursorPage[betaport.Tester]](httpOptions()),
+		fetch.InfiniteOptions[fetch.CursorPage[betaport.Tester]]{FallbackData: fallback,
+			MaxPages: keptPages(testersPageSize), Count: func(p fetch.CursorPage[betaport.Tester]) int { return len(p.Data) }})
 	p.path = ctx.Page().URL().Path
 	restored := false
-	p.closeList = bindPage(ctx, p.list, func(s fetch.InfiniteState[fetch.CursorPage[api.Tester]]) {
+	p.closeList = bindPage(ctx, p.list, func(s fetch.InfiniteState[fetch.CursorPage[betaport.Tester]]) {
 		p.state = s
 		if !restored && s.Data != nil {
 			restored = true
@@ -141,8 +142,8 @@ func (p *TestersPage) OnPreRender(ctx app.Context) {
 	if p.query != "" || p.status != "" {
 		return // a filtered list loads in the browser
 	}
-	if page, ok := prerendered[fetch.CursorPage[api.Tester]](firstTestersKey(p.extensionID)); ok {
-		p.state = fetch.InfiniteState[fetch.CursorPage[api.Tester]]{Data: []fetch.CursorPage[api.Tester]{page}, Size: 1, HasMore: page.NextCursor != ""}
+	if page, ok := prerendered[fetch.CursorPage[betaport.Tester]](firstTestersKey(p.extensionID)); ok {
+		p.state = fetch.InfiniteState[fetch.CursorPage[betaport.Tester]]{Data: []fetch.CursorPage[betaport.Tester]{page}, Size: 1, HasMore: page.NextCursor != ""}
 	}
 }
 
@@ -213,9 +214,9 @@ func (p *TestersPage) Render() app.UI {
 				app.Label().For("tester-status").Text("Status"),
 				app.Select().ID("tester-status").OnChange(p.onStatus).Body(
 					app.Option().Value("").Text("All").Selected(p.status == ""),
-					app.Option().Value(api.TesterActive).Text("Active").Selected(p.status == api.TesterActive),
-					app.Option().Value(api.TesterInvited).Text("Invited").Selected(p.status == api.TesterInvited),
-					app.Option().Value(api.TesterRevoked).Text("Revoked").Selected(p.status == api.TesterRevoked),
+					app.Option().Value(betaport.TesterActive).Text("Active").Selected(p.status == betaport.TesterActive),
+					app.Option().Value(betaport.TesterInvited).Text("Invited").Selected(p.status == betaport.TesterInvited),
+					app.Option().Value(betaport.TesterRevoked).Text("Revoked").Selected(p.status == betaport.TesterRevoked),
 				),
 			),
 			button().ID("refresh-testers").Type("button").Text("Refresh").OnClick(func(ctx app.Context, e app.Event) {
@@ -231,7 +232,7 @@ func (p *TestersPage) Render() app.UI {
 
 func (p *TestersPage) renderList() app.UI {
 	s := p.state
-	rows := fetch.RowsOf(s, func(p fetch.CursorPage[api.Tester]) []api.Tester { return p.Data })
+	rows := fetch.RowsOf(s, func(p fetch.CursorPage[betaport.Tester]) []betaport.Tester { return p.Data })
 	retry := button().ID("retry-testers").Type("button").Text("Retry").OnClick(func(ctx app.Context, e app.Event) {
 		if p.list != nil {
 			p.list.Revalidate()
@@ -253,8 +254,8 @@ func (p *TestersPage) renderList() app.UI {
 		app.P().ID("testers-total").Class("muted").Text(strconv.Itoa(rows.Len())+" loaded"),
 		pagedList(&VList{ID: "testers", Label: "Testers", Head: tableHead("testers-grid", "Name", "E-mail", "Status", ""), OnNearEnd: p.nearEnd, Busy: s.IsValidating},
 			p.list, rows, "testers-grid",
-			func(t api.Tester) app.UI { return &testerRow{Tester: t, OnRevoke: p.revoke} },
-			func(t api.Tester) int64 { return t.ID }),
+			func(t betaport.Tester) app.UI { return &testerRow{Tester: t, OnRevoke: p.revoke} },
+			func(t betaport.Tester) int64 { return t.ID }),
 		// Always in the tree, shown or hidden: see ExtensionPage.
 		app.Div().ID("testers-error").Hidden(s.Err == nil).Body(statusView("error", listError(s.Err)), retry),
 		app.Div().Class("list-footer").Body(
@@ -309,7 +310,7 @@ func (p *TestersPage) invite(ctx app.Context, e app.Event) {
 	var before testerPages
 	if list != nil {
 		before = list.Snapshot().Data
-		pending := api.Tester{ID: -1, ExtensionID: id, Email: strings.ToLower(strings.TrimSpace(in.Email)), Name: in.Name, Status: api.TesterInvited}
+		pending := betaport.Tester{ID: -1, ExtensionID: id, Email: strings.ToLower(strings.TrimSpace(in.Email)), Name: in.Name, Status: betaport.TesterInvited}
 		list.Mutate(withTester(before, pending), false)
 	}
 	pageCtx := p.pageCtx
@@ -339,24 +340,24 @@ func (p *TestersPage) invite(ctx app.Context, e app.Event) {
 
 // withTester returns pages with t first on the first page (a copy: pages
 // in a snapshot are shared with the cache).
-func withTester(pages testerPages, t api.Tester) testerPages {
+func withTester(pages testerPages, t betaport.Tester) testerPages {
 	out := make(testerPages, max(len(pages), 1))
 	copy(out, pages)
 	first := out[0]
-	first.Data = append([]api.Tester{t}, first.Data...)
+	first.Data = append([]betaport.Tester{t}, first.Data...)
 	out[0] = first
 	return out
 }
 
 // revoke marks the tester revoked at once, and rolls back on error.
-func (p *TestersPage) revoke(ctx app.Context, t api.Tester) {
+func (p *TestersPage) revoke(ctx app.Context, t betaport.Tester) {
 	list := p.list
 	if list == nil {
 		return
 	}
 	before := list.Snapshot().Data
 	revoked := t
-	revoked.Status = api.TesterRevoked
+	revoked.Status = betaport.TesterRevoked
 	list.Mutate(replaceTester(before, revoked), false)
 	p.revokeErr = nil
 	c, pageCtx := apiClient(), p.pageCtx
@@ -378,10 +379,10 @@ func (p *TestersPage) revoke(ctx app.Context, t api.Tester) {
 	})
 }
 
-func replaceTester(pages testerPages, t api.Tester) testerPages {
+func replaceTester(pages testerPages, t betaport.Tester) testerPages {
 	out := make(testerPages, len(pages))
 	for i, page := range pages {
-		data := make([]api.Tester, len(page.Data))
+		data := make([]betaport.Tester, len(page.Data))
 		for j, x := range page.Data {
 			if x.ID == t.ID {
 				x = t
@@ -407,14 +408,14 @@ func (p *TestersPage) copyLink(ctx app.Context, e app.Event) {
 type testerRow struct {
 	app.Compo
 
-	Tester   api.Tester
-	OnRevoke func(ctx app.Context, t api.Tester)
+	Tester   betaport.Tester
+	OnRevoke func(ctx app.Context, t betaport.Tester)
 }
 
 func (r *testerRow) Render() app.UI {
 	t := r.Tester
 	var action app.UI = app.Span()
-	if t.Status != api.TesterRevoked && t.ID > 0 {
+	if t.Status != betaport.TesterRevoked && t.ID > 0 {
 		action = button().Type("button").Class("revoke").
 			Aria("label", "Revoke "+t.Email).Text("Revoke").OnClick(r.revoke)
 	}

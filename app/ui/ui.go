@@ -12,6 +12,7 @@ import (
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/app/client"
 )
 
@@ -245,7 +246,7 @@ var extensionNames = map[int64]string{}
 
 // rememberExtension records an extension's name for the breadcrumbs. Only
 // in the browser: the server renders for many people at once.
-func rememberExtension(e *api.Extension) {
+func rememberExtension(e *betaport.Extension) {
 	if e != nil && app.IsClient {
 		extensionNames[e.ID] = e.Name
 	}
@@ -259,8 +260,8 @@ func extensionCrumbs(id int64) app.UI {
 	if app.IsServer {
 		// The server's page names it as the app will: the extension is
 		// among the answers the page was rendered with.
-		var e api.Extension
-		if e, ok = prerendered[api.Extension](api.ExtensionPath(id)); ok {
+		var e betaport.Extension
+		if e, ok = prerendered[betaport.Extension](api.ExtensionPath(id)); ok {
 			name = e.Name
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 )
 
 // pathSubmitLimits announces the submit flow's limits before any upload
@@ -55,7 +56,7 @@ type UploadPanel struct {
 	ExtensionName string
 	// OnPublished is called on the UI goroutine with each bundle the panel
 	// publishes.
-	OnPublished func(api.Bundle)
+	OnPublished func(betaport.Bundle)
 
 	session *api.Session
 	maxSize int64 // from the server; 0 until known
@@ -77,7 +78,7 @@ type UploadPanel struct {
 	putEnd     time.Time
 	announced  int // the last progress quarter announced
 	problem    *api.Problem
-	bundle     *api.Bundle
+	bundle     *betaport.Bundle
 	announce   string
 	attempt    int
 	cancel     context.CancelFunc
@@ -507,7 +508,7 @@ func (p *UploadPanel) start(ctx app.Context) {
 			p.say("Step 3 of 3: publishing.")
 			p.focus(ctx, "upload-steps")
 		})
-		var b api.Bundle
+		var b betaport.Bundle
 		if err := c.Do(context.WithoutCancel(runCtx), http.MethodPost, api.PathSubmitSign, key, &b); err != nil {
 			update(func(ctx app.Context) { p.failed(ctx, err) })
 			return
@@ -557,7 +558,7 @@ func (p *UploadPanel) speed() float64 {
 	return float64(last.sent-first.sent) / dt
 }
 
-func (p *UploadPanel) published(ctx app.Context, b api.Bundle) {
+func (p *UploadPanel) published(ctx app.Context, b betaport.Bundle) {
 	p.phase, p.bundle, p.cancel, p.zip = phaseDone, &b, nil, nil
 	p.say(fmt.Sprintf("Published bundle #%d, version %s. Testers get it now.", b.Number, versionText(b)))
 	p.focus(ctx, "upload-result")
@@ -629,7 +630,7 @@ func (p *UploadPanel) Render() app.UI {
 	switch {
 	case s != nil && s.Kind != api.KindAdmin:
 		return section.Hidden(true).Body(live)
-	case s != nil && s.Team != nil && s.Team.Plan != api.PlanProfessional:
+	case s != nil && s.Team != nil && s.Team.Plan != betaport.PlanProfessional:
 		return section.Body(
 			app.H2().Text("Upload a bundle"),
 			app.P().ID("upload-plan").Class("state").Body(
@@ -812,9 +813,9 @@ func problemTitle(p *api.Problem) string {
 
 func planName(plan string) string {
 	switch plan {
-	case api.PlanProfessional:
+	case betaport.PlanProfessional:
 		return "Professional"
-	case api.PlanStarter:
+	case betaport.PlanStarter:
 		return "Starter"
 	}
 	return plan

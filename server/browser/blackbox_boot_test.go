@@ -30,6 +30,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/cli"
 	"github.com/betaport/betaport/server/demo"
 )
@@ -670,9 +671,9 @@ func TestBlackBoxBootNoDeadControlsWithoutWasm(t *testing.T) {
 				}
 				t.Logf("pressing %q before boot: %s", ctl.Label, strings.Join(did, "; "))
 				if ctl.Email && email != "" {
-					var got api.Page[api.Tester]
+					var got api.Page[betaport.Tester]
 					bootGetJSON(t, m.URL(), fmt.Sprintf("%s?q=%s&limit=5", api.TestersPath(ext.ID), url.QueryEscape(email)), cookie, &got)
-					if !slices.ContainsFunc(got.Data, func(x api.Tester) bool { return x.Email == email }) {
+					if !slices.ContainsFunc(got.Data, func(x betaport.Tester) bool { return x.Email == email }) {
 						t.Errorf("pressing %q before boot (%s) invited nobody: %s is not a tester", ctl.Label, strings.Join(did, "; "), email)
 					}
 				}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/auth"
 	"github.com/betaport/betaport/server/cli"
 	"github.com/betaport/betaport/server/keyring"
@@ -45,7 +45,7 @@ func TestLivePublishAcrossReplicas(t *testing.T) {
 		return m
 	}
 	a, b := replica(), replica()
-	betaport := func(args ...string) string {
+	run := func(args ...string) string {
 		t.Helper()
 		var out, errOut strings.Builder
 		args = append(args, "--db", db, "--blob", blob, "--data", t.TempDir(), "--signing-keyring", ring)
@@ -54,18 +54,18 @@ func TestLivePublishAcrossReplicas(t *testing.T) {
 		}
 		return out.String()
 	}
-	var team api.Team
-	var ext api.Extension
+	var team betaport.Team
+	var ext betaport.Extension
 	if err := errors.Join(
-		json.Unmarshal([]byte(betaport("team", "create", "--name", "Acme", "--plan", "professional")), &team),
-		json.Unmarshal([]byte(betaport("extension", "create", "--team", strconv.FormatInt(team.ID, 10), "--name", "Tab Tamer")), &ext),
+		json.Unmarshal([]byte(run("team", "create", "--name", "Acme", "--plan", "professional")), &team),
+		json.Unmarshal([]byte(run("extension", "create", "--team", strconv.FormatInt(team.ID, 10), "--name", "Tab Tamer")), &ext),
 	); err != nil {
 		t.Fatal(err)
 	}
 	const email, password = "ada@example.com", "a long password"
-	betaport("user", "create", "--team", strconv.FormatInt(team.ID, 10), "--email", email, "--password", password)
+	run("user", "create", "--team", strconv.FormatInt(team.ID, 10), "--email", email, "--password", password)
 	keyPath := filepath.Join(t.TempDir(), "key.json")
-	betaport("key", "create", "--extension", strconv.FormatInt(ext.ID, 10), "--out", keyPath)
+	run("key", "create", "--extension", strconv.FormatInt(ext.ID, 10), "--out", keyPath)
 
 	ctx := newTab(t)
 	signIn(t, ctx, a.URL(), email, password)

@@ -20,6 +20,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 )
 
 // Self-hosted updates as people meet them: an admin reads the Chrome ID and
@@ -223,7 +224,7 @@ func TestUpdatesRowsShowUploadedVersion(t *testing.T) {
 	keyPath := filepath.Join(dir, "key.json")
 	writeFile(t, keyPath, keyFile(ext.ID, key))
 	zipPath := filepath.Join(dir, "tab-tamer.zip")
-	publish := func(body string) api.Bundle {
+	publish := func(body string) betaport.Bundle {
 		writeFile(t, zipPath, extensionZip(t, map[string]string{
 			"manifest.json": `{"manifest_version": 3, "name": "Tab Tamer", "version": "2.0.0"}`,
 			"background.js": body,

@@ -27,8 +27,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/auth"
-	"github.com/betaport/betaport/server/betaport"
 	"github.com/betaport/betaport/server/cli"
 	"github.com/betaport/betaport/server/publish"
 )
@@ -650,7 +650,7 @@ func requestUpload(t *testing.T, baseURL string, key api.ServiceKey) int {
 // submitAsPipeline submits zipPath with the key file at keyPath through
 // `betaport submit`. Where that command is not registered yet, it makes
 // the same three calls with net/http, from the key file's service object.
-func submitAsPipeline(t *testing.T, baseURL, keyPath, zipPath string) api.Bundle {
+func submitAsPipeline(t *testing.T, baseURL, keyPath, zipPath string) betaport.Bundle {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	code := cli.Run(context.Background(), []string{"submit", "--base-url", baseURL, "--key", keyPath, zipPath}, &stdout, &stderr)
@@ -661,14 +661,14 @@ func submitAsPipeline(t *testing.T, baseURL, keyPath, zipPath string) api.Bundle
 	if code != 0 {
 		t.Fatalf("betaport submit: exit %d: %s", code, stderr.String())
 	}
-	var b api.Bundle
+	var b betaport.Bundle
 	if err := json.Unmarshal(stdout.Bytes(), &b); err != nil {
 		t.Fatalf("betaport submit printed %q: %v", stdout.String(), err)
 	}
 	return b
 }
 
-func submitWithHTTP(t *testing.T, baseURL, keyPath, zipPath string) api.Bundle {
+func submitWithHTTP(t *testing.T, baseURL, keyPath, zipPath string) betaport.Bundle {
 	t.Helper()
 	raw, err := os.ReadFile(keyPath)
 	if err != nil {
@@ -706,7 +706,7 @@ func submitWithHTTP(t *testing.T, baseURL, keyPath, zipPath string) api.Bundle {
 	}
 	defer f.Close()
 	call(http.MethodPut, up.URL, api.ZipContentType, f, nil)
-	var b api.Bundle
+	var b betaport.Bundle
 	call(http.MethodPost, baseURL+api.PathSubmitSign, "application/json", bytes.NewReader(key), &b)
 	return b
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/cli"
 )
 
@@ -26,7 +27,7 @@ func TestTeamAndExtensionCreate(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("team create: exit %d: %s", code, errOut)
 	}
-	var team api.Team
+	var team betaport.Team
 	if err := json.Unmarshal([]byte(out), &team); err != nil || team.ID == 0 || team.Plan != "professional" || team.Seats != 3 {
 		t.Fatalf("team create printed %q (%v)", out, err)
 	}
@@ -34,7 +35,7 @@ func TestTeamAndExtensionCreate(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("extension create: exit %d: %s", code, errOut)
 	}
-	var ext api.Extension
+	var ext betaport.Extension
 	if err := json.Unmarshal([]byte(out), &ext); err != nil || ext.ID == 0 || ext.TeamID != team.ID || ext.Name != "Tab Tamer" {
 		t.Fatalf("extension create printed %q (%v)", out, err)
 	}

@@ -14,8 +14,8 @@ import (
 	"syscall"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/auth"
-	"github.com/betaport/betaport/server/betaport"
 	"github.com/betaport/betaport/server/demo"
 	"github.com/betaport/betaport/server/publish"
 )

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/cli"
 	"github.com/betaport/betaport/server/publish"
 	"github.com/betaport/betaport/server/storetest"
@@ -122,7 +123,7 @@ func TestCrashesLeaveNothingAfterSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ext := storetest.MustExtension(t, st.Store, storetest.MustTeam(t, st.Store, api.PlanProfessional), "Crash")
+	ext := storetest.MustExtension(t, st.Store, storetest.MustTeam(t, st.Store, betaport.PlanProfessional), "Crash")
 	st.Close()
 	keyPath := filepath.Join(t.TempDir(), "key.json")
 	if code, _, errOut := run(t, "key", "create", "--data", dir, "--extension", strconv.FormatInt(ext.ID, 10), "--out", keyPath); code != 0 {

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/keyring"
 	"github.com/betaport/betaport/server/publish"
 )

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/cli"
 	"github.com/betaport/betaport/server/keyring"
 	"github.com/betaport/betaport/server/storetest"
@@ -43,7 +43,7 @@ func TestSigningKeyRotationLosesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ext := storetest.MustExtension(t, m.Store, storetest.MustTeam(t, m.Store, api.PlanProfessional), "Tab Tamer")
+	ext := storetest.MustExtension(t, m.Store, storetest.MustTeam(t, m.Store, betaport.PlanProfessional), "Tab Tamer")
 	keyPath := filepath.Join(work, "key.json")
 	if code, _, errOut := run(t, "key", "create", "--data", dir, "--extension", strconv.FormatInt(ext.ID, 10), "--out", keyPath); code != 0 {
 		t.Fatal(errOut)

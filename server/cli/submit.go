@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/app/client"
 )
 
@@ -370,7 +371,7 @@ func (s *submitter) retry(ctx context.Context, what string, try func(context.Con
 // run requests an upload URL, PUTs the zip and signs, starting over with a
 // new URL when the old one is spent. It returns the bundle record as sent
 // and decoded.
-func (s *submitter) run(ctx context.Context, z *zipFile) (json.RawMessage, *api.Bundle, error) {
+func (s *submitter) run(ctx context.Context, z *zipFile) (json.RawMessage, *betaport.Bundle, error) {
 	for n := 0; ; n++ {
 		raw, b, err := s.once(ctx, z)
 		var so *startOver
@@ -391,7 +392,7 @@ func (s *submitter) run(ctx context.Context, z *zipFile) (json.RawMessage, *api.
 	}
 }
 
-func (s *submitter) once(ctx context.Context, z *zipFile) (json.RawMessage, *api.Bundle, error) {
+func (s *submitter) once(ctx context.Context, z *zipFile) (json.RawMessage, *betaport.Bundle, error) {
 	up, err := s.requestUpload(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -431,15 +432,15 @@ func (s *submitter) requestUpload(ctx context.Context) (*api.UploadURL, error) {
 
 // sign is call 3; a signed upload signs again to the same bundle, so it is
 // retried like the others.
-func (s *submitter) sign(ctx context.Context) (json.RawMessage, *api.Bundle, error) {
+func (s *submitter) sign(ctx context.Context) (json.RawMessage, *betaport.Bundle, error) {
 	var raw json.RawMessage
-	var b api.Bundle
+	var b betaport.Bundle
 	err := s.retry(ctx, "signing the upload", func(ctx context.Context) error {
 		var err error
 		if raw, err = s.postKey(ctx, api.PathSubmitSign, signCallTimeout, "signing the upload"); err != nil {
 			return err
 		}
-		b = api.Bundle{}
+		b = betaport.Bundle{}
 		if err := json.Unmarshal(raw, &b); err != nil {
 			return exitError{ExitServer, fmt.Sprintf("the answer to POST %s is not a bundle record; the zip may or may not be published. Check the extension's bundles page.", api.PathSubmitSign)}
 		}

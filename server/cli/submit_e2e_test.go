@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/cli"
 	"github.com/betaport/betaport/server/storetest"
 )
@@ -46,8 +46,8 @@ func TestSubmitCommandAgainstServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	pro := storetest.MustExtension(t, m.Store, storetest.MustTeam(t, m.Store, api.PlanProfessional), "Tab Tamer")
-	starter := storetest.MustExtension(t, m.Store, storetest.MustTeam(t, m.Store, api.PlanStarter), "Hobby")
+	pro := storetest.MustExtension(t, m.Store, storetest.MustTeam(t, m.Store, betaport.PlanProfessional), "Tab Tamer")
+	starter := storetest.MustExtension(t, m.Store, storetest.MustTeam(t, m.Store, betaport.PlanStarter), "Hobby")
 
 	dir := t.TempDir()
 	keyFor := func(id int64, name string) string {
@@ -63,7 +63,7 @@ func TestSubmitCommandAgainstServer(t *testing.T) {
 	bad := writeZip(t, dir, "bad.zip", map[string]string{"../x.js": "1", "a.js": "2"})
 
 	code, out, errOut := run(t, "submit", "--quiet", "--base-url", m.URL(), "--key", proKey, good)
-	var b api.Bundle
+	var b betaport.Bundle
 	if code != 0 || json.Unmarshal([]byte(out), &b) != nil || b.Number != 1 || b.Version != "1.4.0" {
 		t.Fatalf("submit: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}

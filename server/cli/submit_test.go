@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 )
 
 // These are unit tests of the submit command's flow, retries and exit codes
@@ -311,7 +312,7 @@ func TestSubmitPublishes(t *testing.T) {
 	if v := calls[2].header.Get("Cookie"); v != "" {
 		t.Errorf("sign sent the cookie of call 1: %q", v)
 	}
-	var b api.Bundle
+	var b betaport.Bundle
 	if err := json.Unmarshal([]byte(r.stdout), &b); err != nil || b.Number != 12 || b.Version != "1.4.0" || b.ExtensionID != 7 {
 		t.Errorf("stdout %q (%v); want the bundle record", r.stdout, err)
 	}
@@ -456,7 +457,7 @@ func TestSubmitServerRefusals(t *testing.T) {
 	}, {
 		name: "422 rejected zip lists every problem",
 		key:  "POST " + api.PathSubmitSign,
-		answer: status(http.StatusUnprocessableEntity, api.Problem{Type: api.ProblemInvalidZip, Problems: []api.ZipProblem{
+		answer: status(http.StatusUnprocessableEntity, api.Problem{Type: api.ProblemInvalidZip, Problems: []betaport.ZipProblem{
 			{Code: "missing-version", Path: "manifest.json", Message: "version is missing"},
 			{Code: "zip-slip", Path: "../evil.js", Message: "the path leaves the bundle"},
 		}}),

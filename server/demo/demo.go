@@ -15,8 +15,8 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/auth"
-	"github.com/betaport/betaport/server/betaport"
 )
 
 // Size says how much to load.
@@ -79,8 +79,8 @@ func (r *Result) SignIns(baseURL string) string {
 // Load loads demo data of the given size.
 func Load(ctx context.Context, store betaport.Store, blobs *blob.Bucket, size Size) (*Result, error) {
 	r := &Result{}
-	pro := &betaport.Team{Name: "Acme Extensions", Plan: api.PlanProfessional, Seats: 5}
-	starter := &betaport.Team{Name: "Hobby Tools", Plan: api.PlanStarter, Seats: 1}
+	pro := &betaport.Team{Name: "Acme Extensions", Plan: betaport.PlanProfessional, Seats: 5}
+	starter := &betaport.Team{Name: "Hobby Tools", Plan: betaport.PlanStarter, Seats: 1}
 	for _, t := range []*betaport.Team{pro, starter} {
 		if err := store.CreateTeam(ctx, t); err != nil {
 			return nil, err
@@ -136,8 +136,7 @@ func loadBundles(ctx context.Context, store betaport.Store, blobs *blob.Bucket, 
 			return err
 		}
 		sum := sha256.Sum256(zipBytes)
-		b := &betaport.Bundle{Bundle: api.Bundle{
-			ExtensionID:     e.ID,
+		b := &betaport.Bundle{ExtensionID: e.ID,
 			Name:            e.Name,
 			Version:         version,
 			ManifestVersion: 3,
@@ -146,7 +145,7 @@ func loadBundles(ctx context.Context, store betaport.Store, blobs *blob.Bucket, 
 			FileCount:       files,
 			Source:          "demo",
 			CreatedAt:       start.Add(time.Duration(i) * 20 * time.Hour).UTC().Truncate(time.Millisecond),
-		}}
+		}
 		b.BlobKey = betaport.BundleKey(e.ID, b.SHA256)
 		if err := blobs.WriteAll(ctx, b.BlobKey, zipBytes, &blob.WriterOptions{ContentType: "application/zip"}); err != nil {
 			return err
@@ -190,12 +189,12 @@ func LoadTesters(ctx context.Context, store betaport.Store, extensionID int64, n
 		ts := make([]*betaport.Tester, 0, min(testersPerTx, n-from))
 		for i := from; i < from+cap(ts); i++ {
 			first, last := firstNames[i%len(firstNames)], lastNames[(i/len(firstNames))%len(lastNames)]
-			status := api.TesterActive
+			status := betaport.TesterActive
 			switch {
 			case i%17 == 5:
-				status = api.TesterInvited
+				status = betaport.TesterInvited
 			case i%29 == 7:
-				status = api.TesterRevoked
+				status = betaport.TesterRevoked
 			}
 			ts = append(ts, &betaport.Tester{
 				ExtensionID: extensionID,

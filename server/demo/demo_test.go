@@ -8,8 +8,7 @@ import (
 
 	"gocloud.dev/blob/memblob"
 
-	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/demo"
 	"github.com/betaport/betaport/server/sqlite"
 	"github.com/betaport/betaport/server/storetest"
@@ -31,7 +30,7 @@ func openStore(t *testing.T) *sqlite.DB {
 func TestLoadTesters(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)
-	team := storetest.MustTeam(t, s, api.PlanProfessional)
+	team := storetest.MustTeam(t, s, betaport.PlanProfessional)
 	e := storetest.MustExtension(t, s, team, "E")
 	const n = 12_345 // enough to tidy the indexes after
 	if err := demo.LoadTesters(ctx, s, e.ID, n); err != nil {
@@ -55,7 +54,7 @@ func TestLoadTesters(t *testing.T) {
 	if len(emails) != n || len(names) < 1000 {
 		t.Errorf("%d distinct e-mails and %d names among %d testers", len(emails), len(names), n)
 	}
-	if statuses[api.TesterActive] == 0 || statuses[api.TesterInvited] == 0 || statuses[api.TesterRevoked] == 0 {
+	if statuses[betaport.TesterActive] == 0 || statuses[betaport.TesterInvited] == 0 || statuses[betaport.TesterRevoked] == 0 {
 		t.Errorf("statuses: %v", statuses)
 	}
 	found, err := s.FindTesters(ctx, betaport.TesterFilter{ExtensionID: e.ID, Query: ".12345@", Limit: 10})

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 )
 
 // Access says who may call a route. Every API route is registered with one,

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/auth"
-	"github.com/betaport/betaport/server/betaport"
 	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/storetest"
 )
@@ -66,8 +66,8 @@ func (e *env) testerOf(t *testing.T, ext *betaport.Extension, status string) (*b
 func TestAccess(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	teamA := storetest.MustTeam(t, e.DB, api.PlanProfessional)
-	teamB := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	teamA := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
+	teamB := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	extA := storetest.MustExtension(t, e.DB, teamA, "A")
 	extB := storetest.MustExtension(t, e.DB, teamB, "B")
 
@@ -79,10 +79,10 @@ func TestAccess(t *testing.T) {
 	if err := e.DB.CreateUser(ctx, adminB, auth.HashPassword("admin b password")); err != nil {
 		t.Fatal(err)
 	}
-	testerA, _ := e.testerOf(t, extA, api.TesterActive)
-	testerB, _ := e.testerOf(t, extB, api.TesterActive)
-	revoked, _ := e.testerOf(t, extA, api.TesterActive)
-	victim, _ := e.testerOf(t, extA, api.TesterActive)
+	testerA, _ := e.testerOf(t, extA, betaport.TesterActive)
+	testerB, _ := e.testerOf(t, extB, betaport.TesterActive)
+	revoked, _ := e.testerOf(t, extA, betaport.TesterActive)
+	victim, _ := e.testerOf(t, extA, betaport.TesterActive)
 	e.publish(t, extA, "1.0.0")
 	key := e.key(t, extA)
 
@@ -177,7 +177,7 @@ func TestAccess(t *testing.T) {
 		for i, sub := range subjects {
 			path := r.path
 			if rt.Pattern == "GET /t/{token}" {
-				_, token := e.testerOf(t, extA, api.TesterInvited)
+				_, token := e.testerOf(t, extA, betaport.TesterInvited)
 				path = "/t/" + token
 			}
 			if strings.HasPrefix(rt.Pattern, "GET "+api.UpdatePrefix) {

@@ -19,8 +19,8 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/auth"
-	"github.com/betaport/betaport/server/betaport"
 )
 
 // Session lifetimes: a session ends after SessionTTL without use; its expiry
@@ -65,7 +65,7 @@ func (s *Server) authenticate(r *http.Request) (*subject, error) {
 		if err != nil {
 			return nil, err
 		}
-		if t.Status != api.TesterActive {
+		if t.Status != betaport.TesterActive {
 			return who, nil
 		}
 		who.tester = t

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/auth"
-	"github.com/betaport/betaport/server/betaport"
 	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/storetest"
 )
@@ -31,7 +31,7 @@ func sessionCookieOf(t *testing.T, resp *http.Response) *http.Cookie {
 
 func TestSignInAndOut(t *testing.T) {
 	e := newEnv(t)
-	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	u := &betaport.User{TeamID: team.ID, Email: "ada@example.com"}
 	if err := e.DB.CreateUser(context.Background(), u, auth.HashPassword("correct horse battery")); err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func TestSecureCookieOnHTTPS(t *testing.T) {
 	e := newEnv(t)
 	e.App.BaseURL = "https://beta.example.com"
 	e.App.Publish.BaseURL = e.App.BaseURL
-	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	e.DB.CreateUser(context.Background(), &betaport.User{TeamID: team.ID, Email: "ada@example.com"}, auth.HashPassword("correct horse battery"))
 	resp, body := e.send(t, "POST", api.PathSession, nil, api.SignIn{Email: "ada@example.com", Password: "correct horse battery"})
 	if resp.StatusCode != 200 || !sessionCookieOf(t, resp).Secure {
@@ -81,7 +81,7 @@ func TestSecureCookieOnHTTPS(t *testing.T) {
 
 func TestWrongSignInsLookAlikeAndSlowDown(t *testing.T) {
 	e := newEnv(t)
-	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	e.DB.CreateUser(context.Background(), &betaport.User{TeamID: team.ID, Email: "ada@example.com"}, auth.HashPassword("correct horse battery"))
 
 	_, wrongPassword := e.send(t, "POST", api.PathSession, nil, api.SignIn{Email: "ada@example.com", Password: "nope"})
@@ -116,7 +116,7 @@ func TestBadSignInBodies(t *testing.T) {
 
 func TestInviteLinkSignsTesterIn(t *testing.T) {
 	e := newEnv(t)
-	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	ext := storetest.MustExtension(t, e.DB, team, "Tab Tamer")
 	admin := e.adminOf(t, team)
 
@@ -126,7 +126,7 @@ func TestInviteLinkSignsTesterIn(t *testing.T) {
 	}
 	var invited api.Invited
 	json.Unmarshal(body, &invited)
-	if invited.Status != api.TesterInvited || !strings.HasPrefix(invited.InviteURL, e.URL+"/t/") || resp.Header.Get("Location") == "" {
+	if invited.Status != betaport.TesterInvited || !strings.HasPrefix(invited.InviteURL, e.URL+"/t/") || resp.Header.Get("Location") == "" {
 		t.Fatalf("invite answered %s", body)
 	}
 	// Inviting the same address again is a conflict, not a second tester.
@@ -143,7 +143,7 @@ func TestInviteLinkSignsTesterIn(t *testing.T) {
 	resp, body = e.do(t, "GET", api.PathSession, tester)
 	var info api.Session
 	json.Unmarshal(body, &info)
-	if resp.StatusCode != 200 || info.Kind != api.KindTester || info.Tester.Status != api.TesterActive || info.Tester.LastSeenAt == nil {
+	if resp.StatusCode != 200 || info.Kind != api.KindTester || info.Tester.Status != betaport.TesterActive || info.Tester.LastSeenAt == nil {
 		t.Fatalf("the tester's session = %d %s", resp.StatusCode, body)
 	}
 	// A tester sees their extension, but nothing about other testers.
@@ -171,7 +171,7 @@ func TestInviteLinkSignsTesterIn(t *testing.T) {
 
 func TestCrossSiteChangesAreRefused(t *testing.T) {
 	e := newEnv(t)
-	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	ext := storetest.MustExtension(t, e.DB, team, "Tab Tamer")
 	admin := e.adminOf(t, team)
 	for _, h := range []http.Header{
@@ -217,7 +217,7 @@ func TestSecurityHeaders(t *testing.T) {
 
 func TestSessionExpirySlides(t *testing.T) {
 	e := newEnv(t)
-	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	u := &betaport.User{TeamID: team.ID, Email: "ada@example.com"}
 	e.DB.CreateUser(context.Background(), u, auth.HashPassword("x"))
 	token := auth.NewToken()
@@ -241,17 +241,17 @@ func TestSessionExpirySlides(t *testing.T) {
 
 func TestTesterList(t *testing.T) {
 	e := newEnv(t)
-	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	ext := storetest.MustExtension(t, e.DB, team, "E")
 	admin := e.adminOf(t, team)
 	for i := range 5 {
-		e.testerOf(t, ext, []string{api.TesterActive, api.TesterInvited}[i%2])
+		e.testerOf(t, ext, []string{betaport.TesterActive, betaport.TesterInvited}[i%2])
 	}
 	var seen []int64
 	path := api.TestersPath(ext.ID) + "?limit=2"
 	for pages := 0; ; pages++ {
 		resp, body := e.do(t, "GET", path, admin)
-		var page api.Page[api.Tester]
+		var page api.Page[betaport.Tester]
 		if resp.StatusCode != 200 || json.Unmarshal(body, &page) != nil || pages > 3 {
 			t.Fatalf("page %d = %d %s", pages, resp.StatusCode, body)
 		}
@@ -286,23 +286,23 @@ func TestTesterList(t *testing.T) {
 
 func TestBundleList(t *testing.T) {
 	e := newEnv(t)
-	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	ext := storetest.MustExtension(t, e.DB, team, "E")
 	empty := storetest.MustExtension(t, e.DB, team, "Empty")
 	admin := e.adminOf(t, team)
 	for i := 1; i <= 5; i++ {
 		e.publish(t, ext, "1.0."+strings.Repeat("1", i))
 	}
-	page := func(path string) ([]api.Bundle, *http.Response) {
+	page := func(path string) ([]betaport.Bundle, *http.Response) {
 		t.Helper()
 		resp, body := e.do(t, "GET", path, admin)
-		var list []api.Bundle
+		var list []betaport.Bundle
 		if resp.StatusCode != 200 || json.Unmarshal(body, &list) != nil {
 			t.Fatalf("GET %s = %d %s", path, resp.StatusCode, body)
 		}
 		return list, resp
 	}
-	numbers := func(list []api.Bundle) (ns []int64) {
+	numbers := func(list []betaport.Bundle) (ns []int64) {
 		for _, b := range list {
 			ns = append(ns, b.Number)
 		}
@@ -342,23 +342,23 @@ func TestBundleList(t *testing.T) {
 
 func TestBuildsList(t *testing.T) {
 	e := newEnv(t)
-	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	a := storetest.MustExtension(t, e.DB, team, "A")
 	b := storetest.MustExtension(t, e.DB, team, "B")
-	other := storetest.MustExtension(t, e.DB, storetest.MustTeam(t, e.DB, api.PlanProfessional), "Other")
+	other := storetest.MustExtension(t, e.DB, storetest.MustTeam(t, e.DB, betaport.PlanProfessional), "Other")
 	for i := range 3 {
 		e.publish(t, a, fmt.Sprintf("1.%d", i))
 		e.publish(t, b, fmt.Sprintf("2.%d", i))
 	}
 	e.publish(t, other, "9.9")
-	tester, _ := e.testerOf(t, a, api.TesterActive)
+	tester, _ := e.testerOf(t, a, betaport.TesterActive)
 	collect := func(h http.Header) []string {
 		t.Helper()
 		var got []string
 		path := api.PathBuilds + "?limit=2"
 		for range 10 {
 			resp, body := e.do(t, "GET", path, h)
-			var page api.Page[api.Bundle]
+			var page api.Page[betaport.Bundle]
 			if resp.StatusCode != 200 || json.Unmarshal(body, &page) != nil {
 				t.Fatalf("GET %s = %d %s", path, resp.StatusCode, body)
 			}
@@ -389,7 +389,7 @@ func TestBuildsList(t *testing.T) {
 // embedded as JSON, fetched with the visitor's own access.
 func TestPrerenderedListPage(t *testing.T) {
 	e := newEnv(t)
-	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	ext := storetest.MustExtension(t, e.DB, team, "Tab Tamer")
 	for i := 1; i <= 3; i++ {
 		e.publish(t, ext, fmt.Sprintf("1.0.%d", i))
@@ -407,7 +407,7 @@ func TestPrerenderedListPage(t *testing.T) {
 		}
 	}
 	// Someone else gets the page shell, and none of the data.
-	other := e.adminOf(t, storetest.MustTeam(t, e.DB, api.PlanProfessional))
+	other := e.adminOf(t, storetest.MustTeam(t, e.DB, betaport.PlanProfessional))
 	for _, h := range []http.Header{nil, other} {
 		_, body := e.do(t, "GET", path, h)
 		// (A signed-in visitor's own session is embedded; nothing else.)

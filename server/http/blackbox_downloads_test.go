@@ -39,8 +39,8 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/auth"
-	"github.com/betaport/betaport/server/betaport"
 	"github.com/betaport/betaport/server/blobstore"
 	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/sqlite"
@@ -58,8 +58,8 @@ type bbdWorld struct {
 	adminA, adminB         http.Header
 	testerA, testerB       http.Header // active testers of A and of B
 	revokedOld, revokedNew http.Header // a revoked tester of A: the session from before the revoke, one made after
-	bundlesA               []api.Bundle
-	bundleB                api.Bundle
+	bundlesA               []betaport.Bundle
+	bundleB                betaport.Bundle
 	updA, updB             api.Updates
 }
 
@@ -68,23 +68,23 @@ type bbdWorld struct {
 func newBBDWorld(t *testing.T, e *env) *bbdWorld {
 	t.Helper()
 	w := &bbdWorld{e: e}
-	pa := newPipeline(t, e, api.PlanProfessional)
-	pb := newPipeline(t, e, api.PlanProfessional)
+	pa := newPipeline(t, e, betaport.PlanProfessional)
+	pb := newPipeline(t, e, betaport.PlanProfessional)
 	w.extA, w.extB = pa.ext, pb.ext
 	teamA := mustTeam(t, e, pa.ext)
 	w.adminA = e.adminOf(t, teamA)
 	w.adminB = e.adminOf(t, mustTeam(t, e, pb.ext))
 	w.extC = storetest.MustExtension(t, e.DB, teamA, "Empty")
-	w.bundlesA = []api.Bundle{pa.submitAny(t, validZip(t, "1.0.0")), pa.submitAny(t, validZip(t, "1.1.0"))}
+	w.bundlesA = []betaport.Bundle{pa.submitAny(t, validZip(t, "1.0.0")), pa.submitAny(t, validZip(t, "1.1.0"))}
 	w.bundleB = pb.submitAny(t, validZip(t, "2.0.0"))
 	if w.bundlesA[0].Number != 1 || w.bundlesA[1].Number != 2 || w.bundleB.Number != 1 {
 		t.Fatalf("bundle numbers %d, %d, %d; want 1, 2 and 1", w.bundlesA[0].Number, w.bundlesA[1].Number, w.bundleB.Number)
 	}
-	ta, _ := e.testerOf(t, w.extA, api.TesterActive)
-	tb, _ := e.testerOf(t, w.extB, api.TesterActive)
+	ta, _ := e.testerOf(t, w.extA, betaport.TesterActive)
+	tb, _ := e.testerOf(t, w.extB, betaport.TesterActive)
 	w.testerA = e.cookie(t, betaport.Session{TesterID: ta.ID})
 	w.testerB = e.cookie(t, betaport.Session{TesterID: tb.ID})
-	rv, _ := e.testerOf(t, w.extA, api.TesterActive)
+	rv, _ := e.testerOf(t, w.extA, betaport.TesterActive)
 	w.revokedOld = e.cookie(t, betaport.Session{TesterID: rv.ID})
 	bbdRevoke(t, e, w.adminA, w.extA.ID, rv.ID)
 	w.revokedNew = e.cookie(t, betaport.Session{TesterID: rv.ID})
@@ -458,7 +458,7 @@ func TestBlackBoxDownloadsEveryRoute(t *testing.T) {
 	a := w.extA.ID
 
 	resp, body := e.do(t, "GET", api.CurrentBundlePath(a), w.testerA)
-	var cur api.Bundle
+	var cur betaport.Bundle
 	if resp.StatusCode != 200 || json.Unmarshal(body, &cur) != nil || cur.Number != 2 {
 		t.Fatalf("current bundle = %d %s, want bundle 2", resp.StatusCode, body)
 	}
@@ -860,10 +860,10 @@ func TestBlackBoxDownloadsRevokedTesterIsCutOff(t *testing.T) {
 	restore := bphttp.SetDownloadURLExpiry(life * time.Second)
 	t.Cleanup(restore)
 	e := newEnv(t)
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	admin := e.adminOf(t, mustTeam(t, e, p.ext))
 	b := p.submitAny(t, validZip(t, "1.0.0"))
-	tt, _ := e.testerOf(t, p.ext, api.TesterActive)
+	tt, _ := e.testerOf(t, p.ext, betaport.TesterActive)
 	tester := e.cookie(t, betaport.Session{TesterID: tt.ID})
 	zipPath := api.CurrentBundlePath(p.ext.ID) + "/download"
 	crxPath := api.BundleCRXPath(p.ext.ID, b.Number)
@@ -1025,7 +1025,7 @@ func TestBlackBoxDownloadsExpiredURLStartsAgainFromBetaport(t *testing.T) {
 	t.Cleanup(restore)
 	e := newEnv(t)
 	ctx := context.Background()
-	team := storetest.MustTeam(t, e.DB, api.PlanStarter)
+	team := storetest.MustTeam(t, e.DB, betaport.PlanStarter)
 	ext := storetest.MustExtension(t, e.DB, team, "Big")
 	admin := e.adminOf(t, team)
 	// A bundle far larger than the socket buffers on the way, so most of
@@ -1033,8 +1033,8 @@ func TestBlackBoxDownloadsExpiredURLStartsAgainFromBetaport(t *testing.T) {
 	data := make([]byte, 24<<20)
 	rand.Read(data)
 	sum := sha256.Sum256(data)
-	b := &betaport.Bundle{Bundle: api.Bundle{ExtensionID: ext.ID, Name: ext.Name, Version: "1.0.0", ManifestVersion: 3,
-		Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), FileCount: 1, Source: "test"}}
+	b := &betaport.Bundle{ExtensionID: ext.ID, Name: ext.Name, Version: "1.0.0", ManifestVersion: 3,
+		Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), FileCount: 1, Source: "test"}
 	b.BlobKey = betaport.BundleKey(ext.ID, b.SHA256)
 	if err := e.Blobs.WriteAll(ctx, b.BlobKey, data, &blob.WriterOptions{ContentType: api.ZipContentType}); err != nil {
 		t.Fatal(err)
@@ -1094,8 +1094,8 @@ func bbdPublish(t *testing.T, e *env, ext *betaport.Extension, version string) *
 	}
 	zipBytes := makeZip(t, map[string]string{"manifest.json": string(manifest), "background.js": "// hi"})
 	sum := sha256.Sum256(zipBytes)
-	b := &betaport.Bundle{Bundle: api.Bundle{ExtensionID: ext.ID, Name: ext.Name, Version: version, ManifestVersion: 3,
-		Size: int64(len(zipBytes)), SHA256: hex.EncodeToString(sum[:]), FileCount: 2, Source: "test"}}
+	b := &betaport.Bundle{ExtensionID: ext.ID, Name: ext.Name, Version: version, ManifestVersion: 3,
+		Size: int64(len(zipBytes)), SHA256: hex.EncodeToString(sum[:]), FileCount: 2, Source: "test"}
 	b.BlobKey = betaport.BundleKey(ext.ID, b.SHA256)
 	if err := e.Blobs.WriteAll(ctx, b.BlobKey, zipBytes, &blob.WriterOptions{ContentType: api.ZipContentType}); err != nil {
 		t.Fatal(err)
@@ -1112,7 +1112,7 @@ func bbdPublish(t *testing.T, e *env, ext *betaport.Extension, version string) *
 // attachment, no header injected, no path, no hidden or spoofed extension.
 func TestBlackBoxDownloadsHostileNamesGiveSafeFileNames(t *testing.T) {
 	e := newEnv(t)
-	team := storetest.MustTeam(t, e.DB, api.PlanStarter)
+	team := storetest.MustTeam(t, e.DB, betaport.PlanStarter)
 	admin := e.adminOf(t, team)
 	for _, name := range []string{
 		`..\..\Windows\evil"; filename="x.html`,
@@ -1200,7 +1200,7 @@ func TestBlackBoxDownloadsIgnoreStorageParameters(t *testing.T) {
 // is refused without a Location, and the new one installs the rebuilt CRX.
 func TestBlackBoxDownloadsUpdaterInstallsThroughTheRedirect(t *testing.T) {
 	e := newEnv(t)
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	admin := e.adminOf(t, mustTeam(t, e, p.ext))
 	p.submitAny(t, validZip(t, "1.0.0"))
 	b2 := p.submitAny(t, validZip(t, "1.2.0"))

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/demo"
 )
 
@@ -407,7 +408,7 @@ func TestBlackBoxPagesLoadMoreBeforeBoot(t *testing.T) {
 // accident; the search field shows the address's q, escaped.
 func TestBlackBoxPagesStatusFilterFollowsTheURL(t *testing.T) {
 	s := newBBPSite(t)
-	statuses := map[string]bool{"": true, api.TesterActive: true, api.TesterInvited: true, api.TesterRevoked: true}
+	statuses := map[string]bool{"": true, betaport.TesterActive: true, betaport.TesterInvited: true, betaport.TesterRevoked: true}
 	cases := []struct{ query, want string }{
 		{"", ""},
 		{"?status=", ""},
@@ -508,7 +509,7 @@ func statusSelect(doc *html.Node) *html.Node {
 			v, _ := attr(o, "value")
 			vals = append(vals, v)
 		}
-		if slices.Contains(vals, api.TesterRevoked) && slices.Contains(vals, api.TesterActive) {
+		if slices.Contains(vals, betaport.TesterRevoked) && slices.Contains(vals, betaport.TesterActive) {
 			return sel
 		}
 	}
@@ -809,7 +810,7 @@ func (s *bbpSite) invite(t *testing.T, ext int64, email string) {
 }
 
 // submit publishes a new bundle through the three calls of the submit flow.
-func (s *bbpSite) submit(t *testing.T, version string) api.Bundle {
+func (s *bbpSite) submit(t *testing.T, version string) betaport.Bundle {
 	t.Helper()
 	key := s.key(t, s.demo.Extensions[0])
 	resp, body := s.send(t, http.MethodPost, api.PathSubmitUpload, nil, key)
@@ -836,7 +837,7 @@ func (s *bbpSite) submit(t *testing.T, version string) api.Bundle {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("sign: %d %s", resp.StatusCode, body)
 	}
-	var b api.Bundle
+	var b betaport.Bundle
 	if err := json.Unmarshal(body, &b); err != nil {
 		t.Fatal(err)
 	}
@@ -896,7 +897,7 @@ func TestBlackBoxPagesETagFollowsTheData(t *testing.T) {
 	// Revoking a tester changes the testers page again.
 	resp, _ = s.page(t, testers, s.admin)
 	mid := etagOf(t, resp, testers)
-	var page api.Page[api.Tester]
+	var page api.Page[betaport.Tester]
 	r, lb := s.do(t, http.MethodGet, api.TestersPath(s.big)+"?limit=1", s.admin)
 	if r.StatusCode != http.StatusOK || json.Unmarshal(lb, &page) != nil || len(page.Data) == 0 {
 		t.Fatalf("listing testers: %d %s", r.StatusCode, lb)

@@ -35,7 +35,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/demo"
 	"github.com/betaport/betaport/server/storetest"
 )
@@ -55,29 +55,29 @@ type bbsPerson struct {
 // accents in both cases, ß, Cyrillic, CJK, emoji (one with a ZWJ), and the
 // punctuation that SQL LIKE, FTS5 and tsquery give a meaning to.
 var bbsPeople = []bbsPerson{
-	{"ada.lovelace@analytical.example", "Ada Lovelace", api.TesterActive, false},
-	{"grace.hopper@navy.example", "Grace Hopper", api.TesterRevoked, false},
-	{"lady.byron@poets.example", "Lovelace Ada", api.TesterInvited, false},
-	{"elodie@paris.example", "Élodie Durand", api.TesterActive, false},
-	{"renee@lyon.example", "Renée Écoute", api.TesterInvited, false},
-	{"juergen@berlin.example", "Jürgen Straße", api.TesterInvited, false},
-	{"dmitry@moscow.example", "Дмитрий Иванов", api.TesterActive, false},
-	{"yamada@tokyo.example", "山田太郎", api.TesterActive, false},
-	{"zoe@rainbow.example", "Zoë 🦄 Unicorn", api.TesterRevoked, false},
-	{"dev@code.example", "👩‍💻 Dev Person", api.TesterInvited, false},
-	{"percent@odd.example", "Half% Pure_Fun", api.TesterInvited, false},
-	{"quotes@odd.example", `O'Brien "Bob" \ Slash`, api.TesterInvited, false},
-	{"star@odd.example", "Star*Power ^Caret (Paren): Colon", api.TesterActive, false},
-	{"cartoon@odd.example", "Tom AND Jerry OR NOT NEAR Spike", api.TesterInvited, false},
-	{"semi@odd.example", "Semi;Colon -- Dash", api.TesterRevoked, false},
-	{"wild@odd.example", "abXcd Wild", api.TesterInvited, false},
-	{"alex@andes.example", "Alexander Anderson", api.TesterActive, false},
-	{"LOUD.Person@Shout.EXAMPLE", "UPPER CASE", api.TesterInvited, false},
-	{"noname@quiet.example", "", api.TesterInvited, false},
-	{"ab@tiny.example", "Ab", api.TesterInvited, false},
-	{"x@y.example", "X", api.TesterInvited, false},
-	{"zyzzyva@marker.example", "Quixotic Zyzzyva", api.TesterActive, false},
-	{"first_last+beta@dash-domain.example", "Under Score", api.TesterInvited, true},
+	{"ada.lovelace@analytical.example", "Ada Lovelace", betaport.TesterActive, false},
+	{"grace.hopper@navy.example", "Grace Hopper", betaport.TesterRevoked, false},
+	{"lady.byron@poets.example", "Lovelace Ada", betaport.TesterInvited, false},
+	{"elodie@paris.example", "Élodie Durand", betaport.TesterActive, false},
+	{"renee@lyon.example", "Renée Écoute", betaport.TesterInvited, false},
+	{"juergen@berlin.example", "Jürgen Straße", betaport.TesterInvited, false},
+	{"dmitry@moscow.example", "Дмитрий Иванов", betaport.TesterActive, false},
+	{"yamada@tokyo.example", "山田太郎", betaport.TesterActive, false},
+	{"zoe@rainbow.example", "Zoë 🦄 Unicorn", betaport.TesterRevoked, false},
+	{"dev@code.example", "👩‍💻 Dev Person", betaport.TesterInvited, false},
+	{"percent@odd.example", "Half% Pure_Fun", betaport.TesterInvited, false},
+	{"quotes@odd.example", `O'Brien "Bob" \ Slash`, betaport.TesterInvited, false},
+	{"star@odd.example", "Star*Power ^Caret (Paren): Colon", betaport.TesterActive, false},
+	{"cartoon@odd.example", "Tom AND Jerry OR NOT NEAR Spike", betaport.TesterInvited, false},
+	{"semi@odd.example", "Semi;Colon -- Dash", betaport.TesterRevoked, false},
+	{"wild@odd.example", "abXcd Wild", betaport.TesterInvited, false},
+	{"alex@andes.example", "Alexander Anderson", betaport.TesterActive, false},
+	{"LOUD.Person@Shout.EXAMPLE", "UPPER CASE", betaport.TesterInvited, false},
+	{"noname@quiet.example", "", betaport.TesterInvited, false},
+	{"ab@tiny.example", "Ab", betaport.TesterInvited, false},
+	{"x@y.example", "X", betaport.TesterInvited, false},
+	{"zyzzyva@marker.example", "Quixotic Zyzzyva", betaport.TesterActive, false},
+	{"first_last+beta@dash-domain.example", "Under Score", betaport.TesterInvited, true},
 }
 
 // bbsSite is a server, an extension with bbsPeople invited through the
@@ -89,7 +89,7 @@ type bbsSite struct {
 	admin http.Header
 	// testers are the extension's testers as the invites answered them,
 	// with the statuses the test gave them since.
-	testers map[int64]*api.Tester
+	testers map[int64]*betaport.Tester
 	links   map[int64]string
 	// allHasRevoked: the list without a status shows revoked testers too
 	// (the design does not say; the fixture reads it from the plain list).
@@ -99,18 +99,18 @@ type bbsSite struct {
 func bbsNewSite(t *testing.T) *bbsSite {
 	t.Helper()
 	e := newEnv(t)
-	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	s := &bbsSite{env: e, team: team, ext: storetest.MustExtension(t, e.DB, team, "Search Me"),
-		admin: e.adminOf(t, team), testers: map[int64]*api.Tester{}, links: map[int64]string{}}
+		admin: e.adminOf(t, team), testers: map[int64]*betaport.Tester{}, links: map[int64]string{}}
 	for _, p := range bbsPeople {
 		inv, ok := s.invite(t, s.ext.ID, s.admin, p.email, p.name, p.optional)
 		if !ok {
 			continue
 		}
 		switch p.status {
-		case api.TesterActive:
+		case betaport.TesterActive:
 			s.activate(t, inv.ID)
-		case api.TesterRevoked:
+		case betaport.TesterRevoked:
 			s.revoke(t, inv.ID)
 		}
 	}
@@ -134,7 +134,7 @@ func (s *bbsSite) invite(t *testing.T, ext int64, admin http.Header, email, name
 	if err := json.Unmarshal(body, &inv); err != nil || inv.ID == 0 {
 		t.Fatalf("inviting %q <%s> answered %s (%v)", name, email, body, err)
 	}
-	if inv.ExtensionID != ext || inv.Status != api.TesterInvited {
+	if inv.ExtensionID != ext || inv.Status != betaport.TesterInvited {
 		t.Fatalf("inviting %q <%s> answered %s: want extension %d, status invited", name, email, body, ext)
 	}
 	if ext == s.ext.ID {
@@ -152,7 +152,7 @@ func (s *bbsSite) activate(t *testing.T, id int64) {
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("opening the invite link of tester %d = %d, want 303; %.300s", id, resp.StatusCode, body)
 	}
-	s.testers[id].Status = api.TesterActive
+	s.testers[id].Status = betaport.TesterActive
 }
 
 // revoke revokes a tester through the API.
@@ -162,27 +162,27 @@ func (s *bbsSite) revoke(t *testing.T, id int64) {
 	if resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("revoking tester %d = %d, want 204; %s", id, resp.StatusCode, body)
 	}
-	s.testers[id].Status = api.TesterRevoked
+	s.testers[id].Status = betaport.TesterRevoked
 }
 
 // base is what the list without q shows for a status filter, newest first,
 // from what the test did.
-func (s *bbsSite) base(status string) []api.Tester {
-	var out []api.Tester
+func (s *bbsSite) base(status string) []betaport.Tester {
+	var out []betaport.Tester
 	for _, tt := range s.testers {
-		if status == "" && tt.Status == api.TesterRevoked && !s.allHasRevoked {
+		if status == "" && tt.Status == betaport.TesterRevoked && !s.allHasRevoked {
 			continue
 		}
 		if status == "" || tt.Status == status {
 			out = append(out, *tt)
 		}
 	}
-	slices.SortFunc(out, func(a, b api.Tester) int { return int(b.ID - a.ID) })
+	slices.SortFunc(out, func(a, b betaport.Tester) int { return int(b.ID - a.ID) })
 	return out
 }
 
 // want is the reference answer to a search.
-func (s *bbsSite) want(q, status string) []api.Tester { return bbsFilter(s.base(status), q) }
+func (s *bbsSite) want(q, status string) []betaport.Tester { return bbsFilter(s.base(status), q) }
 
 // checkPlainLists checks that the lists without q are what the test did,
 // so that the reference the searches are held to is the server's own list.
@@ -195,7 +195,7 @@ func (s *bbsSite) checkPlainLists(t *testing.T) {
 	default:
 		s.allHasRevoked = false
 	}
-	for _, status := range []string{"", api.TesterInvited, api.TesterActive, api.TesterRevoked} {
+	for _, status := range []string{"", betaport.TesterInvited, betaport.TesterActive, betaport.TesterRevoked} {
 		got := all
 		if status != "" {
 			got = bbsSearchAll(t, s.env, s.admin, s.ext.ID, "", status, 100)
@@ -216,9 +216,9 @@ func (s *bbsSite) checkPlainLists(t *testing.T) {
 
 // bbsFilter keeps the testers whose e-mail or name contains q, ignoring
 // case and the white space around q, in their order.
-func bbsFilter(list []api.Tester, q string) []api.Tester {
+func bbsFilter(list []betaport.Tester, q string) []betaport.Tester {
 	q = strings.ToLower(strings.TrimSpace(q))
-	out := []api.Tester{}
+	out := []betaport.Tester{}
 	for _, tt := range list {
 		if q == "" || strings.Contains(strings.ToLower(tt.Email), q) || strings.Contains(strings.ToLower(tt.Name), q) {
 			out = append(out, tt)
@@ -262,7 +262,7 @@ func bbsNoLeak(t *testing.T, label string, body []byte) {
 // bbsPage decodes a 200 page of testers, or fails. (A page's own data
 // may hold any text, so only an answer that is not a page is checked for
 // leaks.)
-func bbsPage(t *testing.T, label string, resp *http.Response, body []byte) api.Page[api.Tester] {
+func bbsPage(t *testing.T, label string, resp *http.Response, body []byte) api.Page[betaport.Tester] {
 	t.Helper()
 	if resp.StatusCode != http.StatusOK {
 		bbsNoLeak(t, label, body)
@@ -271,7 +271,7 @@ func bbsPage(t *testing.T, label string, resp *http.Response, body []byte) api.P
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		t.Fatalf("%s: Content-Type %q, want application/json", label, ct)
 	}
-	var page api.Page[api.Tester]
+	var page api.Page[betaport.Tester]
 	if err := json.Unmarshal(body, &page); err != nil {
 		bbsNoLeak(t, label, body)
 		t.Fatalf("%s: the page does not decode: %v; %.600s", label, err, body)
@@ -282,9 +282,9 @@ func bbsPage(t *testing.T, label string, resp *http.Response, body []byte) api.P
 // bbsSearchAll pages through a search with the given page size and
 // returns every tester it gives, checking each page on the way: no more
 // than limit testers, none twice, nextCursor absent on the last page.
-func bbsSearchAll(t *testing.T, e *env, who http.Header, ext int64, q, status string, limit int) []api.Tester {
+func bbsSearchAll(t *testing.T, e *env, who http.Header, ext int64, q, status string, limit int) []betaport.Tester {
 	t.Helper()
-	out := []api.Tester{}
+	out := []betaport.Tester{}
 	seen := map[int64]int{}
 	cursor := ""
 	for pages := 1; ; pages++ {
@@ -326,7 +326,7 @@ func bbsSearchAll(t *testing.T, e *env, who http.Header, ext int64, q, status st
 
 // bbsDiff says how got differs from want (ids, order, and the fields a
 // search could show stale), or "" when they are the same.
-func bbsDiff(got, want []api.Tester) string {
+func bbsDiff(got, want []betaport.Tester) string {
 	same := len(got) == len(want)
 	for i := 0; same && i < len(got); i++ {
 		g, w := got[i], want[i]
@@ -336,8 +336,8 @@ func bbsDiff(got, want []api.Tester) string {
 		return ""
 	}
 	var b strings.Builder
-	ids := func(l []api.Tester) map[int64]api.Tester {
-		m := map[int64]api.Tester{}
+	ids := func(l []betaport.Tester) map[int64]betaport.Tester {
+		m := map[int64]betaport.Tester{}
 		for _, tt := range l {
 			m[tt.ID] = tt
 		}
@@ -375,7 +375,7 @@ func bbsDiff(got, want []api.Tester) string {
 }
 
 // bbsNames lists testers for a message.
-func bbsNames(l []api.Tester) string {
+func bbsNames(l []betaport.Tester) string {
 	var names []string
 	for _, tt := range l {
 		names = append(names, fmt.Sprintf("%q <%s>", tt.Name, tt.Email))
@@ -385,7 +385,7 @@ func bbsNames(l []api.Tester) string {
 
 // check runs one search, through every page of the given size, and holds
 // it to the reference.
-func (s *bbsSite) check(t *testing.T, q, status string, limit int) []api.Tester {
+func (s *bbsSite) check(t *testing.T, q, status string, limit int) []betaport.Tester {
 	t.Helper()
 	got := bbsSearchAll(t, s.env, s.admin, s.ext.ID, q, status, limit)
 	if diff := bbsDiff(got, s.want(q, status)); diff != "" {
@@ -416,7 +416,7 @@ func bbsProblem(t *testing.T, label string, resp *http.Response, body []byte, pa
 	}
 }
 
-var bbsStatuses = []string{"", api.TesterInvited, api.TesterActive, api.TesterRevoked}
+var bbsStatuses = []string{"", betaport.TesterInvited, betaport.TesterActive, betaport.TesterRevoked}
 
 // ---------------------------------------------------------------- tests
 
@@ -521,8 +521,8 @@ func TestBlackBoxSearchSubstrings(t *testing.T) {
 				if status == "" {
 					// The reference must hold the testers named (those the
 					// plain list shows): else the test, not the server, is wrong.
-					is := func(m string) func(api.Tester) bool {
-						return func(tt api.Tester) bool { return tt.Name == m || tt.Email == m }
+					is := func(m string) func(betaport.Tester) bool {
+						return func(tt betaport.Tester) bool { return tt.Name == m || tt.Email == m }
 					}
 					for _, m := range c.must {
 						if slices.ContainsFunc(s.base(""), is(m)) && !slices.ContainsFunc(s.want(c.q, ""), is(m)) {
@@ -605,7 +605,7 @@ func TestBlackBoxSearchSpacesAroundAreIgnored(t *testing.T) {
 		{"   ", ""},
 		{"\t", ""},
 	} {
-		for _, status := range []string{"", api.TesterActive} {
+		for _, status := range []string{"", betaport.TesterActive} {
 			t.Run(fmt.Sprintf("q=%q/status=%s", c.q, status), func(t *testing.T) {
 				got := s.check(t, c.q, status, 100)
 				same := bbsSearchAll(t, s.env, s.admin, s.ext.ID, c.same, status, 100)
@@ -647,7 +647,7 @@ func TestBlackBoxSearchSyntaxIsText(t *testing.T) {
 		`'`, `''''`, `'"'"`, `\'\'`, `&ada`, `ada & grace`, `ada | grace`, `!ada`, `ada:*`, `<->`, `ada <-> grace`, `<ada>`, `~ada`,
 	}
 	for _, q := range queries {
-		for _, status := range []string{"", api.TesterInvited, api.TesterRevoked} {
+		for _, status := range []string{"", betaport.TesterInvited, betaport.TesterRevoked} {
 			t.Run(fmt.Sprintf("q=%s/status=%s", q, status), func(t *testing.T) {
 				want := s.want(q, status)
 				label := fmt.Sprintf("q=%q status=%q", q, status)
@@ -739,7 +739,7 @@ func TestBlackBoxSearchHostileBytes(t *testing.T) {
 		{"a 100-character e-mail", escaped("x" + strings.Repeat("ab", 40) + "@analytical.example"), true, true},
 	}
 	for _, c := range cases {
-		for _, status := range []string{"", api.TesterActive} {
+		for _, status := range []string{"", betaport.TesterActive} {
 			t.Run(c.name+"/status="+status, func(t *testing.T) {
 				raw := "limit=100&q=" + c.rawQ
 				if status != "" {
@@ -833,7 +833,7 @@ func TestBlackBoxSearchPaging(t *testing.T) {
 			t.Fatalf("first page of pager: %d testers, cursor %q", len(page.Data), page.NextCursor)
 		}
 		after := page.Data[len(page.Data)-1].ID
-		for _, other := range []struct{ q, status string }{{"e", ""}, {"example", api.TesterInvited}, {"", ""}, {"lovelace", ""}} {
+		for _, other := range []struct{ q, status string }{{"e", ""}, {"example", betaport.TesterInvited}, {"", ""}, {"lovelace", ""}} {
 			qs := bbsQuery(other.q, other.status, 100, page.NextCursor)
 			resp, body := s.do(t, http.MethodGet, api.TestersPath(s.ext.ID)+"?"+qs, s.admin)
 			if resp.StatusCode == http.StatusBadRequest {
@@ -841,7 +841,7 @@ func TestBlackBoxSearchPaging(t *testing.T) {
 				continue
 			}
 			got := bbsPage(t, qs, resp, body)
-			var want []api.Tester
+			var want []betaport.Tester
 			for _, tt := range s.want(other.q, other.status) {
 				if tt.ID < after {
 					want = append(want, tt)
@@ -896,7 +896,7 @@ func TestBlackBoxSearchFollowsChanges(t *testing.T) {
 	}
 	// What a browser last got for each search: its ETag and its rows.
 	type seenPage struct{ etag, rows string }
-	rows := func(l []api.Tester) string {
+	rows := func(l []betaport.Tester) string {
 		var b strings.Builder
 		for _, tt := range l {
 			fmt.Fprintf(&b, "%d:%s:%s ", tt.ID, tt.Status, tt.Name)
@@ -932,7 +932,7 @@ func TestBlackBoxSearchFollowsChanges(t *testing.T) {
 	revalidate(t, "before")
 
 	inv, _ := s.invite(t, s.ext.ID, s.admin, "nina.newcomer@later.example", "Nina Ñúñez Newcomer", false)
-	if len(s.want("newcomer", api.TesterInvited)) != 1 {
+	if len(s.want("newcomer", betaport.TesterInvited)) != 1 {
 		t.Fatalf("the test's reference does not find the newcomer")
 	}
 	checkAll(t, "invited")
@@ -966,7 +966,7 @@ func TestBlackBoxSearchFollowsChanges(t *testing.T) {
 // is the reference computed from the whole plain list.
 func TestBlackBoxSearchManyTesters(t *testing.T) {
 	s := bbsNewSite(t)
-	snapshot := map[string][]api.Tester{}
+	snapshot := map[string][]betaport.Tester{}
 	marked := []string{"zyzzyva", "ZYZZ", "quixotic z", "lovelace", "ada.lovelace@", "山田", "🦄", "Straße", "иван", "O'Brien", "Half%", "Pure_Fun"}
 	for _, q := range marked {
 		snapshot[q] = s.check(t, q, "", 100)
@@ -982,29 +982,29 @@ func TestBlackBoxSearchManyTesters(t *testing.T) {
 	s.invite(t, s.ext.ID, s.admin, "zyzzyva.late@marker.example", "Late Zyzzyva", false)
 
 	// The reference: the plain list, every status, in its order.
-	plain := map[string][]api.Tester{}
+	plain := map[string][]betaport.Tester{}
 	for _, status := range bbsStatuses {
 		plain[status] = bbsSearchAll(t, s.env, s.admin, s.ext.ID, "", status, 100)
 	}
-	if n := len(plain[api.TesterInvited]) + len(plain[api.TesterActive]) + len(plain[api.TesterRevoked]); n != many+len(s.testers) {
+	if n := len(plain[betaport.TesterInvited]) + len(plain[betaport.TesterActive]) + len(plain[betaport.TesterRevoked]); n != many+len(s.testers) {
 		t.Fatalf("the plain lists hold %d testers, want %d", n, many+len(s.testers))
 	}
 	for _, status := range bbsStatuses[1:] {
 		// Each status's list is the whole list's, in the same order.
-		var want []api.Tester
+		var want []betaport.Tester
 		for _, tt := range plain[""] {
 			if tt.Status == status {
 				want = append(want, tt)
 			}
 		}
-		if s.allHasRevoked || status != api.TesterRevoked {
+		if s.allHasRevoked || status != betaport.TesterRevoked {
 			if diff := bbsDiff(plain[status], want); diff != "" {
 				t.Errorf("the plain list with status=%s is not the plain list's %s testers:\n%s", status, status, diff)
 			}
 		}
 	}
 
-	check := func(t *testing.T, q, status string, limit int) []api.Tester {
+	check := func(t *testing.T, q, status string, limit int) []betaport.Tester {
 		t.Helper()
 		got := bbsSearchAll(t, s.env, s.admin, s.ext.ID, q, status, limit)
 		if diff := bbsDiff(got, bbsFilter(plain[status], q)); diff != "" {
@@ -1019,13 +1019,13 @@ func TestBlackBoxSearchManyTesters(t *testing.T) {
 			before := snapshot[q]
 			if q == "zyzzyva" || q == "ZYZZ" {
 				// The late one is new; the rest is as before.
-				got = slices.DeleteFunc(got, func(tt api.Tester) bool { return tt.Email == "zyzzyva.late@marker.example" })
+				got = slices.DeleteFunc(got, func(tt betaport.Tester) bool { return tt.Email == "zyzzyva.late@marker.example" })
 			}
 			if len(got) < len(before) {
 				t.Errorf("q=%q found %s before the load and %s after", q, bbsNames(before), bbsNames(got))
 			}
 			for _, b := range before {
-				if !slices.ContainsFunc(got, func(tt api.Tester) bool { return tt.ID == b.ID }) {
+				if !slices.ContainsFunc(got, func(tt betaport.Tester) bool { return tt.ID == b.ID }) {
 					t.Errorf("q=%q found %q <%s> before the load, not after", q, b.Name, b.Email)
 				}
 			}
@@ -1066,7 +1066,7 @@ func TestBlackBoxSearchManyTesters(t *testing.T) {
 	}
 	for _, q := range []string{"son", "ma", "zyzzyva"} {
 		for _, limit := range []int{3, 17} {
-			t.Run(fmt.Sprintf("paged/q=%s/limit=%d", q, limit), func(t *testing.T) { check(t, q, api.TesterActive, limit) })
+			t.Run(fmt.Sprintf("paged/q=%s/limit=%d", q, limit), func(t *testing.T) { check(t, q, betaport.TesterActive, limit) })
 		}
 	}
 }
@@ -1078,11 +1078,11 @@ func TestBlackBoxSearchManyTesters(t *testing.T) {
 func TestBlackBoxSearchOtherExtensions(t *testing.T) {
 	s := bbsNewSite(t)
 	sibling := storetest.MustExtension(t, s.DB, s.team, "Sibling")
-	otherTeam := storetest.MustTeam(t, s.DB, api.PlanProfessional)
+	otherTeam := storetest.MustTeam(t, s.DB, betaport.PlanProfessional)
 	stranger := storetest.MustExtension(t, s.DB, otherTeam, "Stranger")
 	otherAdmin := s.adminOf(t, otherTeam)
 
-	copies := map[int64][]api.Tester{} // extension → its copies of the testers
+	copies := map[int64][]betaport.Tester{} // extension → its copies of the testers
 	for _, c := range []struct {
 		ext   int64
 		admin http.Header
@@ -1096,7 +1096,7 @@ func TestBlackBoxSearchOtherExtensions(t *testing.T) {
 	}
 	// Revoke Ada in the sibling and open nobody's link there: her status
 	// in the extension under test must not change.
-	var siblingAda api.Tester
+	var siblingAda betaport.Tester
 	for _, tt := range copies[sibling.ID] {
 		if tt.Name == "Ada Lovelace" {
 			siblingAda = tt
@@ -1111,7 +1111,7 @@ func TestBlackBoxSearchOtherExtensions(t *testing.T) {
 	if resp, body := s.do(t, http.MethodDelete, api.TesterPath(s.ext.ID, strangerAda.ID), s.admin); resp.StatusCode < 400 || resp.StatusCode >= 500 {
 		t.Errorf("revoking the stranger's tester through this extension's path = %d, want a 4xx; %s", resp.StatusCode, body)
 	}
-	if got := bbsSearchAll(t, s.env, otherAdmin, stranger.ID, strangerAda.Email, api.TesterRevoked, 100); len(got) != 0 {
+	if got := bbsSearchAll(t, s.env, otherAdmin, stranger.ID, strangerAda.Email, betaport.TesterRevoked, 100); len(got) != 0 {
 		t.Errorf("the stranger's %s is revoked after a DELETE through another extension's path", strangerAda.Email)
 	}
 
@@ -1128,16 +1128,16 @@ func TestBlackBoxSearchOtherExtensions(t *testing.T) {
 				}
 				wantSibling := len(bbsFilter(copies[sibling.ID], q))
 				switch status {
-				case api.TesterRevoked:
-					if len(bbsFilter([]api.Tester{siblingAda}, q)) == 1 && !slices.ContainsFunc(got, func(tt api.Tester) bool { return tt.ID == siblingAda.ID }) {
+				case betaport.TesterRevoked:
+					if len(bbsFilter([]betaport.Tester{siblingAda}, q)) == 1 && !slices.ContainsFunc(got, func(tt betaport.Tester) bool { return tt.ID == siblingAda.ID }) {
 						t.Errorf("the sibling's revoked Ada is not found by q=%q status=revoked", q)
 					}
-				case api.TesterActive:
+				case betaport.TesterActive:
 					if len(got) != 0 {
 						t.Errorf("nobody opened a link in the sibling, yet q=%q status=active finds %s there", q, bbsNames(got))
 					}
-				case api.TesterInvited:
-					if slices.ContainsFunc(got, func(tt api.Tester) bool { return tt.ID == siblingAda.ID }) {
+				case betaport.TesterInvited:
+					if slices.ContainsFunc(got, func(tt betaport.Tester) bool { return tt.ID == siblingAda.ID }) {
 						t.Errorf("the sibling's revoked Ada is still found by q=%q status=invited", q)
 					}
 				case "":

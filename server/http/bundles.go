@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/blobstore"
 )
 
@@ -37,7 +37,7 @@ func (s *Server) handleListBundles(w http.ResponseWriter, r *http.Request, _ *su
 		s.Error(w, r, err)
 		return
 	}
-	list := make([]api.Bundle, 0, limit)
+	list := make([]betaport.Bundle, 0, limit)
 	if top := last - page*int64(limit); top > 0 {
 		bundles, err := s.Store.FindBundles(r.Context(), ext.ID, top, limit)
 		if err != nil {
@@ -45,7 +45,7 @@ func (s *Server) handleListBundles(w http.ResponseWriter, r *http.Request, _ *su
 			return
 		}
 		for _, b := range bundles {
-			list = append(list, b.Bundle)
+			list = append(list, *b)
 		}
 	}
 	writeJSONPage(w, r, list)
@@ -68,7 +68,7 @@ func (s *Server) currentBundle(w http.ResponseWriter, r *http.Request, ext *beta
 
 func (s *Server) handleCurrentBundle(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
 	if b, ok := s.currentBundle(w, r, ext); ok {
-		writeJSON(w, r, http.StatusOK, b.Bundle)
+		writeJSON(w, r, http.StatusOK, *b)
 	}
 }
 
@@ -209,13 +209,13 @@ func (s *Server) handleListBuilds(w http.ResponseWriter, r *http.Request, who *s
 		s.Error(w, r, err)
 		return
 	}
-	page := api.Page[api.Bundle]{Data: make([]api.Bundle, 0, limit)}
+	page := api.Page[betaport.Bundle]{Data: make([]betaport.Bundle, 0, limit)}
 	for i, b := range bundles {
 		if i == limit {
 			page.NextCursor = s.encodeCursor("builds", bundles[i-1].ID)
 			break
 		}
-		page.Data = append(page.Data, b.Bundle)
+		page.Data = append(page.Data, *b)
 	}
 	writeJSONPage(w, r, page)
 }

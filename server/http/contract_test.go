@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 	bphttp "github.com/betaport/betaport/server/http"
 )
 
@@ -88,7 +88,7 @@ func TestWrongMethodAnswers405(t *testing.T) {
 // with a 400 that names them, and nothing is created.
 func TestKeyObjectIsStrict(t *testing.T) {
 	e := newEnv(t)
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	good, _ := json.Marshal(p.key)
 	obj := strings.TrimSuffix(string(good), "}")
 	tests := []struct {
@@ -150,7 +150,7 @@ func TestDetailsNeverShowGoTypes(t *testing.T) {
 // the bucket, and sign answers not_a_zip in its list.)
 func TestNotAZipAtPutListsProblems(t *testing.T) {
 	e := newEnv(t)
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	u := p.askURL(t)
 	resp, body := p.put(t, u.URL, api.ZipContentType, []byte("%PDF-1.7 not a zip at all"))
 	pr := wantProblem(t, resp, body, http.StatusUnprocessableEntity, api.ProblemNotAZip)
@@ -164,14 +164,14 @@ func TestNotAZipAtPutListsProblems(t *testing.T) {
 // testers keep what they had.
 func TestSignRefusedAtVersionCeiling(t *testing.T) {
 	e := newEnv(t)
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	top := p.submitAny(t, validZip(t, "65535.65535.65535.65535"))
 	if top.Version != "65535.65535.65535.65535" {
 		t.Fatalf("served %q", top.Version)
 	}
 	for _, v := range []string{"1.0", "65535.65535.65535.65535"} {
 		got := p.signRejected(t, validZip(t, v))
-		if !slices.Equal(got, []string{api.ZipProblemVersionExhausted + " manifest.json"}) {
+		if !slices.Equal(got, []string{betaport.ZipProblemVersionExhausted + " manifest.json"}) {
 			t.Fatalf("version %s: problems %q", v, got)
 		}
 	}

@@ -16,8 +16,8 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/auth"
-	"github.com/betaport/betaport/server/betaport"
 	"github.com/betaport/betaport/server/blobstore"
 	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/sqlite"
@@ -90,15 +90,15 @@ func newReplica(b *testing.B, blobURL string, size int) *replica {
 	s.BaseURL = ts.URL
 	s.Publish.BaseURL = s.BaseURL
 
-	team := storetest.MustTeam(b, db, api.PlanProfessional)
+	team := storetest.MustTeam(b, db, betaport.PlanProfessional)
 	ext := storetest.MustExtension(b, db, team, "Tab Tamer")
 	// Incompressible bytes: what a download costs does not depend on what
 	// the zip holds, and nothing on the way may shrink it.
 	data := make([]byte, size)
 	rand.Read(data)
 	sum := sha256.Sum256(data)
-	bundle := &betaport.Bundle{Bundle: api.Bundle{ExtensionID: ext.ID, Name: ext.Name, Version: "1.0.0", ManifestVersion: 3,
-		Size: int64(size), SHA256: hex.EncodeToString(sum[:]), FileCount: 1, Source: "test"}}
+	bundle := &betaport.Bundle{ExtensionID: ext.ID, Name: ext.Name, Version: "1.0.0", ManifestVersion: 3,
+		Size: int64(size), SHA256: hex.EncodeToString(sum[:]), FileCount: 1, Source: "test"}
 	bundle.BlobKey = betaport.BundleKey(ext.ID, bundle.SHA256)
 	if err := blobs.WriteAll(ctx, bundle.BlobKey, data, &blob.WriterOptions{ContentType: api.ZipContentType}); err != nil {
 		b.Fatal(err)

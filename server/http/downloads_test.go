@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/storetest"
 )
@@ -92,10 +92,10 @@ func wantStorageRedirect(t *testing.T, e *env, resp *http.Response, body []byte)
 // URL the server hands out only after the usual access checks.
 func TestDownloadsOnAnyStorage(t *testing.T) {
 	e := newEnv(t)
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	team := mustTeam(t, e, p.ext)
 	admin := e.adminOf(t, team)
-	tester, _ := e.testerOf(t, p.ext, api.TesterActive)
+	tester, _ := e.testerOf(t, p.ext, betaport.TesterActive)
 	testerCookie := e.cookie(t, betaport.Session{TesterID: tester.ID})
 	zipBytes := validZip(t, "1.2.3")
 	b := p.submitAny(t, zipBytes)
@@ -177,10 +177,10 @@ func TestDownloadsOnAnyStorage(t *testing.T) {
 
 	// Whoever may not have the file gets the problem they got before: no
 	// redirect, so no URL to the bytes.
-	otherTeam := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	otherTeam := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	otherExt := storetest.MustExtension(t, e.DB, otherTeam, "Other")
-	otherTester, _ := e.testerOf(t, otherExt, api.TesterActive)
-	revoked, _ := e.testerOf(t, p.ext, api.TesterActive)
+	otherTester, _ := e.testerOf(t, otherExt, betaport.TesterActive)
+	revoked, _ := e.testerOf(t, p.ext, betaport.TesterActive)
 	if err := e.DB.RevokeTester(context.Background(), revoked.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestDownloadURLExpires(t *testing.T) {
 	if e.Backend != backendScaleOut {
 		t.Skip("file storage sends the bytes itself: there is no URL to expire (this runs on S3, in TestOnPostgresAndS3)")
 	}
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	admin := e.adminOf(t, mustTeam(t, e, p.ext))
 	zipBytes := validZip(t, "2.0")
 	p.submitAny(t, zipBytes)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 )
 
 // Live lists: GET /api/extensions/{id}/events is a server-sent event

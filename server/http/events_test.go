@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 )
 
 // eventStream reads an event stream's "data:" lines as they come.
@@ -64,7 +65,7 @@ func nextEvent(t *testing.T, events <-chan map[string]int64) map[string]int64 {
 func TestEventsFollowAPublish(t *testing.T) {
 	e := newEnv(t)
 	e.App.EventPoll = 50 * time.Millisecond
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	admin := e.adminOf(t, mustTeam(t, e, p.ext))
 	p.submitAny(t, validZip(t, "1.0"))
 	path := api.ExtensionPath(p.ext.ID) + "/events"

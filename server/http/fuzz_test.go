@@ -15,6 +15,7 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/storetest"
 )
@@ -45,7 +46,7 @@ func FuzzCursor(f *testing.F) {
 // is created for a refused key.
 func FuzzKeyObject(f *testing.F) {
 	e := newEnv(f)
-	team := storetest.MustTeam(f, e.DB, api.PlanProfessional)
+	team := storetest.MustTeam(f, e.DB, betaport.PlanProfessional)
 	ext := storetest.MustExtension(f, e.DB, team, "Fuzz")
 	key := e.key(f, ext)
 	good, _ := json.Marshal(key)
@@ -77,7 +78,7 @@ func FuzzKeyObject(f *testing.F) {
 // page, never a server error.
 func FuzzPathIDs(f *testing.F) {
 	e := newEnv(f)
-	team := storetest.MustTeam(f, e.DB, api.PlanProfessional)
+	team := storetest.MustTeam(f, e.DB, betaport.PlanProfessional)
 	ext := storetest.MustExtension(f, e.DB, team, "Fuzz")
 	admin := e.adminOf(f, team)
 	for _, id := range []string{strconv.FormatInt(ext.ID, 10), "0", "-1", "1e3", "9223372036854775808", "%00", "..", "1/2"} {

@@ -17,7 +17,7 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/demo"
 	"github.com/betaport/betaport/server/keyring"
 	"github.com/betaport/betaport/server/publish"
@@ -109,8 +109,8 @@ func (e *env) publish(t *testing.T, ext *betaport.Extension, version string) *be
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(zip)
-	b := &betaport.Bundle{Bundle: api.Bundle{ExtensionID: ext.ID, Name: ext.Name, Version: version, ManifestVersion: 3,
-		Size: int64(len(zip)), SHA256: hex.EncodeToString(sum[:]), FileCount: files, Source: "test"}}
+	b := &betaport.Bundle{ExtensionID: ext.ID, Name: ext.Name, Version: version, ManifestVersion: 3,
+		Size: int64(len(zip)), SHA256: hex.EncodeToString(sum[:]), FileCount: files, Source: "test"}
 	b.BlobKey = betaport.BundleKey(ext.ID, b.SHA256)
 	if err := e.Blobs.WriteAll(ctx, b.BlobKey, zip, &blob.WriterOptions{ContentType: "application/zip"}); err != nil {
 		t.Fatal(err)

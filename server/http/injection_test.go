@@ -11,9 +11,8 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/auth"
-	"github.com/betaport/betaport/server/betaport"
 	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/storetest"
 )
@@ -32,7 +31,7 @@ const hostile = `Tab"><meta http-equiv="refresh" content="0;url=https://evil.exa
 func TestPagesEscapeHostileText(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	team.Name = hostile
 	ext := storetest.MustExtension(t, e.DB, team, hostile)
 	p := &pipeline{e: e, ext: ext, key: e.key(t, ext)}
@@ -43,7 +42,7 @@ func TestPagesEscapeHostileText(t *testing.T) {
 	// A tester whose name carries the text (addresses are validated, so
 	// one with quotes cannot exist).
 	token := auth.NewToken()
-	tester := &betaport.Tester{ExtensionID: ext.ID, Email: uniqueEmail("o'brien+x"), Name: hostile, Status: api.TesterActive}
+	tester := &betaport.Tester{ExtensionID: ext.ID, Email: uniqueEmail("o'brien+x"), Name: hostile, Status: betaport.TesterActive}
 	if err := e.DB.InviteTester(ctx, tester, auth.HashToken(token)); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +115,7 @@ func hasAttr(n *html.Node, key, val string) bool {
 // and backslashes reads the same in an attribute as it was written.
 func TestAttributesKeepTheirText(t *testing.T) {
 	e := newEnv(t)
-	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	name := `Quote " and \ backslash & <angle>`
 	ext := storetest.MustExtension(t, e.DB, team, name)
 	resp, body := e.do(t, "GET", fmt.Sprintf("/extensions/%d", ext.ID), e.adminOf(t, team))
@@ -160,9 +159,9 @@ func TestAttributesKeepTheirText(t *testing.T) {
 // later.
 func TestTesterNeverSeesAdminControls(t *testing.T) {
 	e := newEnv(t)
-	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	ext := storetest.MustExtension(t, e.DB, team, "Tab Tamer")
-	tester, _ := e.testerOf(t, ext, api.TesterActive)
+	tester, _ := e.testerOf(t, ext, betaport.TesterActive)
 	visitors := map[string]http.Header{"tester": e.cookie(t, betaport.Session{TesterID: tester.ID}), "admin": e.adminOf(t, team)}
 	for _, page := range []string{"", "/pages", "/testers", "/settings"} {
 		for who, header := range visitors {
@@ -190,7 +189,7 @@ func TestTesterNeverSeesAdminControls(t *testing.T) {
 // false; enumerated ones that mean what they say (aria-busy="false") stay.
 func TestPrerenderedPagesWriteNoFalseBooleans(t *testing.T) {
 	e := newEnv(t)
-	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	ext := storetest.MustExtension(t, e.DB, team, "Tab Tamer")
 	resp, body := e.do(t, "GET", fmt.Sprintf("/extensions/%d/testers", ext.ID), e.adminOf(t, team))
 	if resp.StatusCode != 200 {

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 )
 
 // writeProblem is the one way an error response is written: RFC 9457

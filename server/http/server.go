@@ -16,7 +16,7 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/blobstore"
 	"github.com/betaport/betaport/server/keyring"
 	"github.com/betaport/betaport/server/publish"

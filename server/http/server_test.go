@@ -25,8 +25,8 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/auth"
-	"github.com/betaport/betaport/server/betaport"
 	"github.com/betaport/betaport/server/blobstore"
 	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/postgres"
@@ -172,20 +172,20 @@ func TestHealth(t *testing.T) {
 
 func TestExtensions(t *testing.T) {
 	e := newEnv(t)
-	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	a := storetest.MustExtension(t, e.DB, team, "Alpha")
 	storetest.MustExtension(t, e.DB, team, "Beta")
-	other := storetest.MustTeam(t, e.DB, api.PlanStarter)
+	other := storetest.MustTeam(t, e.DB, betaport.PlanStarter)
 	storetest.MustExtension(t, e.DB, other, "Not theirs")
 	admin := e.adminOf(t, team)
 
 	resp, body := e.do(t, "GET", api.PathExtensions, admin)
-	var list []api.Extension
+	var list []betaport.Extension
 	if resp.StatusCode != 200 || json.Unmarshal(body, &list) != nil || len(list) != 2 || list[0].Name != "Alpha" {
 		t.Fatalf("GET /api/extensions = %d %s", resp.StatusCode, body)
 	}
 	resp, body = e.do(t, "GET", api.ExtensionPath(a.ID), admin)
-	var got api.Extension
+	var got betaport.Extension
 	if resp.StatusCode != 200 || json.Unmarshal(body, &got) != nil || got.ID != a.ID || got.Name != "Alpha" {
 		t.Fatalf("GET extension = %d %s", resp.StatusCode, body)
 	}
@@ -204,7 +204,7 @@ func TestProblems(t *testing.T) {
 		{"POST", "/healthz", 405, api.ProblemMethodNotAllowed},
 		{"GET", "/web/missing.css", 404, api.ProblemNotFound},
 	}
-	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	admin := e.adminOf(t, team)
 	for _, path := range []string{"/api/extensions/999", "/api/extensions/abc", "/api/extensions/-1"} {
 		resp, body := e.do(t, "GET", path, admin)
@@ -369,14 +369,14 @@ func (p *pipeline) askURL(t *testing.T) api.UploadURL {
 }
 
 // submitAny runs the three calls and returns the published bundle.
-func (p *pipeline) submitAny(t *testing.T, zipBytes []byte) api.Bundle {
+func (p *pipeline) submitAny(t *testing.T, zipBytes []byte) betaport.Bundle {
 	t.Helper()
 	u := p.askURL(t)
 	if resp, body := p.put(t, u.URL, api.ZipContentType, zipBytes); resp.StatusCode != 200 {
 		t.Fatalf("call 2 = %d %s", resp.StatusCode, body)
 	}
 	resp, body := p.sign(t)
-	var b api.Bundle
+	var b betaport.Bundle
 	if resp.StatusCode != 200 || json.Unmarshal(body, &b) != nil {
 		t.Fatalf("call 3 = %d %s", resp.StatusCode, body)
 	}
@@ -412,7 +412,7 @@ func (e *env) keys(t *testing.T, prefix string) []string {
 
 func TestSubmitOnAnyStorage(t *testing.T) {
 	e := newEnv(t)
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	admin := e.adminOf(t, &betaport.Team{ID: p.ext.TeamID})
 	zipBytes := validZip(t, "1.2.3")
 	sum := sha256.Sum256(zipBytes)
@@ -422,7 +422,7 @@ func TestSubmitOnAnyStorage(t *testing.T) {
 		t.Fatalf("call 2 = %d %s", resp.StatusCode, body)
 	}
 	resp, body := p.sign(t)
-	var b api.Bundle
+	var b betaport.Bundle
 	if json.Unmarshal(body, &b); resp.StatusCode != 200 || b.Number != 1 || b.Version != "1.2.3" || b.FileCount != 2 ||
 		b.SHA256 != hex.EncodeToString(sum[:]) || b.Size != int64(len(zipBytes)) || !b.Current || b.Source != "upload" {
 		t.Fatalf("call 3 = %d %s", resp.StatusCode, body)
@@ -438,7 +438,7 @@ func TestSubmitOnAnyStorage(t *testing.T) {
 
 	// A retried sign answers the same bundle.
 	resp, body = p.sign(t)
-	var again api.Bundle
+	var again betaport.Bundle
 	if json.Unmarshal(body, &again); resp.StatusCode != 200 || again.Number != 1 || again.SHA256 != b.SHA256 {
 		t.Fatalf("retried sign = %d %s", resp.StatusCode, body)
 	}
@@ -487,7 +487,7 @@ func TestSubmitOnAnyStorage(t *testing.T) {
 func TestSubmitOnAnyStorageRefuses(t *testing.T) {
 	e := newEnv(t)
 	e.App.Publish.Config.MaxUploadSize = 1 << 20
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	first := p.submitAny(t, validZip(t, "1.0"))
 	before := p.served(t)
 
@@ -577,7 +577,7 @@ func TestSubmitOnAnyStorageRefuses(t *testing.T) {
 func TestSubmitOnAnyStorageURLExpires(t *testing.T) {
 	e := newEnv(t)
 	e.App.Publish.Config.UploadTTL = time.Second
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	u := p.askURL(t)
 	time.Sleep(time.Until(u.ExpiresAt) + 1100*time.Millisecond)
 	if resp, body := p.put(t, u.URL, api.ZipContentType, validZip(t, "1.0")); resp.StatusCode != http.StatusForbidden {
@@ -592,7 +592,7 @@ func TestSubmitOnAnyStorageURLExpires(t *testing.T) {
 func TestSubmitOnAnyStorageRaces(t *testing.T) {
 	e := newEnv(t)
 	e.App.Publish.Config.Burst = 1000
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	u := p.askURL(t)
 	p.put(t, u.URL, api.ZipContentType, validZip(t, "1.0"))
 	var wg sync.WaitGroup
@@ -602,7 +602,7 @@ func TestSubmitOnAnyStorageRaces(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			resp, body := p.sign(t)
-			var b api.Bundle
+			var b betaport.Bundle
 			json.Unmarshal(body, &b)
 			if resp.StatusCode != 200 {
 				t.Errorf("racing sign = %d %s", resp.StatusCode, body)
@@ -635,7 +635,7 @@ func TestSubmitOnAnyStorageRaces(t *testing.T) {
 // The sweeper removes the bytes of dead uploads on either storage.
 func TestSweepOnAnyStorage(t *testing.T) {
 	e := newEnv(t)
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	old := p.askURL(t)
 	p.put(t, old.URL, api.ZipContentType, validZip(t, "1.0"))
 	p.submitAny(t, validZip(t, "1.1")) // supersedes the first

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/auth"
 	bphttp "github.com/betaport/betaport/server/http"
 )
@@ -79,7 +80,7 @@ func TestStalledBodiesDoNotStallTheServer(t *testing.T) {
 			t.Fatalf("/healthz = %d", resp.StatusCode)
 		}
 	}
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	if b := p.submitAny(t, validZip(t, "1.0")); b.Number != 1 {
 		t.Fatalf("submit while stalled: bundle %d", b.Number)
 	}
@@ -164,7 +165,7 @@ func putPaced(t *testing.T, url string, r *pacedReader) (*http.Response, []byte)
 // this test is in fileOnlyTests.)
 func TestSlowUploads(t *testing.T) {
 	e := newServingEnv(t, bphttp.Timeouts{UploadGrace: time.Second, UploadMinRate: 32 << 10})
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	// Incompressible padding, so that the upload lasts seconds.
 	padding := make([]byte, 160<<10)
 	rand.Read(padding)

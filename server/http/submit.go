@@ -7,7 +7,7 @@ import (
 	"net/http"
 
 	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/publish"
 )
 
@@ -89,7 +89,7 @@ func (s *Server) handleSubmitSign(w http.ResponseWriter, r *http.Request, _ *sub
 		s.Error(w, r, err)
 		return
 	}
-	writeJSON(w, r, http.StatusOK, b.Bundle)
+	writeJSON(w, r, http.StatusOK, *b)
 }
 
 // handleSubmitLimits answers GET /api/submit/limits: what a client checks

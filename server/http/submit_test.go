@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/storetest"
 )
 
@@ -103,7 +103,7 @@ func (p *pipeline) sign(t *testing.T) (*http.Response, []byte) {
 }
 
 // submit runs the three calls and returns the published bundle.
-func (p *pipeline) submit(t *testing.T, zipBytes []byte) api.Bundle {
+func (p *pipeline) submit(t *testing.T, zipBytes []byte) betaport.Bundle {
 	t.Helper()
 	u := p.requestURL(t)
 	if resp, body := p.put(t, u.URL, api.ZipContentType, zipBytes); resp.StatusCode != 200 {
@@ -113,7 +113,7 @@ func (p *pipeline) submit(t *testing.T, zipBytes []byte) api.Bundle {
 	if resp.StatusCode != 200 {
 		t.Fatalf("call 3 = %d %s", resp.StatusCode, body)
 	}
-	var b api.Bundle
+	var b betaport.Bundle
 	json.Unmarshal(body, &b)
 	return b
 }
@@ -166,7 +166,7 @@ func (e *env) storedUploads(t *testing.T) []string {
 
 func TestSubmitHappyPath(t *testing.T) {
 	e := newEnv(t)
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	admin := e.adminOf(t, &betaport.Team{ID: p.ext.TeamID})
 	zipBytes := validZip(t, "1.2.3")
 
@@ -178,7 +178,7 @@ func TestSubmitHappyPath(t *testing.T) {
 	}
 	// Testers now get it: the record, and the same bytes with the SHA-256 as ETag.
 	resp, body := e.do(t, "GET", api.CurrentBundlePath(p.ext.ID), admin)
-	var cur api.Bundle
+	var cur betaport.Bundle
 	if json.Unmarshal(body, &cur); resp.StatusCode != 200 || cur.Number != 1 {
 		t.Fatalf("current bundle = %d %s", resp.StatusCode, body)
 	}
@@ -205,7 +205,7 @@ func TestSubmitHappyPath(t *testing.T) {
 
 func TestSubmitNormalisesTopFolder(t *testing.T) {
 	e := newEnv(t)
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	b := p.submit(t, makeZip(t, map[string]string{
 		"dist/manifest.json": `{"manifest_version": 2, "name": "Tab Tamer", "version": "2.0"}`,
 		"dist/js/app.js":     "1",
@@ -232,9 +232,9 @@ func TestSubmitNormalisesTopFolder(t *testing.T) {
 // bundle as it was.
 func TestSubmitKeyCalls(t *testing.T) {
 	e := newEnv(t)
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	p.submit(t, validZip(t, "1.0"))
-	starter := newPipeline(t, e, api.PlanStarter)
+	starter := newPipeline(t, e, betaport.PlanStarter)
 	rotated := *p.key
 	before := p.served(t)
 
@@ -306,8 +306,8 @@ func TestSubmitKeyCalls(t *testing.T) {
 func TestSubmitRateLimit(t *testing.T) {
 	e := newEnv(t)
 	e.App.Publish.Config.Burst, e.App.Publish.Config.Every = 2, time.Hour
-	p := newPipeline(t, e, api.PlanProfessional)
-	other := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
+	other := newPipeline(t, e, betaport.PlanProfessional)
 	p.requestURL(t)
 	p.requestURL(t)
 	resp, body := e.send(t, "POST", api.PathSubmitUpload, nil, p.key)
@@ -322,7 +322,7 @@ func TestSubmitRateLimit(t *testing.T) {
 // A team with one seat submits as often as it likes: seats never limit it.
 func TestOneSeatSubmitsTwentyTimes(t *testing.T) {
 	e := newEnv(t)
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	if team, _ := e.DB.FindTeam(context.Background(), p.ext.TeamID); team.Seats != 1 {
 		t.Fatalf("team has %d seats, want 1", team.Seats)
 	}
@@ -338,7 +338,7 @@ func TestUploadPut(t *testing.T) {
 	e.App.Publish.Config.MaxUploadSize = 1 << 20
 	clock := time.Now()
 	e.App.Publish.Now = func() time.Time { return clock }
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	zipBytes := validZip(t, "1.0")
 
 	u := p.requestURL(t)
@@ -353,7 +353,7 @@ func TestUploadPut(t *testing.T) {
 		return e.URL + path + "?" + q2.Encode()
 	}
 	foreign := newEnv(t) // another server, another secret
-	fp := newPipeline(t, foreign, api.PlanProfessional)
+	fp := newPipeline(t, foreign, betaport.PlanProfessional)
 	fu := fp.requestURL(t)
 	fparsed, _ := url.Parse(fu.URL)
 
@@ -491,7 +491,7 @@ func TestSign(t *testing.T) {
 	e := newEnv(t)
 	clock := time.Now()
 	e.App.Publish.Now = func() time.Time { return clock }
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 
 	resp, body := p.sign(t)
 	wantProblem(t, resp, body, 409, api.ProblemNoUpload)
@@ -538,7 +538,7 @@ func TestSign(t *testing.T) {
 	// A retried sign of a published upload answers the same bundle.
 	second := p.submit(t, validZip(t, "1.1"))
 	resp, body = p.sign(t)
-	var again api.Bundle
+	var again betaport.Bundle
 	json.Unmarshal(body, &again)
 	if resp.StatusCode != 200 || again.Number != second.Number || again.SHA256 != second.SHA256 {
 		t.Fatalf("retried sign = %d %s, want bundle %d again", resp.StatusCode, body, second.Number)
@@ -560,7 +560,7 @@ func TestSweeperRemovesDeadUploads(t *testing.T) {
 	e := newEnv(t)
 	clock := time.Now()
 	e.App.Publish.Now = func() time.Time { return clock }
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 
 	rejected := p.requestURL(t)
 	p.put(t, rejected.URL, api.ZipContentType, makeZip(t, map[string]string{"a.js": "1"}))
@@ -600,7 +600,7 @@ func TestSweeperRemovesDeadUploads(t *testing.T) {
 func TestSubmitRaces(t *testing.T) {
 	e := newEnv(t)
 	e.App.Publish.Config.Burst = 1000
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	p.submit(t, validZip(t, "1.0"))
 	var wg sync.WaitGroup
 
@@ -616,7 +616,7 @@ func TestSubmitRaces(t *testing.T) {
 				resp, body := p.sign(t)
 				switch resp.StatusCode {
 				case 200:
-					var b api.Bundle
+					var b betaport.Bundle
 					json.Unmarshal(body, &b)
 					published <- b.Number
 				case 409:
@@ -650,7 +650,7 @@ func TestSubmitRaces(t *testing.T) {
 
 func TestKeyRotation(t *testing.T) {
 	e := newEnv(t)
-	team := storetest.MustTeam(t, e.DB, api.PlanProfessional)
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	ext := storetest.MustExtension(t, e.DB, team, "E")
 	admin := e.adminOf(t, team)
 	var keys []api.KeyFile
@@ -680,7 +680,7 @@ func TestKeyRotation(t *testing.T) {
 // by far less than the zip, which is never held whole in memory.
 func TestLargeZipStreams(t *testing.T) {
 	e := newEnv(t)
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	u := p.requestURL(t)
 
 	const entries, entrySize = 10, 20 << 20 // 200 MiB of incompressible data, stored
@@ -729,7 +729,7 @@ func TestLargeZipStreams(t *testing.T) {
 	if growth > zipSize/8 {
 		t.Fatalf("the heap grew by %d MiB signing a %d MiB zip: the CRX is being built in memory", growth>>20, zipSize>>20)
 	}
-	var b api.Bundle
+	var b betaport.Bundle
 	json.Unmarshal(body, &b)
 	if resp.StatusCode != 200 || b.SHA256 != hex.EncodeToString(sum.Sum(nil)) || b.Size < zipSize || b.FileCount != entries+1 {
 		t.Fatalf("sign of the large zip = %d %s", resp.StatusCode, body)

@@ -7,8 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/auth"
-	"github.com/betaport/betaport/server/betaport"
 )
 
 // handleInviteTester adds a tester and answers their personal link, shown
@@ -19,7 +19,7 @@ func (s *Server) handleInviteTester(w http.ResponseWriter, r *http.Request, _ *s
 		return
 	}
 	token := auth.NewToken()
-	t := &betaport.Tester{ExtensionID: ext.ID, Email: in.Email, Name: in.Name, Status: api.TesterInvited}
+	t := &betaport.Tester{ExtensionID: ext.ID, Email: in.Email, Name: in.Name, Status: betaport.TesterInvited}
 	if err := s.Store.InviteTester(r.Context(), t, auth.HashToken(token)); err != nil {
 		s.Error(w, r, err)
 		return
@@ -28,7 +28,7 @@ func (s *Server) handleInviteTester(w http.ResponseWriter, r *http.Request, _ *s
 	writeJSON(w, r, http.StatusCreated, api.Invited{Tester: *t, InviteURL: s.BaseURL + api.InvitePrefix + token})
 }
 
-var testerStatuses = map[string]bool{api.TesterInvited: true, api.TesterActive: true, api.TesterRevoked: true}
+var testerStatuses = map[string]bool{betaport.TesterInvited: true, betaport.TesterActive: true, betaport.TesterRevoked: true}
 
 // handleListTesters answers a cursor-paged list of an extension's testers,
 // newest first.
@@ -61,7 +61,7 @@ func (s *Server) handleListTesters(w http.ResponseWriter, r *http.Request, _ *su
 		s.Error(w, r, err)
 		return
 	}
-	page := api.Page[api.Tester]{Data: make([]api.Tester, 0, limit)}
+	page := api.Page[betaport.Tester]{Data: make([]betaport.Tester, 0, limit)}
 	for i, t := range testers {
 		if i == limit {
 			page.NextCursor = s.encodeCursor(list, testers[i-1].ID)
@@ -98,7 +98,7 @@ func (s *Server) handleRevokeTester(w http.ResponseWriter, r *http.Request, _ *s
 // page, which says so; other clients get a problem.
 func (s *Server) handleInviteLink(w http.ResponseWriter, r *http.Request, _ *subject) {
 	t, err := s.Store.FindTesterByInvite(r.Context(), auth.HashToken(r.PathValue("token")))
-	if err == nil && t.Status == api.TesterRevoked {
+	if err == nil && t.Status == betaport.TesterRevoked {
 		err = betaport.Errorf(betaport.ENOTFOUND, "This invite link no longer works. Ask the extension's admin for a new one.")
 	}
 	if betaport.ErrorCode(err) == betaport.ENOTFOUND {

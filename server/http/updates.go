@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 )
 
 // Self-hosted updates, as package publish makes them: an extension's

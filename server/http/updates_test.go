@@ -19,7 +19,7 @@ import (
 	"testing"
 
 	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/crx"
 	"github.com/betaport/betaport/server/keyring"
 	"github.com/betaport/betaport/server/publish"
@@ -163,9 +163,9 @@ func wantCRX(t *testing.T, data []byte, u api.Updates, version, versionName stri
 // newest.
 func TestSameVersionThreeTimesUpdates(t *testing.T) {
 	e := newEnv(t)
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	admin := e.adminOf(t, mustTeam(t, e, p.ext))
-	tester, _ := e.testerOf(t, p.ext, api.TesterActive)
+	tester, _ := e.testerOf(t, p.ext, betaport.TesterActive)
 	testerCookie := e.cookie(t, betaport.Session{TesterID: tester.ID})
 
 	u := e.updates(t, p.ext, admin)
@@ -228,7 +228,7 @@ func mustTeam(t *testing.T, e *env, ext *betaport.Extension) *betaport.Team {
 // version_name is kept.
 func TestServedVersionsOnlyGoUp(t *testing.T) {
 	e := newEnv(t)
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	admin := e.adminOf(t, mustTeam(t, e, p.ext))
 	u := e.updates(t, p.ext, admin)
 	steps := []struct {
@@ -263,7 +263,7 @@ func TestServedVersionsOnlyGoUp(t *testing.T) {
 // mark (which the builder and Chrome accept) is packed too.
 func TestManifestWithBOMPacks(t *testing.T) {
 	e := newEnv(t)
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	admin := e.adminOf(t, mustTeam(t, e, p.ext))
 	b := p.submitAny(t, makeZip(t, map[string]string{
 		"manifest.json": "\xef\xbb\xbf" + `{"manifest_version": 3, "name": "Tab Tamer", "version": "1.2"}`,
@@ -280,7 +280,7 @@ func TestManifestWithBOMPacks(t *testing.T) {
 // extension's token opens nothing of another's.
 func TestUpdateTokenRotation(t *testing.T) {
 	e := newEnv(t)
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	team := mustTeam(t, e, p.ext)
 	admin := e.adminOf(t, team)
 	p.submitAny(t, validZip(t, "1.0.0"))
@@ -358,7 +358,7 @@ func TestUpdateTokenRotation(t *testing.T) {
 // the demo seed publishes) gets its CRX when first asked for.
 func TestBundlesWithoutCRXGetOne(t *testing.T) {
 	e := newEnv(t)
-	team := storetest.MustTeam(t, e.DB, api.PlanStarter)
+	team := storetest.MustTeam(t, e.DB, betaport.PlanStarter)
 	ext := storetest.MustExtension(t, e.DB, team, "Tab Tamer")
 	e.publish(t, ext, "1.4.2")
 	admin := e.adminOf(t, team)
@@ -386,7 +386,7 @@ func TestSigningKeyNeverShown(t *testing.T) {
 	e := newEnv(t)
 	var logs lockedBuffer
 	e.App.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	admin := e.adminOf(t, mustTeam(t, e, p.ext))
 	var responses bytes.Buffer
 	keep := func(_ *http.Response, body []byte) { responses.Write(body) }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/storetest"
 )
 
@@ -77,7 +78,7 @@ func (p *pipeline) signRejected(t *testing.T, zipBytes []byte) []string {
 // folder, and a file under it, is not published; devices and FIFOs neither.
 func TestSignRefusesSymlinkEntries(t *testing.T) {
 	e := newEnv(t)
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	p.submitAny(t, validZip(t, "1.0"))
 	got := p.signRejected(t, rawZip(t,
 		zipEntry{name: "manifest.json", body: tamer},
@@ -96,7 +97,7 @@ func TestSignRefusesSymlinkEntries(t *testing.T) {
 // that inflates past its declared size, is not published (nor packed).
 func TestSignRefusesDamagedEntries(t *testing.T) {
 	e := newEnv(t)
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	p.submitAny(t, validZip(t, "1.0"))
 
 	flipped := rawZip(t, zipEntry{name: "manifest.json", body: tamer}, zipEntry{name: "popup.js", body: "MARKER console.log(1)"})
@@ -129,7 +130,7 @@ func TestSignRefusesDamagedEntries(t *testing.T) {
 // as uploaded, and packed as a CRX.
 func TestManifestWithCommentsPacks(t *testing.T) {
 	e := newEnv(t)
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	admin := e.adminOf(t, mustTeam(t, e, p.ext))
 	manifest := "// Tab Tamer\n{\n  \"manifest_version\": 3, /* MV3 */\n  \"name\": \"Tab Tamer\",\n  \"version\": \"1.3\" // bump me\n}\n"
 	b := p.submitAny(t, makeZip(t, map[string]string{"manifest.json": manifest, "background.js": "1"}))
@@ -165,7 +166,7 @@ func newDeflater(w io.Writer) (*flate.Writer, error) {
 func TestSweepRemovesOrphans(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	p := newPipeline(t, e, api.PlanProfessional)
+	p := newPipeline(t, e, betaport.PlanProfessional)
 	p.submitAny(t, validZip(t, "1.0"))
 	pending := p.askURL(t)
 	p.put(t, pending.URL, api.ZipContentType, validZip(t, "1.1"))

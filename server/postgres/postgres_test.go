@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/postgres"
 	"github.com/betaport/betaport/server/storetest"
 	"github.com/betaport/betaport/server/testenv"

@@ -17,8 +17,8 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/auth"
-	"github.com/betaport/betaport/server/betaport"
 	"github.com/betaport/betaport/server/crx"
 	"github.com/betaport/betaport/server/keyring"
 	"github.com/betaport/betaport/server/zipcheck"

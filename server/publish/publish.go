@@ -35,8 +35,8 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/auth"
-	"github.com/betaport/betaport/server/betaport"
 	"github.com/betaport/betaport/server/keyring"
 	"github.com/betaport/betaport/server/zipcheck"
 )
@@ -211,7 +211,7 @@ func (s *Service) Authorize(ctx context.Context, key api.ServiceKey) (*betaport.
 	if err != nil {
 		return nil, err
 	}
-	if team.Plan != api.PlanProfessional {
+	if team.Plan != betaport.PlanProfessional {
 		return nil, api.NewProblem(http.StatusForbidden, api.ProblemPlanRequired,
 			"Manual upload needs the Professional plan. Ask an admin of "+team.Name+" to upgrade, then try again.")
 	}

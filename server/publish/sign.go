@@ -15,7 +15,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/crx"
 	"github.com/betaport/betaport/server/zipcheck"
 )
@@ -135,17 +135,17 @@ func (s *Service) Sign(ctx context.Context, ext *betaport.Extension) (*betaport.
 // versionCeiling refuses a sign once the extension has served the highest
 // version Chrome accepts: the bundle would be served under that same
 // version, and no installed copy would ever receive it.
-func (s *Service) versionCeiling(ctx context.Context, ext *betaport.Extension) ([]api.ZipProblem, error) {
+func (s *Service) versionCeiling(ctx context.Context, ext *betaport.Extension) ([]betaport.ZipProblem, error) {
 	earlier, err := s.Store.BundleVersions(ctx, ext.ID)
 	if err != nil || !crx.Exhausted(earlier) {
 		return nil, err
 	}
-	return []api.ZipProblem{{Code: api.ZipProblemVersionExhausted, Path: zipcheck.ManifestName,
+	return []betaport.ZipProblem{{Code: betaport.ZipProblemVersionExhausted, Path: zipcheck.ManifestName,
 		Message: "This extension has already served version 65535.65535.65535.65535, the highest Chrome accepts, so installed copies can never receive another update. Create a new extension in Betaport, publish there, and ask testers to install it from its page."}}, nil
 }
 
 // rejected is the problem a sign answers for a zip it did not publish.
-func rejected(problems []api.ZipProblem) *api.Problem {
+func rejected(problems []betaport.ZipProblem) *api.Problem {
 	p := api.NewProblem(http.StatusUnprocessableEntity, api.ProblemInvalidZip,
 		fmt.Sprintf("The zip was not published: %d problem(s) to fix, listed in problems. Fix them, then upload and sign again.", len(problems)))
 	p.Problems = problems
@@ -159,7 +159,7 @@ func rejected(problems []api.ZipProblem) *api.Problem {
 //
 // src is where the upload's zip is read from and dst where the bundle's is
 // written.
-func (s *Service) build(ctx context.Context, ext *betaport.Extension, u *betaport.Upload, src, dst, work string) (*betaport.Bundle, *os.File, []api.ZipProblem, error) {
+func (s *Service) build(ctx context.Context, ext *betaport.Extension, u *betaport.Upload, src, dst, work string) (*betaport.Bundle, *os.File, []betaport.ZipProblem, error) {
 	limits := s.Config.withDefaults().Limits
 	maxZip := limits.MaxZipSize
 	if maxZip <= 0 {
@@ -172,7 +172,7 @@ func (s *Service) build(ctx context.Context, ext *betaport.Extension, u *betapor
 			local.Close()
 		}
 	}
-	fail := func(err error) (*betaport.Bundle, *os.File, []api.ZipProblem, error) {
+	fail := func(err error) (*betaport.Bundle, *os.File, []betaport.ZipProblem, error) {
 		closeLocal()
 		return nil, nil, nil, err
 	}
@@ -193,14 +193,14 @@ func (s *Service) build(ctx context.Context, ext *betaport.Extension, u *betapor
 		return fail(fmt.Errorf("reading upload %d: %w", u.ID, err))
 	}
 	if !res.OK() {
-		problems := make([]api.ZipProblem, len(res.Problems))
+		problems := make([]betaport.ZipProblem, len(res.Problems))
 		for i, p := range res.Problems {
-			problems[i] = api.ZipProblem{Code: p.Code, Path: p.Path, Message: p.Message}
+			problems[i] = betaport.ZipProblem{Code: p.Code, Path: p.Path, Message: p.Message}
 		}
 		closeLocal()
 		return nil, nil, problems, nil
 	}
-	b := &betaport.Bundle{Bundle: api.Bundle{
+	b := &betaport.Bundle{
 		ExtensionID:     ext.ID,
 		Name:            res.Manifest.Name,
 		Version:         res.Manifest.Version,
@@ -209,7 +209,7 @@ func (s *Service) build(ctx context.Context, ext *betaport.Extension, u *betapor
 		Source:          "upload",
 		Size:            u.Size,
 		SHA256:          u.SHA256,
-	}}
+	}
 	b.BlobKey = dst
 	if res.Prefix == "" {
 		if err := s.Blobs.Copy(ctx, b.BlobKey, src, nil); err != nil {

@@ -22,7 +22,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/blobstore"
 	"github.com/betaport/betaport/server/zipcheck"
 )
@@ -298,7 +298,7 @@ func (s *Service) storeZip(ctx context.Context, key string, body io.Reader, limi
 		p := api.NewProblem(http.StatusUnprocessableEntity, api.ProblemNotAZip,
 			"The body is not a zip (it does not start with a zip signature). Upload the extension's .zip file.")
 		// The same list sign answers with, so a pipeline reads one shape.
-		p.Problems = []api.ZipProblem{{Code: zipcheck.CodeNotAZip,
+		p.Problems = []betaport.ZipProblem{{Code: zipcheck.CodeNotAZip,
 			Message: "The file is not a zip archive, or it is damaged. Upload the extension as a .zip file."}}
 		return 0, "", p, nil
 	}

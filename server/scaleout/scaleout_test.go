@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/auth"
 	"github.com/betaport/betaport/server/cli"
 	"github.com/betaport/betaport/server/keyring"
@@ -80,7 +81,7 @@ func (d *deployment) betaport(t *testing.T, args ...string) string {
 
 // fixture is a Professional team with an extension, an admin and a key.
 type fixture struct {
-	ext      api.Extension
+	ext      betaport.Extension
 	email    string
 	password string
 	keyFile  string
@@ -89,7 +90,7 @@ type fixture struct {
 
 func (d *deployment) fixture(t *testing.T) *fixture {
 	t.Helper()
-	var team api.Team
+	var team betaport.Team
 	json.Unmarshal([]byte(d.betaport(t, "team", "create", "--name", "Acme", "--plan", "professional")), &team)
 	f := &fixture{email: "ada@example.com", password: "a long password", keyFile: filepath.Join(t.TempDir(), "key.json")}
 	json.Unmarshal([]byte(d.betaport(t, "extension", "create", "--team", strconv.FormatInt(team.ID, 10), "--name", "Tab Tamer")), &f.ext)
@@ -186,10 +187,10 @@ func put(t *testing.T, rawURL string, zipBytes []byte) {
 	}
 }
 
-func sign(t *testing.T, m *cli.Main, key api.ServiceKey) (int, api.Bundle, []byte) {
+func sign(t *testing.T, m *cli.Main, key api.ServiceKey) (int, betaport.Bundle, []byte) {
 	t.Helper()
 	resp, body := call(t, "POST", m.URL()+api.PathSubmitSign, nil, key)
-	var b api.Bundle
+	var b betaport.Bundle
 	json.Unmarshal(body, &b)
 	return resp.StatusCode, b, body
 }
@@ -216,7 +217,7 @@ func TestSubmitAcrossReplicas(t *testing.T) {
 
 	admin := f.signIn(t, a)
 	resp, body := call(t, "GET", a.URL()+api.BundlesPath(f.ext.ID), admin, nil)
-	var list []api.Bundle
+	var list []betaport.Bundle
 	if resp.StatusCode != 200 || json.Unmarshal(body, &list) != nil || len(list) != 1 || list[0].Number != 1 || list[0].SHA256 != bundle.SHA256 {
 		t.Fatalf("A's bundle list = %d %s", resp.StatusCode, body)
 	}
@@ -261,7 +262,7 @@ func TestSessionsAcrossReplicas(t *testing.T) {
 	// A tester invited on A signs in with the link on B and sees their
 	// builds on A.
 	var invite struct {
-		api.Tester
+		betaport.Tester
 		InviteURL string `json:"inviteUrl"`
 	}
 	for i := range 3 {
@@ -287,7 +288,7 @@ func TestSessionsAcrossReplicas(t *testing.T) {
 	}
 
 	resp, body = call(t, "GET", a.URL()+api.ExtensionPath(f.ext.ID)+"/testers?limit=2", admin, nil)
-	var page api.Page[api.Tester]
+	var page api.Page[betaport.Tester]
 	if resp.StatusCode != 200 || json.Unmarshal(body, &page) != nil || page.NextCursor == "" {
 		t.Fatalf("testers page on A = %d %s", resp.StatusCode, body)
 	}
@@ -337,7 +338,7 @@ func TestRacingSignsPublishOnce(t *testing.T) {
 	}
 	admin := f.signIn(t, b)
 	resp, body := call(t, "GET", b.URL()+api.BundlesPath(f.ext.ID), admin, nil)
-	var list []api.Bundle
+	var list []betaport.Bundle
 	if json.Unmarshal(body, &list); resp.StatusCode != 200 || len(list) != 3 {
 		t.Fatalf("after 3 rounds of 8 racing signs: %d %s, want 3 bundles", resp.StatusCode, body)
 	}

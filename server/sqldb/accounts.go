@@ -8,23 +8,14 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 )
 
 // normalizeTester trims and validates a tester before it is saved.
 func normalizeTester(t *betaport.Tester, now time.Time) error {
-	t.Email = strings.ToLower(strings.TrimSpace(t.Email))
-	t.Name = strings.TrimSpace(t.Name)
-	if t.Status == "" {
-		t.Status = api.TesterInvited
-	}
-	if at := strings.IndexByte(t.Email, '@'); at < 1 || at == len(t.Email)-1 || strings.ContainsAny(t.Email, " \t\r\n<>") {
-		return &betaport.Error{Code: betaport.EINVALID, Param: "email",
-			Message: "Give the tester's e-mail address, like ada@example.com."}
-	}
-	if len(t.Email) > 254 || len(t.Name) > 200 {
-		return &betaport.Error{Code: betaport.EINVALID, Param: "email", Message: "That e-mail address or name is too long."}
+	t.Normalize()
+	if err := t.Validate(); err != nil {
+		return err
 	}
 	if t.CreatedAt.IsZero() {
 		t.CreatedAt = now
@@ -168,8 +159,8 @@ func (s *DB) RevokeTester(ctx context.Context, id int64) error {
 // CreateUser inserts an admin of a team.
 func (s *DB) CreateUser(ctx context.Context, u *betaport.User, passwordHash string) error {
 	u.Email = strings.ToLower(strings.TrimSpace(u.Email))
-	if at := strings.IndexByte(u.Email, '@'); at < 1 || at == len(u.Email)-1 {
-		return &betaport.Error{Code: betaport.EINVALID, Param: "email", Message: "Give the admin's e-mail address, like ada@example.com."}
+	if err := u.Validate(); err != nil {
+		return err
 	}
 	if _, err := s.FindTeam(ctx, u.TeamID); err != nil {
 		return err

@@ -9,8 +9,7 @@ import (
 
 	_ "modernc.org/sqlite" // the "sqlite" driver
 
-	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/testenv"
 )
 
@@ -31,7 +30,7 @@ func TestSearchMigration(t *testing.T) {
 			if _, err := p.UpTo(ctx, 4); err != nil {
 				t.Fatal(err)
 			}
-			team := &betaport.Team{Name: "T", Plan: api.PlanProfessional}
+			team := &betaport.Team{Name: "T", Plan: betaport.PlanProfessional}
 			if err := s.CreateTeam(ctx, team); err != nil {
 				t.Fatal(err)
 			}
@@ -121,7 +120,7 @@ func TestSQLiteSearchPlan(t *testing.T) {
 	}
 	for _, f := range []betaport.TesterFilter{
 		{ExtensionID: 1, Query: "example.com", Limit: 21},
-		{ExtensionID: 1, Query: "example.com", Status: api.TesterActive, BeforeID: 1000, Limit: 21},
+		{ExtensionID: 1, Query: "example.com", Status: betaport.TesterActive, BeforeID: 1000, Limit: 21},
 	} {
 		q, args := s.testersQuery(f)
 		rows, err := s.db.QueryContext(ctx, `EXPLAIN QUERY PLAN `+q, args...)

@@ -19,7 +19,7 @@ import (
 
 	"github.com/pressly/goose/v3"
 
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 )
 
 //go:embed migrations/*.sql

@@ -7,7 +7,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 )
 
 // CreateTeam validates and inserts t, filling its ID and creation time.
@@ -16,13 +16,8 @@ func (s *DB) CreateTeam(ctx context.Context, t *betaport.Team) error {
 	if t.Seats == 0 {
 		t.Seats = 1
 	}
-	switch {
-	case t.Name == "":
-		return &betaport.Error{Code: betaport.EINVALID, Message: "A team needs a name.", Param: "name"}
-	case !betaport.ValidPlan(t.Plan):
-		return &betaport.Error{Code: betaport.EINVALID, Message: "The plan must be professional or starter.", Param: "plan"}
-	case t.Seats < 1:
-		return &betaport.Error{Code: betaport.EINVALID, Message: "A team has at least one seat.", Param: "seats"}
+	if err := t.Validate(); err != nil {
+		return err
 	}
 	t.CreatedAt = betaport.Now()
 	return s.db.QueryRowContext(ctx,
@@ -47,8 +42,8 @@ func (s *DB) FindTeam(ctx context.Context, id int64) (*betaport.Team, error) {
 // CreateExtension validates and inserts e, filling its ID and creation time.
 func (s *DB) CreateExtension(ctx context.Context, e *betaport.Extension) error {
 	e.Name = strings.TrimSpace(e.Name)
-	if e.Name == "" {
-		return &betaport.Error{Code: betaport.EINVALID, Message: "An extension needs a name.", Param: "name"}
+	if err := e.Validate(); err != nil {
+		return err
 	}
 	if _, err := s.FindTeam(ctx, e.TeamID); err != nil {
 		return err
@@ -108,8 +103,8 @@ func (s *DB) FindExtensions(ctx context.Context, f betaport.ExtensionFilter) ([]
 // PublishBundle takes the extension's next bundle number, inserts b under it
 // and makes it current, all in one transaction.
 func (s *DB) PublishBundle(ctx context.Context, b *betaport.Bundle) error {
-	if b.BlobKey == "" || b.SHA256 == "" {
-		return betaport.Errorf(betaport.EINVALID, "A bundle needs its stored zip.")
+	if err := b.Validate(); err != nil {
+		return err
 	}
 	if b.CreatedAt.IsZero() {
 		b.CreatedAt = betaport.Now()
@@ -332,4 +327,3 @@ func insertTesters(ctx context.Context, tx *Tx, ts []*betaport.Tester) error {
 	}
 	return nil
 }
-

@@ -7,8 +7,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 )
 
 // SetExtensionKey replaces an extension's key hash.
@@ -127,7 +126,7 @@ func (s *DB) ReceiveUpload(ctx context.Context, id, size int64, sha256 string) e
 }
 
 // RejectUpload records why a received upload was refused.
-func (s *DB) RejectUpload(ctx context.Context, id int64, problems []api.ZipProblem) error {
+func (s *DB) RejectUpload(ctx context.Context, id int64, problems []betaport.ZipProblem) error {
 	b, err := json.Marshal(problems)
 	if err != nil {
 		return err

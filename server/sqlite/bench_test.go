@@ -6,8 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/storetest"
 )
 
@@ -18,12 +17,12 @@ import (
 func BenchmarkPaging(b *testing.B) {
 	ctx := context.Background()
 	db := MustOpenDB(b)
-	team := storetest.MustTeam(b, db, api.PlanProfessional)
+	team := storetest.MustTeam(b, db, betaport.PlanProfessional)
 	ext := storetest.MustExtension(b, db, team, "E")
 	const bundles, testers = 100_000, 100_000
 	for i := 1; i <= bundles; i++ {
 		sha := fmt.Sprintf("%064x", i)
-		bd := &betaport.Bundle{Bundle: api.Bundle{ExtensionID: ext.ID, Name: "E", Version: "1.0", ManifestVersion: 3, Size: 1, SHA256: sha, FileCount: 1, Source: "bench"}, BlobKey: sha}
+		bd := &betaport.Bundle{ExtensionID: ext.ID, Name: "E", Version: "1.0", ManifestVersion: 3, Size: 1, SHA256: sha, FileCount: 1, Source: "bench", BlobKey: sha}
 		if err := db.PublishBundle(ctx, bd); err != nil {
 			b.Fatal(err)
 		}
@@ -33,7 +32,7 @@ func BenchmarkPaging(b *testing.B) {
 	}
 	ts := make([]*betaport.Tester, testers)
 	for i := range ts {
-		ts[i] = &betaport.Tester{ExtensionID: ext.ID, Email: fmt.Sprintf("t%d@example.com", i), Name: "T", Status: api.TesterActive}
+		ts[i] = &betaport.Tester{ExtensionID: ext.ID, Email: fmt.Sprintf("t%d@example.com", i), Name: "T", Status: betaport.TesterActive}
 	}
 	if err := db.CreateTesters(ctx, ts); err != nil {
 		b.Fatal(err)

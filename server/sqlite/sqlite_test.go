@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/sqlite"
 	"github.com/betaport/betaport/server/storetest"
 )

@@ -6,8 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/demo"
 )
 
@@ -24,7 +23,7 @@ import (
 // The load's time is reported too, as seed-s.
 func BenchSearch(b *testing.B, s betaport.Store, n int) {
 	ctx := context.Background()
-	team := MustTeam(b, s, api.PlanProfessional)
+	team := MustTeam(b, s, betaport.PlanProfessional)
 	ext := MustExtension(b, s, team, "Search")
 	// A few testers of another extension: every search must leave them out.
 	other := MustExtension(b, s, team, "Other")

@@ -4,7 +4,7 @@ import (
 	"context"
 	"math"
 
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 )
 
 // The service never counts whole lists (they are paged), so the stores

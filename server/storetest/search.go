@@ -9,8 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 )
 
 // searchTesters are the testers the search tests look through, oldest
@@ -46,7 +45,7 @@ var hostileQueries = []string{
 // status filter and cursors as without a query: the same on every backend.
 func testTesterSearchIndex(t *testing.T, s betaport.Store) {
 	ctx := context.Background()
-	team := MustTeam(t, s, api.PlanProfessional)
+	team := MustTeam(t, s, betaport.PlanProfessional)
 	e, other := MustExtension(t, s, team, "E"), MustExtension(t, s, team, "Other")
 	var all []*betaport.Tester
 	for i, st := range searchTesters {
@@ -98,9 +97,9 @@ func testTesterSearchIndex(t *testing.T, s betaport.Store) {
 		{betaport.TesterFilter{Query: "^not: near"}, "Nor"},
 		{betaport.TesterFilter{Query: "NOT"}, "Nor"},
 		{betaport.TesterFilter{Query: "xyz"}, ""},
-		{betaport.TesterFilter{Query: "example", Status: api.TesterActive}, "Søren,Grace"}, // with a status
-		{betaport.TesterFilter{Query: "ex", Status: api.TesterRevoked}, "Ada"},
-		{betaport.TesterFilter{Query: "example", Status: api.TesterInvited}, "Nor,Percy,Nina,Иван,Zoë"},
+		{betaport.TesterFilter{Query: "example", Status: betaport.TesterActive}, "Søren,Grace"}, // with a status
+		{betaport.TesterFilter{Query: "ex", Status: betaport.TesterRevoked}, "Ada"},
+		{betaport.TesterFilter{Query: "example", Status: betaport.TesterInvited}, "Nor,Percy,Nina,Иван,Zoë"},
 		{betaport.TesterFilter{Query: "example", BeforeID: all[6].ID, Limit: 2}, "Nina,Иван"}, // after a cursor
 		{betaport.TesterFilter{Query: "e", BeforeID: all[3].ID, Limit: 2}, "Élodie,Grace"},
 	} {
@@ -113,7 +112,7 @@ func testTesterSearchIndex(t *testing.T, s betaport.Store) {
 	// paged alike by its cursors, whatever characters it holds.
 	queries := append([]string{"", "e", "ex", "exa", "example", ".example", "a", "an", "ana", "é"}, hostileQueries...)
 	for _, q := range queries {
-		for _, status := range []string{"", api.TesterInvited} {
+		for _, status := range []string{"", betaport.TesterInvited} {
 			var want []string
 			for i := len(all) - 1; i >= 0; i-- {
 				if (status == "" || statusOf(t, s, all[i].ID) == status) && Matches(all[i], q) {
@@ -132,7 +131,7 @@ func testTesterSearchIndex(t *testing.T, s betaport.Store) {
 // bulk inserts and their rollback too.
 func testTesterSearchFollowsChanges(t *testing.T, s betaport.Store, db *sql.DB) {
 	ctx := context.Background()
-	team := MustTeam(t, s, api.PlanProfessional)
+	team := MustTeam(t, s, betaport.PlanProfessional)
 	e := MustExtension(t, s, team, "E")
 	find := func(q string) string {
 		t.Helper()
@@ -170,7 +169,7 @@ func testTesterSearchFollowsChanges(t *testing.T, s betaport.Store, db *sql.DB) 
 	if got := find("hopper"); got != "Grace" {
 		t.Errorf("after sign-in, hopper finds %q", got)
 	}
-	if got := searchNames(t, s, e.ID, betaport.TesterFilter{Query: "turing", Status: api.TesterRevoked}); got != "Alan" {
+	if got := searchNames(t, s, e.ID, betaport.TesterFilter{Query: "turing", Status: betaport.TesterRevoked}); got != "Alan" {
 		t.Errorf("after revoking, turing among the revoked finds %q", got)
 	}
 

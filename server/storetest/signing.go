@@ -5,13 +5,12 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 )
 
 func testSigning(t *testing.T, s betaport.Store) {
 	ctx := context.Background()
-	team := MustTeam(t, s, api.PlanProfessional)
+	team := MustTeam(t, s, betaport.PlanProfessional)
 	e, other := MustExtension(t, s, team, "E"), MustExtension(t, s, team, "Other")
 	if _, err := s.FindSigning(ctx, e.ID); betaport.ErrorCode(err) != betaport.ENOTFOUND {
 		t.Fatalf("FindSigning before any: %v, want not found", err)
@@ -51,7 +50,7 @@ func testSigning(t *testing.T, s betaport.Store) {
 
 func testBundleCRXAndVersions(t *testing.T, s betaport.Store) {
 	ctx := context.Background()
-	team := MustTeam(t, s, api.PlanProfessional)
+	team := MustTeam(t, s, betaport.PlanProfessional)
 	e := MustExtension(t, s, team, "E")
 	b1 := newBundle(e.ID, 1)
 	b1.Version = "1.0"
@@ -80,7 +79,7 @@ func testBundleCRXAndVersions(t *testing.T, s betaport.Store) {
 	}
 	got, _ = s.FindBundle(ctx, e.ID, 2)
 	if got.VersionName != "1.0" || got.Version != "1.0.0.2" || !got.Current {
-		t.Fatalf("bundle 2 read back %+v", got.Bundle)
+		t.Fatalf("bundle 2 read back %+v", *got)
 	}
 	versions, err := s.BundleVersions(ctx, e.ID)
 	slices.Sort(versions)

@@ -13,8 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/server/betaport"
+	"github.com/betaport/betaport/app/betaport"
 )
 
 // Opener returns a new, empty store; it arranges its own cleanup.
@@ -98,7 +97,7 @@ func testEmpty(t *testing.T, s betaport.Store) {
 	if empty, err := s.Empty(ctx); err != nil || !empty {
 		t.Fatalf("new store: Empty() = %v, %v; want true", empty, err)
 	}
-	MustTeam(t, s, api.PlanStarter)
+	MustTeam(t, s, betaport.PlanStarter)
 	if empty, err := s.Empty(ctx); err != nil || empty {
 		t.Fatalf("after a team: Empty() = %v, %v; want false", empty, err)
 	}
@@ -110,14 +109,14 @@ func testEmpty(t *testing.T, s betaport.Store) {
 func testTeams(t *testing.T, s betaport.Store) {
 	ctx := context.Background()
 	for _, bad := range []betaport.Team{
-		{Name: " ", Plan: api.PlanProfessional},
+		{Name: " ", Plan: betaport.PlanProfessional},
 		{Name: "Acme", Plan: "enterprise"},
-		{Name: "Acme", Plan: api.PlanStarter, Seats: -1},
+		{Name: "Acme", Plan: betaport.PlanStarter, Seats: -1},
 	} {
 		err := s.CreateTeam(ctx, &bad)
 		wantCode(t, err, betaport.EINVALID)
 	}
-	team := &betaport.Team{Name: "  Acme ", Plan: api.PlanProfessional}
+	team := &betaport.Team{Name: "  Acme ", Plan: betaport.PlanProfessional}
 	if err := s.CreateTeam(ctx, team); err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +136,7 @@ func testTeams(t *testing.T, s betaport.Store) {
 
 func testExtensions(t *testing.T, s betaport.Store) {
 	ctx := context.Background()
-	a, b := MustTeam(t, s, api.PlanProfessional), MustTeam(t, s, api.PlanStarter)
+	a, b := MustTeam(t, s, betaport.PlanProfessional), MustTeam(t, s, betaport.PlanStarter)
 	err := s.CreateExtension(ctx, &betaport.Extension{TeamID: b.ID + 100, Name: "Orphan"})
 	wantCode(t, err, betaport.ENOTFOUND)
 	err = s.CreateExtension(ctx, &betaport.Extension{TeamID: a.ID, Name: ""})
@@ -165,17 +164,15 @@ func testExtensions(t *testing.T, s betaport.Store) {
 func newBundle(extensionID int64, i int) *betaport.Bundle {
 	sha := fmt.Sprintf("%064x", i)
 	return &betaport.Bundle{
-		Bundle: api.Bundle{
-			ExtensionID: extensionID, Name: "Ext", Version: fmt.Sprintf("1.0.%d", i),
-			ManifestVersion: 3, Size: 100 + int64(i), SHA256: sha, FileCount: 2, Source: "test",
-		},
+		ExtensionID: extensionID, Name: "Ext", Version: fmt.Sprintf("1.0.%d", i),
+		ManifestVersion: 3, Size: 100 + int64(i), SHA256: sha, FileCount: 2, Source: "test",
 		BlobKey: betaport.BundleKey(extensionID, sha),
 	}
 }
 
 func testPublishBundleNumbers(t *testing.T, s betaport.Store) {
 	ctx := context.Background()
-	team := MustTeam(t, s, api.PlanProfessional)
+	team := MustTeam(t, s, betaport.PlanProfessional)
 	e, other := MustExtension(t, s, team, "E"), MustExtension(t, s, team, "Other")
 	for i := 1; i <= 3; i++ {
 		b := newBundle(e.ID, i)
@@ -217,7 +214,7 @@ func testPublishBundleNumbers(t *testing.T, s betaport.Store) {
 // Concurrent publishes take distinct numbers, 1..n with no gap or reuse.
 func testPublishBundleConcurrent(t *testing.T, s betaport.Store) {
 	ctx := context.Background()
-	team := MustTeam(t, s, api.PlanProfessional)
+	team := MustTeam(t, s, betaport.PlanProfessional)
 	e := MustExtension(t, s, team, "E")
 	const n = 16
 	var wg sync.WaitGroup
@@ -256,7 +253,7 @@ func testPublishBundleConcurrent(t *testing.T, s betaport.Store) {
 
 func testTestersAllOrNothing(t *testing.T, s betaport.Store) {
 	ctx := context.Background()
-	team := MustTeam(t, s, api.PlanProfessional)
+	team := MustTeam(t, s, betaport.PlanProfessional)
 	e := MustExtension(t, s, team, "E")
 	ts := []*betaport.Tester{
 		{ExtensionID: e.ID, Email: " Ada@Example.com ", Name: "Ada"},
@@ -265,7 +262,7 @@ func testTestersAllOrNothing(t *testing.T, s betaport.Store) {
 	if err := s.CreateTesters(ctx, ts); err != nil {
 		t.Fatal(err)
 	}
-	if ts[0].Email != "ada@example.com" || ts[0].Status != api.TesterInvited || ts[0].ID == 0 {
+	if ts[0].Email != "ada@example.com" || ts[0].Status != betaport.TesterInvited || ts[0].ID == 0 {
 		t.Fatalf("tester = %+v", ts[0])
 	}
 	// A duplicate in a batch saves nothing of that batch.
@@ -287,7 +284,7 @@ func testTestersAllOrNothing(t *testing.T, s betaport.Store) {
 
 func testUploadLifecycle(t *testing.T, s betaport.Store) {
 	ctx := context.Background()
-	team := MustTeam(t, s, api.PlanProfessional)
+	team := MustTeam(t, s, betaport.PlanProfessional)
 	e := MustExtension(t, s, team, "E")
 	_, err := s.LatestUpload(ctx, e.ID)
 	wantCode(t, err, betaport.ENOTFOUND)
@@ -330,7 +327,7 @@ func testUploadLifecycle(t *testing.T, s betaport.Store) {
 	third := &betaport.Upload{ExtensionID: e.ID, ExpiresAt: betaport.Now().Add(time.Hour)}
 	s.CreateUpload(ctx, third)
 	s.ReceiveUpload(ctx, third.ID, 5, "cc")
-	problems := []api.ZipProblem{{Code: "manifest_missing", Message: "m"}, {Code: "path_traversal", Path: "../x", Message: "p"}}
+	problems := []betaport.ZipProblem{{Code: "manifest_missing", Message: "m"}, {Code: "path_traversal", Path: "../x", Message: "p"}}
 	if err := s.RejectUpload(ctx, third.ID, problems); err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +340,7 @@ func testUploadLifecycle(t *testing.T, s betaport.Store) {
 // Concurrent publishes of one upload make one bundle; every caller gets it.
 func testPublishUploadOnce(t *testing.T, s betaport.Store) {
 	ctx := context.Background()
-	team := MustTeam(t, s, api.PlanProfessional)
+	team := MustTeam(t, s, betaport.PlanProfessional)
 	e := MustExtension(t, s, team, "E")
 	u := &betaport.Upload{ExtensionID: e.ID, ExpiresAt: betaport.Now().Add(time.Hour)}
 	s.CreateUpload(ctx, u)
@@ -390,7 +387,7 @@ func testPublishUploadOnce(t *testing.T, s betaport.Store) {
 // replicas) leave exactly one open: the latest; the others are superseded.
 func testCreateUploadConcurrent(t *testing.T, s betaport.Store) {
 	ctx := context.Background()
-	team := MustTeam(t, s, api.PlanProfessional)
+	team := MustTeam(t, s, betaport.PlanProfessional)
 	e := MustExtension(t, s, team, "E")
 	const n = 12
 	var wg sync.WaitGroup
@@ -439,7 +436,7 @@ func testCreateUploadConcurrent(t *testing.T, s betaport.Store) {
 
 func testExtensionKey(t *testing.T, s betaport.Store) {
 	ctx := context.Background()
-	team := MustTeam(t, s, api.PlanProfessional)
+	team := MustTeam(t, s, betaport.PlanProfessional)
 	e := MustExtension(t, s, team, "E")
 	if k, err := s.ExtensionKey(ctx, e.ID); err != nil || k != "" {
 		t.Fatalf("a new extension's key = %q, %v; want none", k, err)
@@ -459,7 +456,7 @@ func testExtensionKey(t *testing.T, s betaport.Store) {
 
 func testUsersAndSessions(t *testing.T, s betaport.Store) {
 	ctx := context.Background()
-	team := MustTeam(t, s, api.PlanProfessional)
+	team := MustTeam(t, s, betaport.PlanProfessional)
 	u := &betaport.User{TeamID: team.ID, Email: " Ada@Example.com "}
 	if err := s.CreateUser(ctx, u, "hash"); err != nil {
 		t.Fatal(err)
@@ -507,7 +504,7 @@ func testUsersAndSessions(t *testing.T, s betaport.Store) {
 
 func testTesterSearch(t *testing.T, s betaport.Store) {
 	ctx := context.Background()
-	team := MustTeam(t, s, api.PlanProfessional)
+	team := MustTeam(t, s, betaport.PlanProfessional)
 	e, other := MustExtension(t, s, team, "E"), MustExtension(t, s, team, "Other")
 	var ts []*betaport.Tester
 	for i, name := range []string{"Ada Lovelace", "Grace Hopper", "Alan Turing", "Barbara Liskov", "Adele Goldberg"} {
@@ -547,10 +544,10 @@ func testTesterSearch(t *testing.T, s betaport.Store) {
 		{betaport.TesterFilter{}, "Adele,Barbara,Alan,Grace,Ada"},
 		{betaport.TesterFilter{Limit: 2}, "Adele,Barbara"},
 		{betaport.TesterFilter{BeforeID: ts[3].ID, Limit: 2}, "Alan,Grace"},
-		{betaport.TesterFilter{Query: "ad"}, "Adele,Ada"},                  // in the name, whatever its case
-		{betaport.TesterFilter{Query: "HOPPER"}, "Grace"},                  // in the e-mail, whatever the query's case
-		{betaport.TesterFilter{Status: api.TesterActive}, "Barbara,Grace"}, // a status
-		{betaport.TesterFilter{Status: api.TesterInvited, Query: "a"}, "Adele,Alan,Ada"},
+		{betaport.TesterFilter{Query: "ad"}, "Adele,Ada"},                       // in the name, whatever its case
+		{betaport.TesterFilter{Query: "HOPPER"}, "Grace"},                       // in the e-mail, whatever the query's case
+		{betaport.TesterFilter{Status: betaport.TesterActive}, "Barbara,Grace"}, // a status
+		{betaport.TesterFilter{Status: betaport.TesterInvited, Query: "a"}, "Adele,Alan,Ada"},
 		{betaport.TesterFilter{Query: "%"}, ""}, // no pattern characters
 	} {
 		if got := names(tt.f); got != tt.want {
@@ -563,7 +560,7 @@ func testTesterSearch(t *testing.T, s betaport.Store) {
 	}
 	_, err = s.FindTesterByInvite(ctx, "no-such-invite")
 	wantCode(t, err, betaport.ENOTFOUND)
-	if got, _ := s.FindTester(ctx, ts[1].ID); got.Status != api.TesterActive || got.LastSeenAt == nil {
+	if got, _ := s.FindTester(ctx, ts[1].ID); got.Status != betaport.TesterActive || got.LastSeenAt == nil {
 		t.Fatalf("activated tester = %+v", got)
 	}
 }
@@ -571,7 +568,7 @@ func testTesterSearch(t *testing.T, s betaport.Store) {
 // Revoking a tester ends their sessions at once, and they stay revoked.
 func testRevokeEndsSessions(t *testing.T, s betaport.Store) {
 	ctx := context.Background()
-	team := MustTeam(t, s, api.PlanProfessional)
+	team := MustTeam(t, s, betaport.PlanProfessional)
 	e := MustExtension(t, s, team, "E")
 	tt := &betaport.Tester{ExtensionID: e.ID, Email: "ada@example.com", Name: "Ada"}
 	if err := s.InviteTester(ctx, tt, "invite"); err != nil {
@@ -587,7 +584,7 @@ func testRevokeEndsSessions(t *testing.T, s betaport.Store) {
 	_, err := s.FindSession(ctx, "t1")
 	wantCode(t, err, betaport.EUNAUTHORIZED)
 	s.ActivateTester(ctx, tt.ID)
-	if got, _ := s.FindTester(ctx, tt.ID); got.Status != api.TesterRevoked {
+	if got, _ := s.FindTester(ctx, tt.ID); got.Status != betaport.TesterRevoked {
 		t.Fatalf("a revoked tester who opens their link again is %s", got.Status)
 	}
 	wantCode(t, s.RevokeTester(ctx, tt.ID+100), betaport.ENOTFOUND)
@@ -596,7 +593,7 @@ func testRevokeEndsSessions(t *testing.T, s betaport.Store) {
 // Builds are keyset-paged across extensions, newest first.
 func testBuilds(t *testing.T, s betaport.Store) {
 	ctx := context.Background()
-	team := MustTeam(t, s, api.PlanProfessional)
+	team := MustTeam(t, s, betaport.PlanProfessional)
 	a, b, c := MustExtension(t, s, team, "A"), MustExtension(t, s, team, "B"), MustExtension(t, s, team, "C")
 	var ids []int64
 	for i := range 6 {

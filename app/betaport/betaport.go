@@ -1,8 +1,10 @@
-// Package betaport holds Betaport's domain: its types, its errors and the
-// Store interface every storage backend implements.
+// Package betaport holds Betaport's domain: its types with their rules
+// (Validate), its errors and the stores every storage backend implements.
 //
-// Implementations live in packages named after what they wrap (sqlite,
-// blobstore, http); this package imports none of them.
+// It imports only the standard library: the browser app links it into the
+// wasm (the wire package, app/api, carries these types), and the server's
+// implementations live in packages named after what they wrap (sqldb,
+// blobstore, http, publish).
 package betaport
 
 import (
@@ -10,16 +12,6 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
-
-	"github.com/betaport/betaport/app/api"
-)
-
-// The domain types are the wire types where nothing about them is private.
-type (
-	Team      = api.Team
-	Extension = api.Extension
-	Tester    = api.Tester
-	User      = api.User
 )
 
 // Session is a signed-in browser: an admin's or a tester's. Only the hash of
@@ -39,15 +31,6 @@ type TesterFilter struct {
 	Status      string // "" for every status
 	BeforeID    int64  // keyset: only testers with a smaller id (0: from the newest)
 	Limit       int
-}
-
-// Bundle is a published bundle and where its zip is kept.
-type Bundle struct {
-	api.Bundle
-	// BlobKey is the key of the immutable zip in blob storage.
-	BlobKey string `json:"-"`
-	// CRX is the bundle's signed package, once built.
-	CRX CRX `json:"-"`
 }
 
 // CRX is a bundle's signed CRX3 package as stored. The package embeds the
@@ -97,16 +80,11 @@ type Upload struct {
 	State        string
 	Size         int64
 	SHA256       string
-	Problems     []api.ZipProblem // why it was rejected
-	BundleNumber int64            // the bundle it became
+	Problems     []ZipProblem // why it was rejected
+	BundleNumber int64        // the bundle it became
 	CreatedAt    time.Time
 	ExpiresAt    time.Time
 	ReceivedAt   *time.Time
-}
-
-// Plan reports whether p names a known plan.
-func ValidPlan(p string) bool {
-	return p == api.PlanProfessional || p == api.PlanStarter
 }
 
 // ExtensionFilter narrows FindExtensions. Zero fields match everything.
@@ -199,7 +177,7 @@ type UploadStore interface {
 	LatestUpload(ctx context.Context, extensionID int64) (*Upload, error)
 	// ReceiveUpload records a stored zip for an upload still open for one.
 	ReceiveUpload(ctx context.Context, id, size int64, sha256 string) error
-	RejectUpload(ctx context.Context, id int64, problems []api.ZipProblem) error
+	RejectUpload(ctx context.Context, id int64, problems []ZipProblem) error
 	// PublishUpload publishes a received upload as bundle b, exactly once:
 	// the upload's state, the bundle's number and the extension's current
 	// bundle change in one transaction. When the upload was published

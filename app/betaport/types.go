@@ -1,0 +1,181 @@
+package betaport
+
+import (
+	"strings"
+	"time"
+)
+
+// Plans a team can be on. Only Professional teams may submit bundles.
+const (
+	PlanProfessional = "professional"
+	PlanStarter      = "starter"
+)
+
+// ValidPlan reports whether p names a known plan.
+func ValidPlan(p string) bool {
+	return p == PlanProfessional || p == PlanStarter
+}
+
+// Team is a customer account; its admins manage all of its extensions.
+type Team struct {
+	ID        int64     `json:"id"`
+	Name      string    `json:"name"`
+	Plan      string    `json:"plan"`
+	Seats     int       `json:"seats"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Validate reports what is wrong with a team about to be saved.
+func (t *Team) Validate() error {
+	switch {
+	case strings.TrimSpace(t.Name) == "":
+		return &Error{Code: EINVALID, Message: "A team needs a name.", Param: "name"}
+	case !ValidPlan(t.Plan):
+		return &Error{Code: EINVALID, Message: "The plan must be professional or starter.", Param: "plan"}
+	case t.Seats < 1:
+		return &Error{Code: EINVALID, Message: "A team has at least one seat.", Param: "seats"}
+	}
+	return nil
+}
+
+// Extension is one browser extension whose bundles Betaport builds and serves.
+type Extension struct {
+	ID        int64     `json:"id"`
+	TeamID    int64     `json:"teamId"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"createdAt"`
+	// CurrentBundle is the number of the bundle testers get; 0 before the
+	// first publish.
+	CurrentBundle int64 `json:"currentBundle,omitempty"`
+	// ChromeID is the ID Chromium gives the extension's CRX packages
+	// (32 letters a–p, from the public half of its signing key); empty
+	// until the key is made, at the first sign or settings visit.
+	ChromeID string `json:"chromeId,omitempty"`
+}
+
+// Validate reports what is wrong with an extension about to be saved.
+func (e *Extension) Validate() error {
+	if strings.TrimSpace(e.Name) == "" {
+		return &Error{Code: EINVALID, Message: "An extension needs a name.", Param: "name"}
+	}
+	return nil
+}
+
+// Bundle is one published, immutable build of an extension, and where its
+// bytes are kept (never sent: those fields are the server's).
+type Bundle struct {
+	ID          int64  `json:"id"`
+	ExtensionID int64  `json:"extensionId"`
+	Number      int64  `json:"number"`
+	Name        string `json:"name"`
+	// Version is the manifest version browsers are served: always higher
+	// than every earlier bundle's, so installed copies update.
+	Version string `json:"version"`
+	// VersionName is the version the upload's manifest gave, when Version
+	// had to be derived from it. It is then the CRX's version_name, unless
+	// the manifest gave a version_name of its own, which is kept.
+	VersionName     string    `json:"versionName,omitempty"`
+	ManifestVersion int       `json:"manifestVersion"`
+	Size            int64     `json:"size"`
+	SHA256          string    `json:"sha256"`
+	FileCount       int       `json:"fileCount"`
+	Source          string    `json:"source"`
+	CreatedAt       time.Time `json:"createdAt"`
+	Current         bool      `json:"current,omitempty"`
+
+	// BlobKey is the key of the immutable zip in blob storage.
+	BlobKey string `json:"-"`
+	// CRX is the bundle's signed package, once built.
+	CRX CRX `json:"-"`
+}
+
+// Validate reports what is wrong with a bundle about to be published.
+func (b *Bundle) Validate() error {
+	switch {
+	case b.BlobKey == "" || b.SHA256 == "":
+		return Errorf(EINVALID, "A bundle needs its stored zip.")
+	case b.ExtensionID <= 0:
+		return Errorf(EINVALID, "A bundle belongs to an extension.")
+	case b.Size < 0 || b.FileCount < 0 || b.Number < 0:
+		return Errorf(EINVALID, "A bundle's size, file count and number cannot be negative.")
+	}
+	return nil
+}
+
+// Tester statuses.
+const (
+	TesterInvited = "invited"
+	TesterActive  = "active"
+	TesterRevoked = "revoked"
+)
+
+// Tester is a person invited to test one extension.
+type Tester struct {
+	ID          int64      `json:"id"`
+	ExtensionID int64      `json:"extensionId"`
+	Email       string     `json:"email"`
+	Name        string     `json:"name"`
+	Status      string     `json:"status"`
+	CreatedAt   time.Time  `json:"createdAt"`
+	LastSeenAt  *time.Time `json:"lastSeenAt,omitempty"`
+}
+
+// Normalize trims a tester's e-mail (lower-cased) and name, and makes a
+// new tester invited.
+func (t *Tester) Normalize() {
+	t.Email = strings.ToLower(strings.TrimSpace(t.Email))
+	t.Name = strings.TrimSpace(t.Name)
+	if t.Status == "" {
+		t.Status = TesterInvited
+	}
+}
+
+// Validate reports what is wrong with a tester about to be saved.
+func (t *Tester) Validate() error {
+	if !validEmail(t.Email) {
+		return &Error{Code: EINVALID, Param: "email", Message: "Give the tester's e-mail address, like ada@example.com."}
+	}
+	if len(t.Email) > 254 || len(t.Name) > 200 {
+		return &Error{Code: EINVALID, Param: "email", Message: "That e-mail address or name is too long."}
+	}
+	switch t.Status {
+	case TesterInvited, TesterActive, TesterRevoked:
+		return nil
+	}
+	return &Error{Code: EINVALID, Param: "status", Message: "A tester is invited, active or revoked."}
+}
+
+// User is an admin: a person who manages every extension of one team.
+type User struct {
+	ID        int64     `json:"id"`
+	TeamID    int64     `json:"teamId"`
+	Email     string    `json:"email"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Validate reports what is wrong with an admin about to be saved.
+func (u *User) Validate() error {
+	if !validEmail(u.Email) || len(u.Email) > 254 {
+		return &Error{Code: EINVALID, Param: "email", Message: "Give the admin's e-mail address, like ada@example.com."}
+	}
+	return nil
+}
+
+// validEmail is the shape of an address worth sending an invite to: a local
+// part, an @ and a domain, nothing that breaks a header.
+func validEmail(s string) bool {
+	at := strings.IndexByte(s, '@')
+	return at >= 1 && at < len(s)-1 && !strings.ContainsAny(s, " \t\r\n<>")
+}
+
+// ZipProblem is one thing wrong with a submitted zip.
+type ZipProblem struct {
+	Code    string `json:"code"`
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}
+
+// ZipProblemVersionExhausted is the code of the sign refused because the
+// extension already served 65535.65535.65535.65535, the highest version.
+// The other codes are package zipcheck's.
+const ZipProblemVersionExhausted = "version_exhausted"
