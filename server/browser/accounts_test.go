@@ -7,7 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/betaport/betaport/server/auth"
+	"github.com/betaport/betaport/server/credential"
 )
 
 // Signed out, the app sends a person to the sign-in page; a wrong password
@@ -80,7 +80,7 @@ func TestTesterLinkOpensBuilds(t *testing.T) {
 // A revoked tester's link signs nobody in; the sign-in page says why.
 func TestRevokedLinkDoesNotSignIn(t *testing.T) {
 	m, d := startService(t)
-	tester, err := m.Store.FindTesterByInvite(context.Background(), auth.HashToken(strings.TrimPrefix(d.TesterLink, "/t/")))
+	tester, err := m.Store.FindTesterByInvite(context.Background(), credential.HashToken(strings.TrimPrefix(d.TesterLink, "/t/")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/betaport/betaport/app/betaport"
-	"github.com/betaport/betaport/server/auth"
+	"github.com/betaport/betaport/server/credential"
 	"github.com/betaport/betaport/server/cli"
 	"github.com/betaport/betaport/server/keyring"
 	"github.com/betaport/betaport/server/testenv"
@@ -31,7 +31,7 @@ import (
 // reaches A through the shared database.
 func TestLivePublishAcrossReplicas(t *testing.T) {
 	db, blob := testenv.PostgresURL(t), testenv.BucketURL(t)
-	secret, ring := auth.NewToken()+auth.NewToken(), keyring.Generate()
+	secret, ring := credential.NewToken()+credential.NewToken(), keyring.Generate()
 	replica := func() *cli.Main {
 		m := cli.NewMain()
 		m.Config.Addr = "127.0.0.1:0"

@@ -28,7 +28,7 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
-	"github.com/betaport/betaport/server/auth"
+	"github.com/betaport/betaport/server/credential"
 	"github.com/betaport/betaport/server/cli"
 	"github.com/betaport/betaport/server/publish"
 )
@@ -597,7 +597,7 @@ func lastBundle(t *testing.T, store betaport.Store, extID int64) int64 {
 // revoking the previous one, and returns it.
 func setKey(t *testing.T, store betaport.Store, extID int64) string {
 	t.Helper()
-	key := auth.NewToken()
+	key := credential.NewToken()
 	if err := store.SetExtensionKey(context.Background(), extID, publish.HashKey(key)); err != nil {
 		t.Fatal(err)
 	}

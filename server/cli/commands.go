@@ -15,7 +15,7 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
-	"github.com/betaport/betaport/server/auth"
+	"github.com/betaport/betaport/server/credential"
 	"github.com/betaport/betaport/server/demo"
 	"github.com/betaport/betaport/server/publish"
 )
@@ -148,12 +148,12 @@ func userCreate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	generated := *password == ""
 	if generated {
-		*password = auth.NewPassword()
+		*password = credential.NewPassword()
 	} else if len(*password) < 10 {
 		return usageError{"--password must be at least 10 characters (or leave it out for a generated one)"}
 	}
 	return withStorage(ctx, c, func(st *Storage) error {
-		if err := st.Store.CreateUser(ctx, &u, auth.HashPassword(*password)); err != nil {
+		if err := st.Store.CreateUser(ctx, &u, credential.HashPassword(*password)); err != nil {
 			return err
 		}
 		out := struct {
@@ -184,7 +184,7 @@ func keyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if _, err := st.Store.FindExtension(ctx, *id); err != nil {
 			return err
 		}
-		key := auth.NewToken()
+		key := credential.NewToken()
 		kf := api.KeyFile{Service: api.ServiceKey{ExtensionID: strconv.FormatInt(*id, 10), APIKey: key}}
 		b, err := json.MarshalIndent(kf, "", "  ")
 		if err != nil {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
-	"github.com/betaport/betaport/server/auth"
+	"github.com/betaport/betaport/server/credential"
 )
 
 // Size says how much to load.
@@ -86,8 +86,8 @@ func Load(ctx context.Context, store betaport.Store, blobs *blob.Bucket, size Si
 			return nil, err
 		}
 		r.Teams = append(r.Teams, t)
-		admin := Admin{Email: "admin@" + strings.ToLower(strings.Fields(t.Name)[0]) + ".test", Password: auth.NewPassword(), Team: t.Name}
-		if err := store.CreateUser(ctx, &betaport.User{TeamID: t.ID, Email: admin.Email}, auth.HashPassword(admin.Password)); err != nil {
+		admin := Admin{Email: "admin@" + strings.ToLower(strings.Fields(t.Name)[0]) + ".test", Password: credential.NewPassword(), Team: t.Name}
+		if err := store.CreateUser(ctx, &betaport.User{TeamID: t.ID, Email: admin.Email}, credential.HashPassword(admin.Password)); err != nil {
 			return nil, err
 		}
 		r.Admins = append(r.Admins, admin)
@@ -112,9 +112,9 @@ func Load(ctx context.Context, store betaport.Store, blobs *blob.Bucket, size Si
 			e.CurrentBundle = int64(es.Bundles)
 		}
 		if i == 0 {
-			token := auth.NewToken()
+			token := credential.NewToken()
 			t := &betaport.Tester{ExtensionID: e.ID, Email: "tester@example.com", Name: "Demo Tester"}
-			if err := store.InviteTester(ctx, t, auth.HashToken(token)); err != nil {
+			if err := store.InviteTester(ctx, t, credential.HashToken(token)); err != nil {
 				return nil, err
 			}
 			r.TesterLink = api.InvitePrefix + token

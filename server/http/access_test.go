@@ -14,7 +14,7 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
-	"github.com/betaport/betaport/server/auth"
+	"github.com/betaport/betaport/server/credential"
 	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/storetest"
 )
@@ -23,8 +23,8 @@ import (
 // made in the store as a sign-in would.
 func (e *env) cookie(t testing.TB, ss betaport.Session) http.Header {
 	t.Helper()
-	token := auth.NewToken()
-	ss.TokenHash = auth.HashToken(token)
+	token := credential.NewToken()
+	ss.TokenHash = credential.HashToken(token)
 	ss.ExpiresAt = betaport.Now().Add(time.Hour)
 	if err := e.DB.CreateSession(context.Background(), &ss); err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func uniqueEmail(prefix string) string {
 func (e *env) adminOf(t testing.TB, team *betaport.Team) http.Header {
 	t.Helper()
 	u := &betaport.User{TeamID: team.ID, Email: uniqueEmail("admin")}
-	if err := e.DB.CreateUser(context.Background(), u, auth.HashPassword("a long password")); err != nil {
+	if err := e.DB.CreateUser(context.Background(), u, credential.HashPassword("a long password")); err != nil {
 		t.Fatal(err)
 	}
 	return e.cookie(t, betaport.Session{UserID: u.ID})
@@ -52,9 +52,9 @@ func (e *env) adminOf(t testing.TB, team *betaport.Team) http.Header {
 // token.
 func (e *env) testerOf(t *testing.T, ext *betaport.Extension, status string) (*betaport.Tester, string) {
 	t.Helper()
-	token := auth.NewToken()
+	token := credential.NewToken()
 	tt := &betaport.Tester{ExtensionID: ext.ID, Email: uniqueEmail("tester"), Name: "T", Status: status}
-	if err := e.DB.InviteTester(context.Background(), tt, auth.HashToken(token)); err != nil {
+	if err := e.DB.InviteTester(context.Background(), tt, credential.HashToken(token)); err != nil {
 		t.Fatal(err)
 	}
 	return tt, token
@@ -72,11 +72,11 @@ func TestAccess(t *testing.T) {
 	extB := storetest.MustExtension(t, e.DB, teamB, "B")
 
 	adminA := &betaport.User{TeamID: teamA.ID, Email: "admin-a@example.com"}
-	if err := e.DB.CreateUser(ctx, adminA, auth.HashPassword("admin a password")); err != nil {
+	if err := e.DB.CreateUser(ctx, adminA, credential.HashPassword("admin a password")); err != nil {
 		t.Fatal(err)
 	}
 	adminB := &betaport.User{TeamID: teamB.ID, Email: "admin-b@example.com"}
-	if err := e.DB.CreateUser(ctx, adminB, auth.HashPassword("admin b password")); err != nil {
+	if err := e.DB.CreateUser(ctx, adminB, credential.HashPassword("admin b password")); err != nil {
 		t.Fatal(err)
 	}
 	testerA, _ := e.testerOf(t, extA, betaport.TesterActive)

@@ -40,7 +40,7 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
-	"github.com/betaport/betaport/server/auth"
+	"github.com/betaport/betaport/server/credential"
 	"github.com/betaport/betaport/server/blobstore"
 	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/sqlite"
@@ -122,7 +122,7 @@ func bbdFilesEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { blobs.Close() })
-	s := &bphttp.Server{Store: db, Blobs: blobs, Logger: testLogger(t), Secret: []byte(auth.NewToken()), SigningKeys: testKeyring}
+	s := &bphttp.Server{Store: db, Blobs: blobs, Logger: testLogger(t), Secret: []byte(credential.NewToken()), SigningKeys: testKeyring}
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
 	s.BaseURL = ts.URL

@@ -17,7 +17,7 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
-	"github.com/betaport/betaport/server/auth"
+	"github.com/betaport/betaport/server/credential"
 	"github.com/betaport/betaport/server/blobstore"
 	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/sqlite"
@@ -81,7 +81,7 @@ func newReplica(b *testing.B, blobURL string, size int) *replica {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { blobs.Close() })
-	s := &bphttp.Server{Store: db, Blobs: blobs, Logger: testLogger(b), Secret: []byte(auth.NewToken()), SigningKeys: testKeyring}
+	s := &bphttp.Server{Store: db, Blobs: blobs, Logger: testLogger(b), Secret: []byte(credential.NewToken()), SigningKeys: testKeyring}
 	r := &replica{}
 	ts := httptest.NewUnstartedServer(s.Handler())
 	ts.Listener = countingListener{ts.Listener, &r.written}

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/betaport/betaport/app/betaport"
-	"github.com/betaport/betaport/server/auth"
+	"github.com/betaport/betaport/server/credential"
 	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/storetest"
 )
@@ -41,9 +41,9 @@ func TestPagesEscapeHostileText(t *testing.T) {
 	admin := e.adminOf(t, team)
 	// A tester whose name carries the text (addresses are validated, so
 	// one with quotes cannot exist).
-	token := auth.NewToken()
+	token := credential.NewToken()
 	tester := &betaport.Tester{ExtensionID: ext.ID, Email: uniqueEmail("o'brien+x"), Name: hostile, Status: betaport.TesterActive}
-	if err := e.DB.InviteTester(ctx, tester, auth.HashToken(token)); err != nil {
+	if err := e.DB.InviteTester(ctx, tester, credential.HashToken(token)); err != nil {
 		t.Fatal(err)
 	}
 	testerCookie := e.cookie(t, betaport.Session{TesterID: tester.ID})

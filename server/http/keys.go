@@ -6,14 +6,14 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
-	"github.com/betaport/betaport/server/auth"
+	"github.com/betaport/betaport/server/credential"
 	"github.com/betaport/betaport/server/publish"
 )
 
 // handleCreateKey creates the extension's submit key, replacing (rotating)
 // the previous one, and answers the key file. The key is shown only now.
 func (s *Server) handleCreateKey(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
-	key := auth.NewToken()
+	key := credential.NewToken()
 	if err := s.Store.SetExtensionKey(r.Context(), ext.ID, publish.HashKey(key)); err != nil {
 		s.Error(w, r, err)
 		return

@@ -26,7 +26,7 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
-	"github.com/betaport/betaport/server/auth"
+	"github.com/betaport/betaport/server/credential"
 	"github.com/betaport/betaport/server/blobstore"
 	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/postgres"
@@ -73,7 +73,7 @@ func newEnv(t testing.TB) *env {
 	}
 	t.Cleanup(func() { blobs.Close() })
 	s := &bphttp.Server{Store: db, Blobs: blobs, Logger: testLogger(t),
-		Secret: []byte(auth.NewToken()), SigningKeys: testKeyring} // each server its own secret
+		Secret: []byte(credential.NewToken()), SigningKeys: testKeyring} // each server its own secret
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
 	s.BaseURL = ts.URL

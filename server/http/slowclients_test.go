@@ -15,7 +15,7 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
-	"github.com/betaport/betaport/server/auth"
+	"github.com/betaport/betaport/server/credential"
 	bphttp "github.com/betaport/betaport/server/http"
 )
 
@@ -24,7 +24,7 @@ import (
 func newServingEnv(t testing.TB, timeouts bphttp.Timeouts) *env {
 	t.Helper()
 	e := newEnv(t)
-	s := &bphttp.Server{Store: e.DB, Blobs: e.Blobs, Logger: testLogger(t), Secret: []byte(auth.NewToken()), SigningKeys: testKeyring, Timeouts: timeouts}
+	s := &bphttp.Server{Store: e.DB, Blobs: e.Blobs, Logger: testLogger(t), Secret: []byte(credential.NewToken()), SigningKeys: testKeyring, Timeouts: timeouts}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

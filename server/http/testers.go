@@ -8,7 +8,7 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
-	"github.com/betaport/betaport/server/auth"
+	"github.com/betaport/betaport/server/credential"
 )
 
 // handleInviteTester adds a tester and answers their personal link, shown
@@ -18,9 +18,9 @@ func (s *Server) handleInviteTester(w http.ResponseWriter, r *http.Request, _ *s
 	if !s.readJSON(w, r, &in) {
 		return
 	}
-	token := auth.NewToken()
+	token := credential.NewToken()
 	t := &betaport.Tester{ExtensionID: ext.ID, Email: in.Email, Name: in.Name, Status: betaport.TesterInvited}
-	if err := s.Store.InviteTester(r.Context(), t, auth.HashToken(token)); err != nil {
+	if err := s.Store.InviteTester(r.Context(), t, credential.HashToken(token)); err != nil {
 		s.Error(w, r, err)
 		return
 	}
@@ -97,7 +97,7 @@ func (s *Server) handleRevokeTester(w http.ResponseWriter, r *http.Request, _ *s
 // to their builds. A link that no longer works sends a browser to the sign-in
 // page, which says so; other clients get a problem.
 func (s *Server) handleInviteLink(w http.ResponseWriter, r *http.Request, _ *subject) {
-	t, err := s.Store.FindTesterByInvite(r.Context(), auth.HashToken(r.PathValue("token")))
+	t, err := s.Store.FindTesterByInvite(r.Context(), credential.HashToken(r.PathValue("token")))
 	if err == nil && t.Status == betaport.TesterRevoked {
 		err = betaport.Errorf(betaport.ENOTFOUND, "This invite link no longer works. Ask the extension's admin for a new one.")
 	}

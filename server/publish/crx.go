@@ -18,7 +18,7 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
-	"github.com/betaport/betaport/server/auth"
+	"github.com/betaport/betaport/server/credential"
 	"github.com/betaport/betaport/server/crx"
 	"github.com/betaport/betaport/server/keyring"
 	"github.com/betaport/betaport/server/zipcheck"
@@ -50,7 +50,7 @@ func (s *Service) signing(ctx context.Context, ext *betaport.Extension) (*betapo
 	}
 	pem = s.SigningKeys.Seal(pem, SigningContext(ext.ID))
 	id := crx.ExtensionID(crx.PublicKeyDER(&key.PublicKey))
-	sg, err = s.Store.CreateSigning(ctx, &betaport.Signing{ExtensionID: ext.ID, PrivateKey: pem, UpdateToken: auth.NewToken()}, id)
+	sg, err = s.Store.CreateSigning(ctx, &betaport.Signing{ExtensionID: ext.ID, PrivateKey: pem, UpdateToken: credential.NewToken()}, id)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ func (s *Service) RotateUpdateToken(ctx context.Context, ext *betaport.Extension
 	if _, err := s.signing(ctx, ext); err != nil {
 		return api.Updates{}, err
 	}
-	if err := s.Store.RotateUpdateToken(ctx, ext.ID, auth.NewToken()); err != nil {
+	if err := s.Store.RotateUpdateToken(ctx, ext.ID, credential.NewToken()); err != nil {
 		return api.Updates{}, err
 	}
 	sg, err := s.Store.FindSigning(ctx, ext.ID)
@@ -185,7 +185,7 @@ func (s *Service) CRX(ctx context.Context, ext *betaport.Extension, b *betaport.
 		return betaport.CRX{}, err
 	}
 	c := b.CRX
-	if c.BlobKey != "" && c.TokenHash == auth.HashToken(sg.UpdateToken) {
+	if c.BlobKey != "" && c.TokenHash == credential.HashToken(sg.UpdateToken) {
 		return c, nil
 	}
 	if c, err = s.buildCRX(ctx, ext, sg, b.BlobKey, nil, b.Version, b.VersionName); err != nil {
@@ -304,7 +304,7 @@ func (s *Service) buildCRX(ctx context.Context, ext *betaport.Extension, sg *bet
 	if err := crx.Write(io.MultiWriter(out, h), packed, packedSize, key); err != nil {
 		return betaport.CRX{}, err
 	}
-	c := betaport.CRX{SHA256: hex.EncodeToString(h.Sum(nil)), TokenHash: auth.HashToken(sg.UpdateToken)}
+	c := betaport.CRX{SHA256: hex.EncodeToString(h.Sum(nil)), TokenHash: credential.HashToken(sg.UpdateToken)}
 	c.BlobKey = betaport.CRXKey(ext.ID, c.SHA256)
 	if c.Size, err = out.Seek(0, io.SeekStart); err != nil {
 		return betaport.CRX{}, err

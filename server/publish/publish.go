@@ -36,7 +36,7 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
-	"github.com/betaport/betaport/server/auth"
+	"github.com/betaport/betaport/server/credential"
 	"github.com/betaport/betaport/server/keyring"
 	"github.com/betaport/betaport/server/zipcheck"
 )
@@ -136,7 +136,7 @@ func (s *Service) logger() *slog.Logger {
 func (s *Service) MaxUploadSize() int64 { return s.Config.withDefaults().MaxUploadSize }
 
 // HashKey is what is stored of an extension's API key.
-func HashKey(apiKey string) string { return auth.HashToken(apiKey) }
+func HashKey(apiKey string) string { return credential.HashToken(apiKey) }
 
 var errBadKey = &api.Problem{Type: api.ProblemInvalidKey, Status: http.StatusUnauthorized,
 	Detail: "The extension id and API key do not match a current key. Download a new key file from the extension's settings page; downloading one replaces the old key."}
@@ -216,23 +216,4 @@ func (s *Service) Authorize(ctx context.Context, key api.ServiceKey) (*betaport.
 			"Manual upload needs the Professional plan. Ask an admin of "+team.Name+" to upgrade, then try again.")
 	}
 	return ext, nil
-}
-
-// RequestUpload is call 1: it records a new upload of ext (superseding any
-// earlier one not published) and answers the URL its zip is PUT to.
-func (s *Service) RequestUpload(ctx context.Context, ext *betaport.Extension) (*api.UploadURL, error) {
-	cfg := s.Config.withDefaults()
-	urlExpires := s.now().Add(cfg.UploadTTL)
-	u := &betaport.Upload{ExtensionID: ext.ID, ExpiresAt: urlExpires}
-	if s.Direct() {
-		u.ExpiresAt = urlExpires.Add(directUploadGrace)
-	}
-	if err := s.Store.CreateUpload(ctx, u); err != nil {
-		return nil, err
-	}
-	url, err := s.issueUploadURL(ctx, u, urlExpires, cfg.UploadTTL)
-	if err != nil {
-		return nil, err
-	}
-	return &api.UploadURL{URL: url, ExpiresAt: urlExpires, UploadID: u.ID, MaxSize: cfg.MaxUploadSize}, nil
 }

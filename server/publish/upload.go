@@ -27,6 +27,160 @@ import (
 	"github.com/betaport/betaport/server/zipcheck"
 )
 
+// RequestUpload is call 1: it records a new upload of ext (superseding any
+// earlier one not published) and answers the URL its zip is PUT to.
+func (s *Service) RequestUpload(ctx context.Context, ext *betaport.Extension) (*api.UploadURL, error) {
+	cfg := s.Config.withDefaults()
+	urlExpires := s.now().Add(cfg.UploadTTL)
+	u := &betaport.Upload{ExtensionID: ext.ID, ExpiresAt: urlExpires}
+	if s.Direct() {
+		u.ExpiresAt = urlExpires.Add(directUploadGrace)
+	}
+	if err := s.Store.CreateUpload(ctx, u); err != nil {
+		return nil, err
+	}
+	url, err := s.issueUploadURL(ctx, u, urlExpires, cfg.UploadTTL)
+	if err != nil {
+		return nil, err
+	}
+	return &api.UploadURL{URL: url, ExpiresAt: urlExpires, UploadID: u.ID, MaxSize: cfg.MaxUploadSize}, nil
+}
+
+// Put is call 2 as it arrived: a PUT to a URL RequestUpload gave out.
+type Put struct {
+	UploadID      string     // the {upload} of /uploads/{upload}
+	Path          string     // the URL's path, which the signature covers
+	Query         url.Values // its expires and signature
+	ContentType   string
+	ContentLength int64 // -1 when unknown
+	Body          io.Reader
+}
+
+// ErrIncomplete wraps the error that stopped a PUT's body from being
+// stored (the client went away or was too slow, or storage failed):
+// nothing was kept, and the upload still waits for its zip.
+var ErrIncomplete = errors.New("the zip was not stored")
+
+// Receive is call 2 on file storage: the zip streams to blob storage while
+// its size and SHA-256 are computed; it becomes visible only when complete.
+func (s *Service) Receive(ctx context.Context, p Put) error {
+	if s.Direct() {
+		return api.NewProblem(http.StatusForbidden, api.ProblemBadSignature,
+			"This service takes zips straight into its storage: PUT the zip to the URL that POST /api/submit/upload answered.")
+	}
+	id, err := strconv.ParseInt(p.UploadID, 10, 64)
+	if err != nil || id <= 0 {
+		return api.NewProblem(http.StatusForbidden, api.ProblemBadSignature, "This is not an upload URL Betaport gave out.")
+	}
+	if prob := s.checkUploadURL(p.Path, p.Query, id); prob != nil {
+		return prob
+	}
+	if mt, _, _ := mime.ParseMediaType(p.ContentType); mt != api.ZipContentType {
+		return api.NewProblem(http.StatusUnsupportedMediaType, api.ProblemUnsupportedMedia,
+			"Send the zip with the header Content-Type: application/zip.")
+	}
+	u, err := s.Store.FindUpload(ctx, id)
+	if err != nil {
+		return err
+	}
+	if u.State != betaport.UploadRequested && u.State != betaport.UploadReceived {
+		return api.NewProblem(http.StatusConflict, api.ProblemAlreadyDone,
+			"This upload is "+u.State+" and takes no more bytes. Request a new upload URL to submit another zip.")
+	}
+	cfg := s.Config.withDefaults()
+	if p.ContentLength > cfg.MaxUploadSize {
+		return tooLarge(cfg.MaxUploadSize)
+	}
+	size, sum, prob, err := s.storeZip(ctx, uploadBlobKey(id), p.Body, cfg.MaxUploadSize)
+	if prob != nil {
+		return prob
+	} else if err != nil {
+		return fmt.Errorf("%w: upload %d: %w", ErrIncomplete, id, err)
+	}
+	return s.Store.ReceiveUpload(ctx, id, size, sum)
+}
+
+// uploadBlobKey is where an upload's zip is kept until it is published.
+func uploadBlobKey(id int64) string { return "uploads/" + strconv.FormatInt(id, 10) + ".zip" }
+
+func tooLarge(limit int64) *api.Problem {
+	return api.NewProblem(http.StatusRequestEntityTooLarge, api.ProblemTooLarge,
+		fmt.Sprintf("The zip is larger than %d MiB, the most Betaport takes. Make the bundle smaller.", limit>>20))
+}
+
+// storeZip streams body into key, computing size and SHA-256 on the way. A
+// problem (too large, not a zip) or an error aborts the write: gocloud
+// discards a write whose context is cancelled before Close, so nothing of
+// it becomes visible.
+func (s *Service) storeZip(ctx context.Context, key string, body io.Reader, limit int64) (int64, string, *api.Problem, error) {
+	head := make([]byte, 4)
+	n, err := io.ReadFull(body, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return 0, "", nil, err
+	}
+	if !isZipStart(head[:n]) {
+		p := api.NewProblem(http.StatusUnprocessableEntity, api.ProblemNotAZip,
+			"The body is not a zip (it does not start with a zip signature). Upload the extension's .zip file.")
+		// The same list sign answers with, so a pipeline reads one shape.
+		p.Problems = []betaport.ZipProblem{{Code: zipcheck.CodeNotAZip,
+			Message: "The file is not a zip archive, or it is damaged. Upload the extension as a .zip file."}}
+		return 0, "", p, nil
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	bw, err := s.Blobs.NewWriter(wctx, key, &blob.WriterOptions{ContentType: api.ZipContentType})
+	if err != nil {
+		return 0, "", nil, err
+	}
+	h := sha256.New()
+	counted := &countingReader{r: io.MultiReader(bytes.NewReader(head[:n]), body), limit: limit, h: h}
+	if _, err := io.Copy(bw, counted); err != nil {
+		cancel()
+		bw.Close()
+		if counted.over {
+			return 0, "", tooLarge(limit), nil
+		}
+		return 0, "", nil, err
+	}
+	if err := bw.Close(); err != nil {
+		return 0, "", nil, err
+	}
+	return counted.n, hex.EncodeToString(h.Sum(nil)), nil, nil
+}
+
+func isZipStart(b []byte) bool {
+	for _, sig := range zipSignatures {
+		if bytes.Equal(b, sig) {
+			return true
+		}
+	}
+	return false
+}
+
+// countingReader hashes and counts what it reads, failing past limit.
+type countingReader struct {
+	r     io.Reader
+	n     int64
+	limit int64
+	h     hash.Hash
+	over  bool
+}
+
+var errTooLarge = errors.New("body over the size limit")
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	c.h.Write(p[:n])
+	if c.n > c.limit {
+		c.over = true
+		return n, errTooLarge
+	}
+	return n, err
+}
+
+var zipSignatures = [][]byte{[]byte("PK\x03\x04"), []byte("PK\x05\x06")}
+
 // Upload URLs on file storage are the server's own: a path under /uploads/
 // signed with HMAC-SHA256 over the method, the path, the upload id, the
 // content type and the expiry, under a key derived from the server secret
@@ -221,138 +375,3 @@ func (s *Service) deleteQuietly(ctx context.Context, key string) {
 		s.logger().WarnContext(ctx, "deleting a blob", "key", key, "err", err)
 	}
 }
-
-// Put is call 2 as it arrived: a PUT to a URL RequestUpload gave out.
-type Put struct {
-	UploadID      string     // the {upload} of /uploads/{upload}
-	Path          string     // the URL's path, which the signature covers
-	Query         url.Values // its expires and signature
-	ContentType   string
-	ContentLength int64 // -1 when unknown
-	Body          io.Reader
-}
-
-// ErrIncomplete wraps the error that stopped a PUT's body from being
-// stored (the client went away or was too slow, or storage failed):
-// nothing was kept, and the upload still waits for its zip.
-var ErrIncomplete = errors.New("the zip was not stored")
-
-// Receive is call 2 on file storage: the zip streams to blob storage while
-// its size and SHA-256 are computed; it becomes visible only when complete.
-func (s *Service) Receive(ctx context.Context, p Put) error {
-	if s.Direct() {
-		return api.NewProblem(http.StatusForbidden, api.ProblemBadSignature,
-			"This service takes zips straight into its storage: PUT the zip to the URL that POST /api/submit/upload answered.")
-	}
-	id, err := strconv.ParseInt(p.UploadID, 10, 64)
-	if err != nil || id <= 0 {
-		return api.NewProblem(http.StatusForbidden, api.ProblemBadSignature, "This is not an upload URL Betaport gave out.")
-	}
-	if prob := s.checkUploadURL(p.Path, p.Query, id); prob != nil {
-		return prob
-	}
-	if mt, _, _ := mime.ParseMediaType(p.ContentType); mt != api.ZipContentType {
-		return api.NewProblem(http.StatusUnsupportedMediaType, api.ProblemUnsupportedMedia,
-			"Send the zip with the header Content-Type: application/zip.")
-	}
-	u, err := s.Store.FindUpload(ctx, id)
-	if err != nil {
-		return err
-	}
-	if u.State != betaport.UploadRequested && u.State != betaport.UploadReceived {
-		return api.NewProblem(http.StatusConflict, api.ProblemAlreadyDone,
-			"This upload is "+u.State+" and takes no more bytes. Request a new upload URL to submit another zip.")
-	}
-	cfg := s.Config.withDefaults()
-	if p.ContentLength > cfg.MaxUploadSize {
-		return tooLarge(cfg.MaxUploadSize)
-	}
-	size, sum, prob, err := s.storeZip(ctx, uploadBlobKey(id), p.Body, cfg.MaxUploadSize)
-	if prob != nil {
-		return prob
-	} else if err != nil {
-		return fmt.Errorf("%w: upload %d: %w", ErrIncomplete, id, err)
-	}
-	return s.Store.ReceiveUpload(ctx, id, size, sum)
-}
-
-// uploadBlobKey is where an upload's zip is kept until it is published.
-func uploadBlobKey(id int64) string { return "uploads/" + strconv.FormatInt(id, 10) + ".zip" }
-
-func tooLarge(limit int64) *api.Problem {
-	return api.NewProblem(http.StatusRequestEntityTooLarge, api.ProblemTooLarge,
-		fmt.Sprintf("The zip is larger than %d MiB, the most Betaport takes. Make the bundle smaller.", limit>>20))
-}
-
-// storeZip streams body into key, computing size and SHA-256 on the way. A
-// problem (too large, not a zip) or an error aborts the write: gocloud
-// discards a write whose context is cancelled before Close, so nothing of
-// it becomes visible.
-func (s *Service) storeZip(ctx context.Context, key string, body io.Reader, limit int64) (int64, string, *api.Problem, error) {
-	head := make([]byte, 4)
-	n, err := io.ReadFull(body, head)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return 0, "", nil, err
-	}
-	if !isZipStart(head[:n]) {
-		p := api.NewProblem(http.StatusUnprocessableEntity, api.ProblemNotAZip,
-			"The body is not a zip (it does not start with a zip signature). Upload the extension's .zip file.")
-		// The same list sign answers with, so a pipeline reads one shape.
-		p.Problems = []betaport.ZipProblem{{Code: zipcheck.CodeNotAZip,
-			Message: "The file is not a zip archive, or it is damaged. Upload the extension as a .zip file."}}
-		return 0, "", p, nil
-	}
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	bw, err := s.Blobs.NewWriter(wctx, key, &blob.WriterOptions{ContentType: api.ZipContentType})
-	if err != nil {
-		return 0, "", nil, err
-	}
-	h := sha256.New()
-	counted := &countingReader{r: io.MultiReader(bytes.NewReader(head[:n]), body), limit: limit, h: h}
-	if _, err := io.Copy(bw, counted); err != nil {
-		cancel()
-		bw.Close()
-		if counted.over {
-			return 0, "", tooLarge(limit), nil
-		}
-		return 0, "", nil, err
-	}
-	if err := bw.Close(); err != nil {
-		return 0, "", nil, err
-	}
-	return counted.n, hex.EncodeToString(h.Sum(nil)), nil, nil
-}
-
-func isZipStart(b []byte) bool {
-	for _, sig := range zipSignatures {
-		if bytes.Equal(b, sig) {
-			return true
-		}
-	}
-	return false
-}
-
-// countingReader hashes and counts what it reads, failing past limit.
-type countingReader struct {
-	r     io.Reader
-	n     int64
-	limit int64
-	h     hash.Hash
-	over  bool
-}
-
-var errTooLarge = errors.New("body over the size limit")
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	c.h.Write(p[:n])
-	if c.n > c.limit {
-		c.over = true
-		return n, errTooLarge
-	}
-	return n, err
-}
-
-var zipSignatures = [][]byte{[]byte("PK\x03\x04"), []byte("PK\x05\x06")}

@@ -28,7 +28,7 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
-	"github.com/betaport/betaport/server/auth"
+	"github.com/betaport/betaport/server/credential"
 	"github.com/betaport/betaport/server/cli"
 	"github.com/betaport/betaport/server/keyring"
 	"github.com/betaport/betaport/server/testenv"
@@ -45,7 +45,7 @@ type deployment struct {
 
 func newDeployment(t *testing.T) *deployment {
 	t.Helper()
-	d := &deployment{db: testenv.PostgresURL(t), blob: testenv.BucketURL(t), secret: auth.NewToken() + auth.NewToken(), keyring: keyring.Generate()}
+	d := &deployment{db: testenv.PostgresURL(t), blob: testenv.BucketURL(t), secret: credential.NewToken() + credential.NewToken(), keyring: keyring.Generate()}
 	u, _ := url.Parse(d.blob)
 	d.blobEndpoint = u.Query().Get("endpoint")
 	return d

@@ -74,38 +74,6 @@ func (s *DB) RotateUpdateToken(ctx context.Context, extensionID int64, token str
 	return nil
 }
 
-// BundleVersions lists the distinct served versions of an extension.
-func (s *DB) BundleVersions(ctx context.Context, extensionID int64) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT version FROM bundles WHERE extension_id = ?`, extensionID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var list []string
-	for rows.Next() {
-		var v string
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		list = append(list, v)
-	}
-	return list, rows.Err()
-}
-
-// SetBundleCRX records a bundle's built CRX.
-func (s *DB) SetBundleCRX(ctx context.Context, bundleID int64, c betaport.CRX) error {
-	res, err := s.db.ExecContext(ctx,
-		`UPDATE bundles SET crx_key = ?, crx_size = ?, crx_sha256 = ?, crx_token_hash = ? WHERE id = ?`,
-		c.BlobKey, c.Size, c.SHA256, c.TokenHash, bundleID)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return betaport.Errorf(betaport.ENOTFOUND, "Bundle %d does not exist.", bundleID)
-	}
-	return nil
-}
-
 // SigningKeys lists every extension's stored private key.
 func (s *DB) SigningKeys(ctx context.Context) (map[int64][]byte, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT extension_id, private_key FROM extension_signing`)

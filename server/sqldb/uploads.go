@@ -10,45 +10,6 @@ import (
 	"github.com/betaport/betaport/app/betaport"
 )
 
-// SetExtensionKey replaces an extension's key hash.
-func (s *DB) SetExtensionKey(ctx context.Context, extensionID int64, keyHash string) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE extensions SET key_hash = ? WHERE id = ?`, keyHash, extensionID)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return betaport.Errorf(betaport.ENOTFOUND, "Extension %d does not exist.", extensionID)
-	}
-	return nil
-}
-
-// ExtensionKey returns an extension's key hash.
-func (s *DB) ExtensionKey(ctx context.Context, extensionID int64) (string, error) {
-	var hash sql.NullString
-	err := s.db.QueryRowContext(ctx, `SELECT key_hash FROM extensions WHERE id = ?`, extensionID).Scan(&hash)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", betaport.Errorf(betaport.ENOTFOUND, "Extension %d does not exist.", extensionID)
-	}
-	return hash.String, err
-}
-
-// lockExtension takes the write lock on an extension's row until tx ends.
-// Transactions that change an extension's uploads and bundles take it
-// first, so concurrent ones (on any replica) run one after the other and
-// always lock rows in the same order: extension, then upload. In SQLite
-// every write transaction holds the database lock already.
-func lockExtension(ctx context.Context, tx *Tx, extensionID int64) error {
-	res, err := tx.ExecContext(ctx,
-		`UPDATE extensions SET last_bundle_number = last_bundle_number WHERE id = ?`, extensionID)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return betaport.Errorf(betaport.ENOTFOUND, "Extension %d does not exist.", extensionID)
-	}
-	return nil
-}
-
 // CreateUpload inserts an upload and supersedes the extension's open ones.
 func (s *DB) CreateUpload(ctx context.Context, u *betaport.Upload) error {
 	u.State = betaport.UploadRequested

@@ -1,3 +1,7 @@
+// This file is long (about 620 lines) on purpose: it is the one suite every
+// store runs, and its cases read in order, each entity after the ones it
+// needs.
+
 // Package storetest is one suite of behaviour every betaport.Store must
 // show. Each backend's tests call Run with a function that opens a fresh,
 // empty store of that backend.

@@ -1,3 +1,7 @@
+// This file is long (about 740 lines) on purpose: Check's rules read as one
+// list, each rule beside the problem code it reports; entries.go walks the
+// entries they apply to.
+
 // Package zipcheck checks an uploaded browser-extension zip and normalises it
 // before Betaport serves it to testers.
 //

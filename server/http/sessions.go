@@ -20,7 +20,7 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
-	"github.com/betaport/betaport/server/auth"
+	"github.com/betaport/betaport/server/credential"
 )
 
 // Session lifetimes: a session ends after SessionTTL without use; its expiry
@@ -49,7 +49,7 @@ func (s *Server) authenticate(r *http.Request) (*subject, error) {
 		return who, nil
 	}
 	ctx := r.Context()
-	ss, err := s.Store.FindSession(ctx, auth.HashToken(c.Value))
+	ss, err := s.Store.FindSession(ctx, credential.HashToken(c.Value))
 	if betaport.ErrorCode(err) == betaport.EUNAUTHORIZED {
 		return who, nil
 	} else if err != nil {
@@ -88,8 +88,8 @@ func (s *Server) sessionTTL() time.Duration {
 
 // startSession creates a session and sets its cookie.
 func (s *Server) startSession(w http.ResponseWriter, r *http.Request, ss *betaport.Session) error {
-	token := auth.NewToken()
-	ss.TokenHash = auth.HashToken(token)
+	token := credential.NewToken()
+	ss.TokenHash = credential.HashToken(token)
 	ss.ExpiresAt = betaport.Now().Add(s.sessionTTL())
 	if err := s.Store.CreateSession(r.Context(), ss); err != nil {
 		return err
@@ -166,7 +166,7 @@ func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request, _ *subject
 		s.Error(w, r, err)
 		return
 	}
-	if !auth.CheckPassword(hash, in.Password) {
+	if !credential.CheckPassword(hash, in.Password) {
 		s.signInLimiter().fail(keys)
 		s.Error(w, r, errWrongSignIn)
 		return

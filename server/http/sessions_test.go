@@ -13,7 +13,7 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
-	"github.com/betaport/betaport/server/auth"
+	"github.com/betaport/betaport/server/credential"
 	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/storetest"
 )
@@ -33,7 +33,7 @@ func TestSignInAndOut(t *testing.T) {
 	e := newEnv(t)
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	u := &betaport.User{TeamID: team.ID, Email: "ada@example.com"}
-	if err := e.DB.CreateUser(context.Background(), u, auth.HashPassword("correct horse battery")); err != nil {
+	if err := e.DB.CreateUser(context.Background(), u, credential.HashPassword("correct horse battery")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -72,7 +72,7 @@ func TestSecureCookieOnHTTPS(t *testing.T) {
 	e.App.BaseURL = "https://beta.example.com"
 	e.App.Publish.BaseURL = e.App.BaseURL
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
-	e.DB.CreateUser(context.Background(), &betaport.User{TeamID: team.ID, Email: "ada@example.com"}, auth.HashPassword("correct horse battery"))
+	e.DB.CreateUser(context.Background(), &betaport.User{TeamID: team.ID, Email: "ada@example.com"}, credential.HashPassword("correct horse battery"))
 	resp, body := e.send(t, "POST", api.PathSession, nil, api.SignIn{Email: "ada@example.com", Password: "correct horse battery"})
 	if resp.StatusCode != 200 || !sessionCookieOf(t, resp).Secure {
 		t.Fatalf("sign-in on an https service = %d %s: the cookie must be Secure", resp.StatusCode, body)
@@ -82,7 +82,7 @@ func TestSecureCookieOnHTTPS(t *testing.T) {
 func TestWrongSignInsLookAlikeAndSlowDown(t *testing.T) {
 	e := newEnv(t)
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
-	e.DB.CreateUser(context.Background(), &betaport.User{TeamID: team.ID, Email: "ada@example.com"}, auth.HashPassword("correct horse battery"))
+	e.DB.CreateUser(context.Background(), &betaport.User{TeamID: team.ID, Email: "ada@example.com"}, credential.HashPassword("correct horse battery"))
 
 	_, wrongPassword := e.send(t, "POST", api.PathSession, nil, api.SignIn{Email: "ada@example.com", Password: "nope"})
 	_, unknownEmail := e.send(t, "POST", api.PathSession, nil, api.SignIn{Email: "nobody@example.com", Password: "nope"})
@@ -219,9 +219,9 @@ func TestSessionExpirySlides(t *testing.T) {
 	e := newEnv(t)
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	u := &betaport.User{TeamID: team.ID, Email: "ada@example.com"}
-	e.DB.CreateUser(context.Background(), u, auth.HashPassword("x"))
-	token := auth.NewToken()
-	ss := &betaport.Session{TokenHash: auth.HashToken(token), UserID: u.ID, ExpiresAt: betaport.Now().Add(10 * time.Minute)}
+	e.DB.CreateUser(context.Background(), u, credential.HashPassword("x"))
+	token := credential.NewToken()
+	ss := &betaport.Session{TokenHash: credential.HashToken(token), UserID: u.ID, ExpiresAt: betaport.Now().Add(10 * time.Minute)}
 	if err := e.DB.CreateSession(context.Background(), ss); err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +421,7 @@ func TestPrerenderedListPage(t *testing.T) {
 // else.
 func TestCSPAllowsTheUploadOrigin(t *testing.T) {
 	e := newEnv(t)
-	s := &bphttp.Server{Store: e.DB, Blobs: e.Blobs, Logger: testLogger(t), Secret: []byte(auth.NewToken()), SigningKeys: testKeyring,
+	s := &bphttp.Server{Store: e.DB, Blobs: e.Blobs, Logger: testLogger(t), Secret: []byte(credential.NewToken()), SigningKeys: testKeyring,
 		UploadOrigin: "http://127.0.0.1:9000"}
 	rec := httptest.NewRecorder()
 	s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/login", nil))

@@ -1,7 +1,7 @@
-// Package auth holds the secrets of accounts: password hashes (argon2id,
+// Package credential holds the secrets of accounts: password hashes (argon2id,
 // memory-hard, from golang.org/x/crypto) and random tokens, stored only as
 // their SHA-256 hashes.
-package auth
+package credential
 
 import (
 	"crypto/rand"

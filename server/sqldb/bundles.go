@@ -1,0 +1,166 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"math"
+	"strings"
+
+	"github.com/betaport/betaport/app/betaport"
+)
+
+// PublishBundle takes the extension's next bundle number, inserts b under it
+// and makes it current, all in one transaction.
+func (s *DB) PublishBundle(ctx context.Context, b *betaport.Bundle) error {
+	if err := b.Validate(); err != nil {
+		return err
+	}
+	if b.CreatedAt.IsZero() {
+		b.CreatedAt = betaport.Now()
+	}
+	return s.inTx(ctx, func(tx *Tx) error { return publishInTx(ctx, tx, b, 0) })
+}
+
+// publishInTx numbers b, inserts it and makes it current inside tx.
+func publishInTx(ctx context.Context, tx *Tx, b *betaport.Bundle, uploadID int64) error {
+	expected := b.Number
+	err := tx.QueryRowContext(ctx,
+		`UPDATE extensions SET last_bundle_number = last_bundle_number + 1
+		 WHERE id = ? RETURNING last_bundle_number`, b.ExtensionID).Scan(&b.Number)
+	if errors.Is(err, sql.ErrNoRows) {
+		return betaport.Errorf(betaport.ENOTFOUND, "Extension %d does not exist.", b.ExtensionID)
+	} else if err != nil {
+		return err
+	}
+	if expected != 0 && b.Number != expected {
+		b.Number = expected
+		return betaport.Errorf(betaport.ECONFLICT, "Another bundle was published while this one was built. Sign again.")
+	}
+	err = tx.QueryRowContext(ctx,
+		`INSERT INTO bundles (extension_id, number, name, version, version_name, manifest_version, size, sha256,
+		   file_count, source, blob_key, created_at, upload_id, crx_key, crx_size, crx_sha256, crx_token_hash)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		b.ExtensionID, b.Number, b.Name, b.Version, b.VersionName, b.ManifestVersion, b.Size, b.SHA256,
+		b.FileCount, b.Source, b.BlobKey, millis(b.CreatedAt), nullID(uploadID),
+		b.CRX.BlobKey, b.CRX.Size, b.CRX.SHA256, b.CRX.TokenHash).Scan(&b.ID)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx,
+		`UPDATE extensions SET current_bundle = ? WHERE id = ?`, b.Number, b.ExtensionID); err != nil {
+		return err
+	}
+	b.Current = true
+	return nil
+}
+
+// FindBundle returns one bundle of an extension by its number.
+func (s *DB) FindBundle(ctx context.Context, extensionID, number int64) (*betaport.Bundle, error) {
+	list, err := s.queryBundles(ctx, `b.extension_id = ? AND b.number = ?`, extensionID, number)
+	if err == nil && len(list) == 0 {
+		return nil, betaport.Errorf(betaport.ENOTFOUND, "Bundle %d of extension %d does not exist.", number, extensionID)
+	} else if err != nil {
+		return nil, err
+	}
+	return list[0], nil
+}
+
+const bundleColumns = `b.id, b.extension_id, b.number, b.name, b.version, b.version_name, b.manifest_version,
+	b.size, b.sha256, b.file_count, b.source, b.blob_key, b.created_at, e.current_bundle = b.number,
+	b.crx_key, b.crx_size, b.crx_sha256, b.crx_token_hash`
+
+func (s *DB) queryBundles(ctx context.Context, where string, args ...any) ([]*betaport.Bundle, error) {
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT `+bundleColumns+` FROM bundles b JOIN extensions e ON e.id = b.extension_id WHERE `+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	list := []*betaport.Bundle{}
+	for rows.Next() {
+		var b betaport.Bundle
+		var created int64
+		if err := rows.Scan(&b.ID, &b.ExtensionID, &b.Number, &b.Name, &b.Version, &b.VersionName, &b.ManifestVersion,
+			&b.Size, &b.SHA256, &b.FileCount, &b.Source, &b.BlobKey, &created, &b.Current,
+			&b.CRX.BlobKey, &b.CRX.Size, &b.CRX.SHA256, &b.CRX.TokenHash); err != nil {
+			return nil, err
+		}
+		b.CreatedAt = fromMillis(created)
+		list = append(list, &b)
+	}
+	return list, rows.Err()
+}
+
+// FindBundles returns a range of bundles by number, newest first.
+func (s *DB) FindBundles(ctx context.Context, extensionID, maxNumber int64, limit int) ([]*betaport.Bundle, error) {
+	return s.queryBundles(ctx, `b.extension_id = ? AND b.number <= ? ORDER BY b.number DESC LIMIT ?`, extensionID, maxNumber, limit)
+}
+
+// FindBuilds returns bundles of several extensions, newest first by id.
+func (s *DB) FindBuilds(ctx context.Context, extensionIDs []int64, beforeID int64, limit int) ([]*betaport.Bundle, error) {
+	if len(extensionIDs) == 0 {
+		return []*betaport.Bundle{}, nil
+	}
+	args := make([]any, 0, len(extensionIDs)+2)
+	marks := strings.Repeat("?, ", len(extensionIDs)-1) + "?"
+	for _, id := range extensionIDs {
+		args = append(args, id)
+	}
+	if beforeID <= 0 {
+		beforeID = math.MaxInt64
+	}
+	args = append(args, beforeID, limit)
+	return s.queryBundles(ctx, `b.extension_id IN (`+marks+`) AND b.id < ? ORDER BY b.id DESC LIMIT ?`, args...)
+}
+
+// LastBundleNumber is the highest bundle number given out.
+func (s *DB) LastBundleNumber(ctx context.Context, extensionID int64) (int64, error) {
+	var n int64
+	err := s.db.QueryRowContext(ctx, `SELECT last_bundle_number FROM extensions WHERE id = ?`, extensionID).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, betaport.Errorf(betaport.ENOTFOUND, "Extension %d does not exist.", extensionID)
+	}
+	return n, err
+}
+
+// BundleRevision reads current_bundle and last_bundle_number in one row.
+func (s *DB) BundleRevision(ctx context.Context, extensionID int64) (current, last int64, err error) {
+	err = s.db.QueryRowContext(ctx, `SELECT current_bundle, last_bundle_number FROM extensions WHERE id = ?`, extensionID).Scan(&current, &last)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, betaport.Errorf(betaport.ENOTFOUND, "Extension %d does not exist.", extensionID)
+	}
+	return current, last, err
+}
+
+// BundleVersions lists the distinct served versions of an extension.
+func (s *DB) BundleVersions(ctx context.Context, extensionID int64) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT version FROM bundles WHERE extension_id = ?`, extensionID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var list []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		list = append(list, v)
+	}
+	return list, rows.Err()
+}
+
+// SetBundleCRX records a bundle's built CRX.
+func (s *DB) SetBundleCRX(ctx context.Context, bundleID int64, c betaport.CRX) error {
+	res, err := s.db.ExecContext(ctx,
+		`UPDATE bundles SET crx_key = ?, crx_size = ?, crx_sha256 = ?, crx_token_hash = ? WHERE id = ?`,
+		c.BlobKey, c.Size, c.SHA256, c.TokenHash, bundleID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return betaport.Errorf(betaport.ENOTFOUND, "Bundle %d does not exist.", bundleID)
+	}
+	return nil
+}
