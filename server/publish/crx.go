@@ -1,27 +1,18 @@
 package publish
 
 import (
-	"archive/zip"
 	"context"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"strconv"
-
-	"gocloud.dev/blob"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/credential"
 	"github.com/betaport/betaport/server/crx"
 	"github.com/betaport/betaport/server/keyring"
-	"github.com/betaport/betaport/server/zipcheck"
 )
 
 // Self-hosted updates. Every published bundle gets a CRX3 signed with its
@@ -198,136 +189,4 @@ func (s *Service) CRX(ctx context.Context, ext *betaport.Extension, b *betaport.
 		s.deleteQuietly(ctx, old) // it names a replaced update URL
 	}
 	return c, nil
-}
-
-// prepareCRX chooses the served version of b, a new bundle built from an
-// upload, and builds its CRX, before b is published: b is numbered as the
-// extension's next bundle, and publishing fails with a conflict if another
-// bundle takes that number meanwhile.
-func (s *Service) prepareCRX(ctx context.Context, ext *betaport.Extension, b *betaport.Bundle, local *os.File) error {
-	sg, err := s.signing(ctx, ext)
-	if err != nil {
-		return err
-	}
-	last, err := s.Store.LastBundleNumber(ctx, ext.ID)
-	if err != nil {
-		return err
-	}
-	earlier, err := s.Store.BundleVersions(ctx, ext.ID)
-	if err != nil {
-		return err
-	}
-	b.Number = last + 1
-	b.Version, b.VersionName = crx.ServedVersion(b.Version, earlier, b.Number)
-	b.CRX, err = s.buildCRX(ctx, ext, sg, b.BlobKey, local, b.Version, b.VersionName)
-	return err
-}
-
-// crxWorkPrefix names the local folders CRXs are packed in; the sweeper
-// removes old ones a crash left.
-const crxWorkPrefix = "betaport-crx-"
-
-// buildCRX packs the zip stored at zipKey as a CRX3 of ext: its manifest
-// gets the extension's public key, its update URL and version (and
-// versionName, unless the manifest names its version itself), and the
-// package is signed with the extension's key. Work files are local, so the
-// zip is read from storage once and memory stays flat whatever its size;
-// the CRX is stored under its own hash. local, when not nil, is the zip's
-// bytes already on this machine (sign has them), so storage is not read
-// again.
-func (s *Service) buildCRX(ctx context.Context, ext *betaport.Extension, sg *betaport.Signing, zipKey string, local *os.File, version, versionName string) (betaport.CRX, error) {
-	pem, err := s.openSigningKey(ext.ID, sg.PrivateKey)
-	if err != nil {
-		return betaport.CRX{}, fmt.Errorf("extension %d's signing key: %w", ext.ID, err)
-	}
-	key, err := crx.ParsePrivateKey(pem)
-	if err != nil {
-		return betaport.CRX{}, fmt.Errorf("extension %d's signing key: %w", ext.ID, err)
-	}
-	dir, err := os.MkdirTemp("", crxWorkPrefix)
-	if err != nil {
-		return betaport.CRX{}, err
-	}
-	defer os.RemoveAll(dir)
-
-	bundle := local
-	if bundle == nil {
-		if bundle, err = os.Create(dir + "/bundle.zip"); err != nil {
-			return betaport.CRX{}, err
-		}
-		defer bundle.Close()
-		if err := s.Blobs.Download(ctx, zipKey, bundle, nil); err != nil {
-			return betaport.CRX{}, err
-		}
-	}
-	size, err := bundle.Seek(0, io.SeekEnd)
-	if err != nil {
-		return betaport.CRX{}, err
-	}
-	zr, err := zip.NewReader(bundle, size)
-	if err != nil {
-		return betaport.CRX{}, err
-	}
-	manifest, err := readManifest(zr)
-	if err != nil {
-		return betaport.CRX{}, err
-	}
-	var named struct {
-		VersionName *string `json:"version_name"`
-	}
-	if json.Unmarshal(manifest, &named) == nil && named.VersionName != nil {
-		versionName = ""
-	}
-	manifest, err = crx.PrepareManifest(manifest, crx.PublicKeyDER(&key.PublicKey), s.updateURL(ext.ID, sg.UpdateToken), version, versionName)
-	if err != nil {
-		return betaport.CRX{}, err
-	}
-
-	packed, err := os.Create(dir + "/packed.zip")
-	if err != nil {
-		return betaport.CRX{}, err
-	}
-	defer packed.Close()
-	if err := crx.RewriteManifest(packed, zr, manifest); err != nil {
-		return betaport.CRX{}, err
-	}
-	packedSize, err := packed.Seek(0, io.SeekCurrent)
-	if err != nil {
-		return betaport.CRX{}, err
-	}
-	out, err := os.Create(dir + "/bundle.crx")
-	if err != nil {
-		return betaport.CRX{}, err
-	}
-	defer out.Close()
-	h := sha256.New()
-	if err := crx.Write(io.MultiWriter(out, h), packed, packedSize, key); err != nil {
-		return betaport.CRX{}, err
-	}
-	c := betaport.CRX{SHA256: hex.EncodeToString(h.Sum(nil)), TokenHash: credential.HashToken(sg.UpdateToken)}
-	c.BlobKey = betaport.CRXKey(ext.ID, c.SHA256)
-	if c.Size, err = out.Seek(0, io.SeekStart); err != nil {
-		return betaport.CRX{}, err
-	}
-	err = s.Blobs.Upload(ctx, c.BlobKey, out, &blob.WriterOptions{ContentType: api.CRXContentType})
-	return c, err
-}
-
-// readManifest returns the root manifest.json of a bundle's zip.
-func readManifest(zr *zip.Reader) ([]byte, error) {
-	for _, f := range zr.File {
-		if f.Name != "manifest.json" {
-			continue
-		}
-		rc, err := f.Open()
-		if err != nil {
-			return nil, err
-		}
-		defer rc.Close()
-		data, err := io.ReadAll(io.LimitReader(rc, 4<<20))
-		// The builder accepts a byte order mark and comments, as Chrome
-		// does; the rewritten manifest has neither.
-		return zipcheck.StandardManifest(data), err
-	}
-	return nil, errors.New("the bundle has no manifest.json at its root")
 }

@@ -4,17 +4,19 @@
 //
 // One submission, top to bottom:
 //
-//  1. [Service.Authorize] checks the key object of calls 1 and 3, the team's
-//     plan and the key's rate limit (this file);
-//  2. [Service.RequestUpload] issues an upload URL, and [Service.Receive]
-//     streams the PUT zip to storage, counting and hashing it (upload.go;
-//     on S3 the zip goes straight to storage and sign receives it);
-//  3. [Service.Sign] validates the zip (package zipcheck), normalises it,
-//     packs its CRX and publishes it exactly once (sign.go);
-//  4. crx.go holds the extension's signing key, CRX packing and rebuilds,
-//     and the update feed Chromium reads.
+//  1. server/http/submit.go decodes each call and hands it here;
+//  2. [Service.Authorize] checks the key object of calls 1 and 3, the team's
+//     plan and the key's rate limit, and [Service.RequestUpload] issues an
+//     upload URL (this file);
+//  3. [Service.Receive] streams the PUT zip to storage, counting and hashing
+//     it (upload.go; on S3 the zip goes straight to storage and sign
+//     receives it);
+//  4. [Service.Sign] validates the zip (package zipcheck), normalises it,
+//     packs its CRX (package crx) and publishes it exactly once (sign.go).
 //
-// sweep.go removes what finished or crashed submissions leave in storage.
+// crx.go keeps the extension's signing key, rebuilds a CRX whose update URL
+// changed and answers the update feed Chromium reads; sweep.go removes what
+// finished or crashed submissions leave in storage.
 //
 // Errors a caller should show are *api.Problem values whose detail says what
 // to do; domain errors are *betaport.Error; anything else is internal.
@@ -216,4 +218,23 @@ func (s *Service) Authorize(ctx context.Context, key api.ServiceKey) (*betaport.
 			"Manual upload needs the Professional plan. Ask an admin of "+team.Name+" to upgrade, then try again.")
 	}
 	return ext, nil
+}
+
+// RequestUpload is call 1: it records a new upload of ext (superseding any
+// earlier one not published) and answers the URL its zip is PUT to.
+func (s *Service) RequestUpload(ctx context.Context, ext *betaport.Extension) (*api.UploadURL, error) {
+	cfg := s.Config.withDefaults()
+	urlExpires := s.now().Add(cfg.UploadTTL)
+	u := &betaport.Upload{ExtensionID: ext.ID, ExpiresAt: urlExpires}
+	if s.Direct() {
+		u.ExpiresAt = urlExpires.Add(directUploadGrace)
+	}
+	if err := s.Store.CreateUpload(ctx, u); err != nil {
+		return nil, err
+	}
+	url, err := s.issueUploadURL(ctx, u, urlExpires, cfg.UploadTTL)
+	if err != nil {
+		return nil, err
+	}
+	return &api.UploadURL{URL: url, ExpiresAt: urlExpires, UploadID: u.ID, MaxSize: cfg.MaxUploadSize}, nil
 }

@@ -27,25 +27,6 @@ import (
 	"github.com/betaport/betaport/server/zipcheck"
 )
 
-// RequestUpload is call 1: it records a new upload of ext (superseding any
-// earlier one not published) and answers the URL its zip is PUT to.
-func (s *Service) RequestUpload(ctx context.Context, ext *betaport.Extension) (*api.UploadURL, error) {
-	cfg := s.Config.withDefaults()
-	urlExpires := s.now().Add(cfg.UploadTTL)
-	u := &betaport.Upload{ExtensionID: ext.ID, ExpiresAt: urlExpires}
-	if s.Direct() {
-		u.ExpiresAt = urlExpires.Add(directUploadGrace)
-	}
-	if err := s.Store.CreateUpload(ctx, u); err != nil {
-		return nil, err
-	}
-	url, err := s.issueUploadURL(ctx, u, urlExpires, cfg.UploadTTL)
-	if err != nil {
-		return nil, err
-	}
-	return &api.UploadURL{URL: url, ExpiresAt: urlExpires, UploadID: u.ID, MaxSize: cfg.MaxUploadSize}, nil
-}
-
 // Put is call 2 as it arrived: a PUT to a URL RequestUpload gave out.
 type Put struct {
 	UploadID      string     // the {upload} of /uploads/{upload}
