@@ -356,7 +356,12 @@ func (s *Service) buildCRX(ctx context.Context, ext *betaport.Extension, sg *bet
 	}
 	c := betaport.CRX{SHA256: hex.EncodeToString(h.Sum(nil)), TokenHash: credential.HashToken(sg.UpdateToken)}
 	c.BlobKey = betaport.CRXKey(ext.ID, c.SHA256)
-	if c.Size, err = out.Seek(0, io.SeekStart); err != nil {
+	// The package's size is where writing it ended; then read it from the
+	// start to store it.
+	if c.Size, err = out.Seek(0, io.SeekCurrent); err != nil {
+		return betaport.CRX{}, err
+	}
+	if _, err = out.Seek(0, io.SeekStart); err != nil {
 		return betaport.CRX{}, err
 	}
 	err = s.Blobs.Upload(ctx, c.BlobKey, out, &blob.WriterOptions{ContentType: api.CRXContentType})
