@@ -6,6 +6,7 @@ import (
 
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
+	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/fetch"
 )
 
@@ -75,9 +76,7 @@ func bindInfinite[P any](ctx app.Context, l *fetch.Infinite[P], set func(fetch.I
 // to the sign-in page instead of showing an error.
 func bindPage[P any](ctx app.Context, l *fetch.Infinite[P], set func(fetch.InfiniteState[P])) (closeList func()) {
 	return bindInfinite(ctx, l, func(s fetch.InfiniteState[P]) {
-		if he, ok := fetch.AsHTTPError(s.Err); ok && he.Status == 401 {
-			setSession(nil)
-			ctx.Navigate("/login")
+		if signedOut(ctx, s.Err) {
 			return
 		}
 		set(s)
@@ -86,8 +85,8 @@ func bindPage[P any](ctx app.Context, l *fetch.Infinite[P], set func(fetch.Infin
 
 // listError is the message for a list's error.
 func listError(err error) string {
-	if he, ok := fetch.AsHTTPError(err); ok {
-		return he.Error()
+	if p, ok := api.AsProblem(err); ok {
+		return p.Error()
 	}
 	return problemText(err)
 }
