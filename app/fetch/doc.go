@@ -2,9 +2,11 @@
 // cached, deduplicated, revalidating requests, and lists of pages built on
 // them. Every list in the browser app runs on it.
 //
-// It is plain Go — generic over the page type, standard library only, no
-// go-app and no syscall/js — so `go test -race` covers it natively, and the
-// same code runs in the browser under GOOS=js GOARCH=wasm.
+// It is plain Go — generic over the page type; the standard library and
+// the wire package app/api (itself standard library only) are all it
+// imports: no go-app and no syscall/js — so `go test -race` covers it
+// natively, and the same code runs in the browser under GOOS=js
+// GOARCH=wasm.
 //
 // # Hooks as objects
 //
@@ -35,7 +37,10 @@
 // Keys are strings. getKey returns (key, ok); ok == false is SWR's null.
 // IndexKeys and CursorKeys are the getKeys of the API's two pagination
 // conventions; JSONFetcher is the fetcher for its endpoints, with ETags
-// ("not modified" costs no body) and RFC 9457 problems as *HTTPError.
+// ("not modified" costs no body, ErrNotModified) and any other non-2xx
+// answer as an *api.Problem, the type every error of the API has: its
+// RFC 9457 fields when the body is problem details, and always the
+// answer's Status.
 //
 // # Using it from a UI (the go-app adapter)
 //
@@ -56,7 +61,7 @@
 //	func (c *bundles) OnDismount() { c.unsubscribe(); c.list.Close() }
 //
 //	// Render reads c.state only: Data == nil → skeleton; Err → message
-//	// (fetch.AsHTTPError gives the problem's detail); HasMore → a "load
+//	// (api.AsProblem gives the problem's Status and Detail); HasMore → a "load
 //	// more" button calling c.list.SetSizeFunc(func(n int) int { return n + 1 }),
 //	// disabled while IsLoadingMore.
 //

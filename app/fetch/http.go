@@ -9,7 +9,8 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
+
+	"github.com/betaport/betaport/app/api"
 )
 
 var errNoClient = errors.New("fetch: no HTTP client: set HTTPOptions.Client or DefaultClient")
@@ -37,37 +38,10 @@ type HTTPOptions struct {
 // DefaultMaxBodyBytes is the default cap on a response body.
 const DefaultMaxBodyBytes = 16 << 20
 
-// ProblemContentType is the media type of RFC 9457 problem details.
-const ProblemContentType = "application/problem+json"
-
-// HTTPError is a non-2xx answer. When the body is an RFC 9457 problem
-// (Content-Type application/problem+json) its fields are decoded, so the UI
-// can show Detail, or Title.
-type HTTPError struct {
-	Status   int    `json:"-"` // HTTP status code
-	Type     string `json:"type"`
-	Title    string `json:"title"`
-	Detail   string `json:"detail"`
-	Instance string `json:"instance"`
-	// URL is the request's URL.
-	URL string `json:"-"`
-}
-
-// Error returns Detail when the server gave one, else the status and title.
-func (e *HTTPError) Error() string {
-	if e.Detail != "" {
-		return e.Detail
-	}
-	title := e.Title
-	if title == "" {
-		title = http.StatusText(e.Status)
-	}
-	return strconv.Itoa(e.Status) + " " + title
-}
-
 // HTTPFetcher GETs the key, resolved against BaseURL, and answers the raw
 // body. It sends If-None-Match with the cached value's ETag and turns 304
-// into ErrNotModified; any other non-2xx answer is an *HTTPError.
+// into ErrNotModified; any other non-2xx answer is an *api.Problem (see
+// problem).
 func HTTPFetcher(opts HTTPOptions) Fetcher[[]byte] {
 	return func(ctx context.Context, key, etag string) (Result[[]byte], error) {
 		body, newETag, err := opts.get(ctx, key, etag)
@@ -106,7 +80,7 @@ func (o HTTPOptions) get(ctx context.Context, key, etag string) (body []byte, ne
 	for k, vs := range o.Header {
 		req.Header[k] = append([]string(nil), vs...)
 	}
-	req.Header.Set("Accept", "application/json, "+ProblemContentType)
+	req.Header.Set("Accept", "application/json, "+api.ProblemContentType)
 	if etag != "" {
 		req.Header.Set("If-None-Match", etag)
 	}
@@ -159,18 +133,25 @@ func (o HTTPOptions) resolve(key string) (string, error) {
 	return base.ResolveReference(ref).String(), nil
 }
 
-func problem(resp *http.Response, body []byte, u string) error {
-	e := &HTTPError{Status: resp.StatusCode, URL: u}
-	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err == nil && mt == ProblemContentType {
-		// A malformed problem still leaves Status, so the error is usable.
-		_ = json.Unmarshal(body, e)
+// problem is the error of a non-2xx answer: an *api.Problem, as every
+// error of the API is. When the body is RFC 9457 problem details
+// (Content-Type application/problem+json) its fields are decoded, so the UI
+// can show Detail, or Title; otherwise, or when they are malformed, the
+// answer's status still makes a usable problem. Status is always the
+// answer's, Title is at least the status text (Error then reads "404 Not
+// Found"), and Instance is the request's URL when the server named no
+// occurrence.
+func problem(resp *http.Response, body []byte, u string) *api.Problem {
+	p := &api.Problem{}
+	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err == nil && mt == api.ProblemContentType {
+		_ = json.Unmarshal(body, p)
 	}
-	return e
-}
-
-// AsHTTPError returns the *HTTPError inside err, if there is one.
-func AsHTTPError(err error) (*HTTPError, bool) {
-	var e *HTTPError
-	ok := errors.As(err, &e)
-	return e, ok
+	p.Status = resp.StatusCode
+	if p.Title == "" {
+		p.Title = http.StatusText(resp.StatusCode)
+	}
+	if p.Instance == "" {
+		p.Instance = u
+	}
+	return p
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/betaport/betaport/app/api"
 )
 
 type bundle struct {
@@ -68,17 +70,17 @@ func TestJSONFetcher(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
-	t.Run("problem details become an HTTPError", func(t *testing.T) {
+	t.Run("problem details become an api.Problem", func(t *testing.T) {
 		_, err := fetch(ctx, "/api/missing", "")
-		he, ok := AsHTTPError(fmt.Errorf("wrapped: %w", err))
+		he, ok := api.AsProblem(fmt.Errorf("wrapped: %w", err))
 		if !ok || he.Status != 404 || he.Title != "Not Found" || he.Detail != "no extension 7" ||
-			he.Type != "/problems/not-found" || err.Error() != "no extension 7" || !strings.HasSuffix(he.URL, "/api/missing") {
+			he.Type != "/problems/not-found" || err.Error() != "no extension 7" || !strings.HasSuffix(he.Instance, "/api/missing") {
 			t.Fatalf("err = %#v", err)
 		}
 	})
 	t.Run("other errors carry the status", func(t *testing.T) {
 		_, err := fetch(ctx, "/api/broken", "")
-		if he, ok := AsHTTPError(err); !ok || he.Status != 500 || err.Error() != "500 Internal Server Error" {
+		if he, ok := api.AsProblem(err); !ok || he.Status != 500 || err.Error() != "500 Internal Server Error" {
 			t.Fatalf("err = %#v", err)
 		}
 	})

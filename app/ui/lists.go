@@ -6,6 +6,7 @@ import (
 
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
+	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/fetch"
 )
 
@@ -58,16 +59,37 @@ func httpOptions() fetch.HTTPOptions {
 // bindInfinite subscribes to l and hands every new state to set on the UI
 // goroutine (ctx.Dispatch), where the component re-renders. It subscribes
 // before the first read, so no change falls in between. The returned func
-// unsubscribes and closes the list, cancelling its requests.
+// unsubscribes and closes the list, cancelling its requests; a state
+// dispatched before is not handed over after.
 func bindInfinite[P any](ctx app.Context, l *fetch.Infinite[P], set func(fetch.InfiniteState[P])) (closeList func()) {
 	// A dispatch re-renders the component: only a new version is sent.
-	unsubscribe := l.SubscribeChanges(func() {
-		ctx.Dispatch(func(app.Context) { set(l.Snapshot()) })
+	return bind(ctx, l.SubscribeChanges, l.Snapshot, func(s fetch.InfiniteState[P]) uint64 { return s.Version }, set, l.Close)
+}
+
+// bindQuery is bindInfinite for a Query (useFetch).
+func bindQuery[T any](ctx app.Context, q *fetch.Query[T], set func(fetch.State[T])) (closeQuery func()) {
+	return bind(ctx, q.Subscribe, q.Snapshot, func(s fetch.State[T]) uint64 { return s.Version }, set, q.Close)
+}
+
+// bind is bindInfinite and bindQuery: set gets each new version of the
+// state (a Query's subscribers may be called spuriously) on the UI
+// goroutine, until the returned func closes the object.
+func bind[S any](ctx app.Context, subscribe func(func()) func(), snapshot func() S, version func(S) uint64, set func(S), closeObject func()) func() {
+	closed, shown := false, uint64(0)
+	show := func() {
+		if s := snapshot(); !closed && (shown == 0 || version(s) != shown) {
+			shown = version(s)
+			set(s)
+		}
+	}
+	unsubscribe := subscribe(func() {
+		ctx.Dispatch(func(app.Context) { show() })
 	})
-	set(l.Snapshot())
+	show()
 	return func() {
+		closed = true
 		unsubscribe()
-		l.Close()
+		closeObject()
 	}
 }
 
@@ -75,9 +97,7 @@ func bindInfinite[P any](ctx app.Context, l *fetch.Infinite[P], set func(fetch.I
 // to the sign-in page instead of showing an error.
 func bindPage[P any](ctx app.Context, l *fetch.Infinite[P], set func(fetch.InfiniteState[P])) (closeList func()) {
 	return bindInfinite(ctx, l, func(s fetch.InfiniteState[P]) {
-		if he, ok := fetch.AsHTTPError(s.Err); ok && he.Status == 401 {
-			setSession(nil)
-			ctx.Navigate("/login")
+		if signedOut(ctx, s.Err) {
 			return
 		}
 		set(s)
@@ -86,8 +106,8 @@ func bindPage[P any](ctx app.Context, l *fetch.Infinite[P], set func(fetch.Infin
 
 // listError is the message for a list's error.
 func listError(err error) string {
-	if he, ok := fetch.AsHTTPError(err); ok {
-		return he.Error()
+	if p, ok := api.AsProblem(err); ok {
+		return p.Error()
 	}
 	return problemText(err)
 }
@@ -131,72 +151,4 @@ func restoreScroll(ctx app.Context, path string) {
 		return nil
 	})
 	ctx.Defer(func(app.Context) { app.Window().Call("requestAnimationFrame", step) })
-}
-
-// loadNextPage grows a list by one page (SWR: setSize(size + 1)): the
-// "Load more" button.
-func loadNextPage[P any](l *fetch.Infinite[P]) {
-	// A busy button stays focusable (aria-disabled): a press while the
-	// page loads does nothing.
-	if l != nil && !l.Snapshot().IsLoadingMore {
-		// The reader is at the end, where the new page goes: it is held
-		// (MaxPages) before the viewport has settled on it.
-		l.SetReading(-1)
-		l.SetSizeFunc(func(n int) int { return n + 1 })
-	}
-}
-
-// loadNextPageIfIdle is what a list's sentinel does: one more page, unless
-// there is none, one is loading, or the list shows an error (retrying is
-// the person's call).
-func loadNextPageIfIdle[P any](l *fetch.Infinite[P], s fetch.InfiniteState[P]) {
-	if s.HasMore && !s.IsLoadingMore && s.Err == nil {
-		loadNextPage(l)
-	}
-}
-
-// keptPages is the MaxPages of a list whose pages hold pageSize rows: at
-// least three pages and 150 rows, enough for a tall viewport and its
-// overscan while the reader is between two pages. Pages farther away are
-// dropped, from the list and the cache, and fetched again when read.
-func keptPages(pageSize int) int { return max(3, (150+pageSize-1)/pageSize) }
-
-// placeholderRow stands for a row whose page is being fetched again.
-func placeholderRow(class string) app.UI {
-	return app.Div().Class("row row-placeholder "+class).Aria("busy", "true").Body(
-		app.Span().Attr("role", "cell").Class("muted").Text("Loading…"),
-	)
-}
-
-// heldPages counts the pages whose data a list holds (MaxPages).
-func heldPages[P any](s fetch.InfiniteState[P]) int {
-	n := 0
-	for i := range s.Data {
-		if s.Dropped == nil || !s.Dropped[i] {
-			n++
-		}
-	}
-	return n
-}
-
-// pagedList fills v with a bounded list's rows: row renders an item, a
-// dropped page's rows are placeholders (of gridClass), the row the reader
-// rests on tells the list which page is read, and id keeps the row under
-// the reader in place when rows arrive above it.
-func pagedList[P, T any](v *VList, l *fetch.Infinite[P], rows fetch.Rows[T], gridClass string, row func(T) app.UI, id func(T) int64) *VList {
-	v.Count, v.RowHeight = rows.Len(), rowHeight
-	v.OnReading = func(r int) { l.SetReading(rows.Page(r)) }
-	v.Key = func(i int) string {
-		if item, ok := rows.At(i); ok {
-			return itoa(int(id(item)))
-		}
-		return ""
-	}
-	v.Row = func(i int) app.UI {
-		if item, ok := rows.At(i); ok {
-			return row(item)
-		}
-		return placeholderRow(gridClass)
-	}
-	return v
 }

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"time"
 
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
@@ -80,7 +79,7 @@ func (p *LoginPage) submit(ctx app.Context, e app.Event) {
 		// Not the event's context: go-app ends it with the next event on
 		// the form, which aborted the second attempt after a typo and left
 		// the form busy for good.
-		reqCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		reqCtx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 		defer cancel()
 		s, err := c.SignIn(reqCtx, email, password)
 		ctx.Dispatch(func(ctx app.Context) {

@@ -35,26 +35,13 @@ type PrerenderRequest struct {
 	Key  string
 }
 
-// Page sizes of the lists: the server must ask for the same first page
-// the browser would.
-const (
-	buildsPageSize = 50
-)
+// The server asks for the first page the browser's list would ask for.
 
-func firstBundlesKey(id int64) string {
-	key, _ := fetch.IndexKeys[betaport.Bundle](api.BundlesPath(id), bundlesPageSize)(0, nil)
-	return key
-}
+func firstBundlesKey(id int64) string { return firstKey(bundlesKeys(id)) }
 
-func firstTestersKey(id int64) string {
-	key, _ := fetch.CursorKeys[betaport.Tester](api.TestersPath(id), nil, testersPageSize)(0, nil)
-	return key
-}
+func firstTestersKey(id int64) string { return firstKey(testersKeys(id, nil)) }
 
-func firstBuildsKey() string {
-	key, _ := fetch.CursorKeys[betaport.Bundle](api.PathBuilds, nil, buildsPageSize)(0, nil)
-	return key
-}
+func firstBuildsKey() string { return firstKey(buildsKeys()) }
 
 // PrerenderRequests lists the API answers the page at path is rendered
 // with.
@@ -155,18 +142,6 @@ func primeJSON[T any](key string, body []byte, etag string) {
 	}
 	clientPages[key] = v
 	fetch.Prime(listCache(), key, v, etag)
-}
-
-// takePrerendered is prerendered for what a page reads once, in place of a
-// request: in the browser the answer is given to the first page that asks
-// and then forgotten, so a later visit to that page (the app is still
-// running, the answer is old) asks the API again.
-func takePrerendered[T any](key string) (T, bool) {
-	v, ok := prerendered[T](key)
-	if app.IsClient {
-		delete(clientPages, key)
-	}
-	return v, ok
 }
 
 // prerenderedPages is a list's first page from the server, as fallback

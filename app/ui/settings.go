@@ -11,6 +11,7 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
+	"github.com/betaport/betaport/app/fetch"
 )
 
 // SettingsPage shows an extension, its team's plan, and the key file that
@@ -23,6 +24,8 @@ type SettingsPage struct {
 	extension *betaport.Extension
 	session   *api.Session
 	err       error
+	// closeExtension closes the extension's Query (useFetch).
+	closeExtension func()
 
 	confirming bool
 	busy       bool
@@ -60,23 +63,28 @@ func (p *SettingsPage) OnNav(ctx app.Context) {
 	p.confirming, p.busy, p.keyErr, p.downloaded, p.announce = false, false, nil, false, ""
 	p.updates, p.updatesErr = nil, nil
 	p.rotateAsking, p.rotating, p.rotateErr, p.rotated, p.updateURLCopied = false, false, nil, false, false
-	c, id := apiClient(), p.id
+	id := p.id
 	currentSession(ctx, func(s *api.Session) {
 		p.session = s
 		if s != nil && s.Kind == api.KindAdmin {
 			p.loadUpdates(ctx, id)
 		}
 	})
-	ctx.Async(func() {
-		e, err := c.Extension(ctx, id)
-		ctx.Dispatch(func(ctx app.Context) {
-			if signedOut(ctx, err) {
-				return
-			}
-			p.extension, p.err = e, err
-			rememberExtension(e)
-		})
+	p.OnDismount()
+	_, p.closeExtension = openExtension(ctx, id, func(s fetch.State[betaport.Extension]) {
+		if signedOut(ctx, s.Err) {
+			return
+		}
+		p.extension, p.err = extensionOf(s), s.Err
 	})
+}
+
+// OnDismount closes the extension's Query: its request is cancelled.
+func (p *SettingsPage) OnDismount() {
+	if p.closeExtension != nil {
+		p.closeExtension()
+		p.closeExtension = nil
+	}
 }
 
 func (p *SettingsPage) Render() app.UI {

@@ -20,7 +20,29 @@ const (
 	searchDelay = 300 * time.Millisecond
 )
 
-type testerPages = []fetch.CursorPage[betaport.Tester]
+type testerPage = fetch.CursorPage[betaport.Tester]
+
+type testerPages = []testerPage
+
+// testersList is an extension's testers, as searched and filtered (cursor
+// pages).
+func testersList() *pageList[testerPage, betaport.Tester] {
+	return &pageList[testerPage, betaport.Tester]{listSpec: listSpec[testerPage, betaport.Tester]{
+		name: "testers", section: "testers-list", rowsID: "testers", label: "Testers",
+		grid: "testers-grid", columns: []string{"Name", "E-mail", "Status", ""},
+		loading: "Loading testers…", end: "That is every tester.",
+		pageSize: testersPageSize, items: func(page testerPage) []betaport.Tester { return page.Data },
+	}}
+}
+
+// testersKeys are the pages of an extension's testers that params (q,
+// status) select.
+func testersKeys(id int64, params url.Values) fetch.GetKey[testerPage] {
+	return fetch.CursorKeys[betaport.Tester](api.TestersPath(id), params, testersPageSize)
+}
+
+// testerID is a testers list's key.
+func testerID(t betaport.Tester) int64 { return t.ID }
 
 // TestersPage lets an admin find, invite and revoke an extension's testers.
 // The list runs on the infinite model with cursor pages; the search and
@@ -30,16 +52,16 @@ type TestersPage struct {
 	app.Compo
 
 	extensionID int64
-	tester      bool // a tester opened the admins' page
-	path        string
+	tester      bool   // a tester opened the admins' page
 	query       string // as typed
 	appliedQ    string // as searched, after the debounce
 	status      string
 	typed       int // counts keystrokes, so only the last one searches
 
-	list      *fetch.Infinite[fetch.CursorPage[betaport.Tester]]
-	closeList func()
-	state     fetch.InfiniteState[fetch.CursorPage[betaport.Tester]]
+	testers *pageList[testerPage, betaport.Tester]
+	// closeExtension closes the Query of the extension the breadcrumbs
+	// name.
+	closeExtension func()
 
 	email, name string
 	inviting    bool
@@ -56,7 +78,9 @@ type TestersPage struct {
 	pageCtx app.Context
 }
 
-func (p *TestersPage) getKey() fetch.GetKey[fetch.CursorPage[betaport.Tester]] {
+func (p *TestersPage) OnInit() { p.testers = testersList() }
+
+func (p *TestersPage) getKey() fetch.GetKey[testerPage] {
 	params := url.Values{}
 	if p.appliedQ != "" {
 		params.Set("q", p.appliedQ)
@@ -64,7 +88,14 @@ func (p *TestersPage) getKey() fetch.GetKey[fetch.CursorPage[betaport.Tester]] {
 	if p.status != "" {
 		params.Set("status", p.status)
 	}
-	return fetch.CursorKeys[betaport.Tester](api.TestersPath(p.extensionID), params, testersPageSize)
+	return testersKeys(p.extensionID, params)
+}
+
+// searchAgain starts the list again on the search and filter applied.
+func (p *TestersPage) searchAgain() {
+	if p.testers.list != nil {
+		p.testers.list.SetGetKey(p.getKey())
+	}
 }
 
 func (p *TestersPage) OnNav(ctx app.Context) {
@@ -76,13 +107,13 @@ func (p *TestersPage) OnNav(ctx app.Context) {
 	// The search and the status filter live in the address (?q=&status=),
 	// so back, forward, a reload and a shared link bring the same list.
 	q, status := strings.TrimSpace(u.Query().Get("q")), u.Query().Get("status")
-	if id == p.extensionID && p.list != nil {
+	if id == p.extensionID && p.testers.list != nil {
 		if q != p.appliedQ || status != p.status {
 			if q != p.query {
 				setField(ctx, "tester-search", q)
 			}
 			p.query, p.appliedQ, p.status = q, q, status
-			p.list.SetGetKey(p.getKey())
+			p.searchAgain()
 		}
 		return
 	}
@@ -93,39 +124,10 @@ func (p *TestersPage) OnNav(ctx app.Context) {
 	currentSession(ctx, func(s *api.Session) { p.tester = s != nil && s.Kind == api.KindTester })
 	p.OnDismount()
 	p.extensionID, p.invited, p.inviteErr = id, nil, nil
-	if e, ok := takePrerendered[betaport.Extension](api.ExtensionPath(id)); ok {
-		rememberExtension(&e) // the breadcrumbs name it
-	} else {
-		c := apiClient()
-		ctx.Async(func() {
-			reqCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			if e, err := c.Extension(reqCtx, id); err == nil {
-				ctx.Dispatch(func(app.Context) {
-					if p.extensionID == id {
-						rememberExtension(e)
-					}
-				})
-			}
-		})
-	}
-	var fallback []fetch.CursorPage[betaport.Tester]
-	if q == "" && status == "" { // the server prerenders the unfiltered list
-		fallback = prerenderedPages[fetch.CursorPage[betaport.Tester]](firstTestersKey(id))
-	}
-	p.list = fetch.NewInfinite(context.Background(), listCache(), p.getKey(),
-		fetch.JSONFetcher[fetch.CursorPage[betaport.Tester]](httpOptions()),
-		fetch.InfiniteOptions[fetch.CursorPage[betaport.Tester]]{FallbackData: fallback,
-			MaxPages: keptPages(testersPageSize), Count: func(p fetch.CursorPage[betaport.Tester]) int { return len(p.Data) }})
-	p.path = ctx.Page().URL().Path
-	restored := false
-	p.closeList = bindPage(ctx, p.list, func(s fetch.InfiniteState[fetch.CursorPage[betaport.Tester]]) {
-		p.state = s
-		if !restored && s.Data != nil {
-			restored = true
-			restoreScroll(ctx, p.path)
-		}
-	})
+	// The breadcrumbs name the extension (openExtension remembers it).
+	_, p.closeExtension = openExtension(ctx, id, func(fetch.State[betaport.Extension]) {})
+	// Only the unfiltered list has a first page from the server.
+	p.testers.open(ctx, p.getKey(), nil)
 }
 
 // OnPreRender renders, on the server, the first page of testers the server
@@ -142,16 +144,15 @@ func (p *TestersPage) OnPreRender(ctx app.Context) {
 	if p.query != "" || p.status != "" {
 		return // a filtered list loads in the browser
 	}
-	if page, ok := prerendered[fetch.CursorPage[betaport.Tester]](firstTestersKey(p.extensionID)); ok {
-		p.state = fetch.InfiniteState[fetch.CursorPage[betaport.Tester]]{Data: []fetch.CursorPage[betaport.Tester]{page}, Size: 1, HasMore: page.NextCursor != ""}
-	}
+	p.testers.prerender(p.getKey())
 }
 
 func (p *TestersPage) OnDismount() {
-	if p.closeList != nil {
-		p.closeList()
-		p.closeList, p.list = nil, nil
+	if p.closeExtension != nil {
+		p.closeExtension()
+		p.closeExtension = nil
 	}
+	p.testers.close()
 }
 
 // onSearch debounces the search box.
@@ -160,11 +161,11 @@ func (p *TestersPage) onSearch(ctx app.Context, e app.Event) {
 	p.typed++
 	mine := p.typed
 	ctx.After(searchDelay, func(ctx app.Context) {
-		if mine != p.typed || p.list == nil {
+		if mine != p.typed || p.testers.list == nil {
 			return // a later keystroke will search
 		}
 		p.appliedQ = strings.TrimSpace(p.query)
-		p.list.SetGetKey(p.getKey())
+		p.searchAgain()
 		p.keepInAddress(ctx)
 	})
 }
@@ -189,9 +190,7 @@ func (p *TestersPage) keepInAddress(ctx app.Context) {
 
 func (p *TestersPage) onStatus(ctx app.Context, e app.Event) {
 	p.status = ctx.JSSrc().Get("value").String()
-	if p.list != nil {
-		p.list.SetGetKey(p.getKey())
-	}
+	p.searchAgain()
 	p.keepInAddress(ctx)
 }
 
@@ -219,11 +218,7 @@ func (p *TestersPage) Render() app.UI {
 					app.Option().Value(betaport.TesterRevoked).Text("Revoked").Selected(p.status == betaport.TesterRevoked),
 				),
 			),
-			button().ID("refresh-testers").Type("button").Text("Refresh").OnClick(func(ctx app.Context, e app.Event) {
-				if p.list != nil {
-					p.list.Revalidate()
-				}
-			}),
+			button().ID("refresh-testers").Type("button").Text("Refresh").OnClick(p.testers.onRetry),
 		),
 		app.If(p.revokeErr != nil, app.P().ID("revoke-error").Class("state state-error").Attr("role", "alert").Text(problemText(p.revokeErr))),
 		p.renderList(),
@@ -231,45 +226,20 @@ func (p *TestersPage) Render() app.UI {
 }
 
 func (p *TestersPage) renderList() app.UI {
-	s := p.state
-	rows := fetch.RowsOf(s, func(p fetch.CursorPage[betaport.Tester]) []betaport.Tester { return p.Data })
-	retry := button().ID("retry-testers").Type("button").Text("Retry").OnClick(func(ctx app.Context, e app.Event) {
-		if p.list != nil {
-			p.list.Revalidate()
-		}
-	})
-	switch {
-	case s.Data == nil && s.Err != nil:
-		return app.Div().ID("testers-error").Body(statusView("error", listError(s.Err)), retry)
-	case s.Data == nil:
-		return statusView("loading", "Loading testers…")
-	case rows.Len() == 0 && (p.appliedQ != "" || p.status != ""):
-		return app.P().ID("testers-empty").Class("state state-empty").Attr("role", "status").
-			Text("No tester matches. Clear the search or choose another status.")
-	case rows.Len() == 0:
-		return app.P().ID("testers-empty").Class("state state-empty").Attr("role", "status").
-			Text("No testers yet. Invite one above: they get a personal link to sign in with.")
+	empty := "No testers yet. Invite one above: they get a personal link to sign in with."
+	if p.appliedQ != "" || p.status != "" {
+		empty = "No tester matches. Clear the search or choose another status."
 	}
-	return app.Section().ID("testers-list").DataSet("held", heldPages(s)).DataSet("cached", listCache().Len()).Body(
-		app.P().ID("testers-total").Class("muted").Text(strconv.Itoa(rows.Len())+" loaded"),
-		pagedList(&VList{ID: "testers", Label: "Testers", Head: tableHead("testers-grid", "Name", "E-mail", "Status", ""), OnNearEnd: p.nearEnd, Busy: s.IsValidating},
-			p.list, rows, "testers-grid",
-			func(t betaport.Tester) app.UI { return &testerRow{Tester: t, OnRevoke: p.revoke} },
-			func(t betaport.Tester) int64 { return t.ID }),
-		// Always in the tree, shown or hidden: see ExtensionPage.
-		app.Div().ID("testers-error").Hidden(s.Err == nil).Body(statusView("error", listError(s.Err)), retry),
-		app.Div().Class("list-footer").Body(
-			button().ID("load-more-testers").Type("button").Hidden(!s.HasMore).Aria("disabled", s.IsLoadingMore).
-				OnClick(p.onLoadMore).
-				Text(map[bool]string{true: "Loading…", false: "Load more"}[s.IsLoadingMore]),
-			app.P().ID("testers-end").Class("muted").Hidden(s.HasMore).Text("That is every tester."),
-		),
-	)
+	rows := p.testers.rows()
+	return &listView[testerPage, betaport.Tester]{
+		List: p.testers,
+		Header: app.If(rows.Len() > 0,
+			app.P().ID("testers-total").Class("muted").Text(strconv.Itoa(rows.Len())+" loaded")),
+		Empty: empty,
+		Row:   func(t betaport.Tester) app.UI { return &testerRow{Tester: t, OnRevoke: p.revoke} },
+		Key:   testerID,
+	}
 }
-
-func (p *TestersPage) onLoadMore(ctx app.Context, e app.Event) { loadNextPage(p.list) }
-
-func (p *TestersPage) nearEnd(ctx app.Context) { loadNextPageIfIdle(p.list, p.state) }
 
 func (p *TestersPage) renderInvite() app.UI {
 	var result app.UI
@@ -306,7 +276,7 @@ func (p *TestersPage) invite(ctx app.Context, e app.Event) {
 	}
 	p.inviting, p.inviteErr, p.invited, p.copied = true, nil, nil, false
 	c, id, in := apiClient(), p.extensionID, api.Invite{Email: p.email, Name: p.name}
-	list := p.list
+	list := p.testers.list
 	var before testerPages
 	if list != nil {
 		before = list.Snapshot().Data
@@ -315,7 +285,7 @@ func (p *TestersPage) invite(ctx app.Context, e app.Event) {
 	}
 	pageCtx := p.pageCtx
 	ctx.Async(func() {
-		reqCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		reqCtx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 		defer cancel()
 		out, err := c.Invite(reqCtx, id, in)
 		pageCtx.Dispatch(func(ctx app.Context) {
@@ -351,7 +321,7 @@ func withTester(pages testerPages, t betaport.Tester) testerPages {
 
 // revoke marks the tester revoked at once, and rolls back on error.
 func (p *TestersPage) revoke(ctx app.Context, t betaport.Tester) {
-	list := p.list
+	list := p.testers.list
 	if list == nil {
 		return
 	}
@@ -362,7 +332,7 @@ func (p *TestersPage) revoke(ctx app.Context, t betaport.Tester) {
 	p.revokeErr = nil
 	c, pageCtx := apiClient(), p.pageCtx
 	ctx.Async(func() {
-		reqCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		reqCtx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 		defer cancel()
 		err := c.Revoke(reqCtx, t.ExtensionID, t.ID)
 		pageCtx.Dispatch(func(ctx app.Context) {

@@ -99,7 +99,7 @@ func navLink(href, text string, current bool) app.UI {
 }
 
 // statusView is the loading, empty and error states every page shares.
-func statusView(kind, text string) app.UI {
+func statusView(kind, text string) app.HTMLP {
 	role := "status"
 	if kind == "error" {
 		role = "alert"
