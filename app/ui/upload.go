@@ -1,9 +1,7 @@
 package ui
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -18,9 +16,6 @@ import (
 // pathSubmitLimits announces the submit flow's limits before any upload
 // (GET, public): {"maxSize": bytes}.
 const pathSubmitLimits = "/api/submit/limits"
-
-// maxKeyFileSize is far above any real key file: a larger file is not one.
-const maxKeyFileSize = 64 << 10
 
 // The phases of one upload, and its three steps (the three calls).
 type uploadPhase int
@@ -367,59 +362,22 @@ func fileNames(files []jsFile) string {
 // extension's key. Every error says what to do.
 func checkKeyFile(ctx context.Context, f jsFile, extID int64, extName string) (*api.ServiceKey, error) {
 	settings := "Download this extension's key file on its settings page."
-	if f.Size > maxKeyFileSize {
+	if f.Size > api.MaxKeyFileSize {
 		return nil, fmt.Errorf("%s is too large to be a key file. %s", f.Name, settings)
 	}
 	text, err := readText(ctx, f)
 	if err != nil {
 		return nil, fmt.Errorf("%s could not be read (%v). Drop it again.", f.Name, err)
 	}
-	key, ok := parseKeyFile([]byte(text))
-	if !ok {
-		return nil, fmt.Errorf(`%s is not a key file: it should hold {"service": {"extensionId": …, "apiKey": …}}. %s`, f.Name, settings)
+	key, _, err := api.ParseKeyFile([]byte(text)) // the bare service object is taken too
+	if err != nil {
+		return nil, fmt.Errorf("%s is %v", f.Name, err)
 	}
 	if key.ExtensionID != strconv.FormatInt(extID, 10) {
 		return nil, fmt.Errorf("%s is the key of extension #%s, not of %s (#%d). %s", f.Name, key.ExtensionID, extName, extID, settings)
 	}
-	return key, nil
+	return &key, nil
 }
-
-// parseKeyFile reads a key file ({"service": {...}}); the bare service
-// object is taken too. An extension id written as a number is accepted, as
-// the server accepts it.
-func parseKeyFile(b []byte) (*api.ServiceKey, bool) {
-	var wrapper struct {
-		Service json.RawMessage `json:"service"`
-	}
-	if json.Unmarshal(b, &wrapper) != nil {
-		return nil, false
-	}
-	obj := wrapper.Service
-	if len(obj) == 0 {
-		obj = b
-	}
-	var k struct {
-		ExtensionID json.RawMessage `json:"extensionId"`
-		APIKey      string          `json:"apiKey"`
-	}
-	if json.Unmarshal(obj, &k) != nil || k.APIKey == "" {
-		return nil, false
-	}
-	var id string
-	if json.Unmarshal(k.ExtensionID, &id) != nil {
-		var n json.Number
-		if json.Unmarshal(k.ExtensionID, &n) != nil {
-			return nil, false
-		}
-		id = n.String()
-	}
-	if id == "" {
-		return nil, false
-	}
-	return &api.ServiceKey{ExtensionID: id, APIKey: k.APIKey}, true
-}
-
-var zipSignatures = [][]byte{[]byte("PK\x03\x04"), []byte("PK\x05\x06")}
 
 // checkZip checks what can be checked before any request: not empty,
 // within the announced limit, starting with a zip signature (4 bytes are
@@ -432,14 +390,12 @@ func checkZip(ctx context.Context, f jsFile, limit int64) error {
 		return fmt.Errorf("%s is %s; Betaport takes zips up to %s. Make the bundle smaller (leave out files the extension does not need), then drop it again.",
 			f.Name, humanSize(f.Size), humanSize(limit))
 	}
-	head, err := readHead(ctx, f, 4)
+	head, err := readHead(ctx, f, api.ZipHeadSize)
 	if err != nil {
 		return fmt.Errorf("%s could not be read (%v). Drop it again.", f.Name, err)
 	}
-	for _, sig := range zipSignatures {
-		if bytes.Equal(head, sig) {
-			return nil
-		}
+	if api.IsZipStart(head) {
+		return nil
 	}
 	return fmt.Errorf("%s is not a zip file (it does not start with a zip signature). Zip the extension's folder and drop the .zip file.", f.Name)
 }

@@ -63,8 +63,6 @@ var submitSleep = func(ctx context.Context, d time.Duration) error {
 	}
 }
 
-const keyFileShape = `{"service": {"extensionId": "…", "apiKey": "…"}}`
-
 const submitUsage = `Usage: betaport submit --base-url URL --key key.json [--retries N] [--quiet] FILE.zip
 
 Publishes FILE.zip as the extension's new bundle with the three-call submit
@@ -144,59 +142,29 @@ func checkBaseURL(raw string) (base string, plainHTTP bool, err error) {
 	return strings.TrimRight(u.String(), "/"), plainHTTP, nil
 }
 
-// readKeyFile reads the key file as downloaded: {"service": {...}}. Only the
-// service object is ever sent.
+// readKeyFile reads the key file as downloaded: {"service": {...}} (see
+// api.ParseKeyFile). Only the service object is ever sent.
 func readKeyFile(path string) (api.ServiceKey, error) {
-	var key api.ServiceKey
-	fail := func(format string, a ...any) error {
-		return usageError{fmt.Sprintf("--key %s: ", path) + fmt.Sprintf(format, a...)}
+	fail := func(format string, a ...any) (api.ServiceKey, error) {
+		return api.ServiceKey{}, usageError{fmt.Sprintf("--key %s: ", path) + fmt.Sprintf(format, a...)}
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return key, fail("cannot read it (%v). Pass the key file downloaded from the extension's settings page.", errors.Unwrap(err))
+		return fail("cannot read it (%v). Pass the key file downloaded from the extension's settings page.", errors.Unwrap(err))
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, 64<<10))
+	b, err := io.ReadAll(io.LimitReader(f, api.MaxKeyFileSize+1))
 	if err != nil {
-		return key, fail("cannot read it (%v).", err)
+		return fail("cannot read it (%v).", err)
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(b, &top); err != nil {
-		return key, fail("this is not a key file (not a JSON object). Download the key file from the extension's settings page; it looks like %s.", keyFileShape)
-	}
-	raw, ok := top["service"]
-	if !ok {
-		if _, bare := top["apiKey"]; bare || top["extensionId"] != nil {
-			return key, fail(`this holds the bare {"extensionId", "apiKey"} object; --key takes the whole key file as downloaded, %s (submit sends only the "service" object).`, keyFileShape)
-		}
-		return key, fail(`this key file has no "service" object. Download it again from the extension's settings page; it looks like %s.`, keyFileShape)
-	}
-	var svc map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &svc); err != nil || svc == nil {
-		return key, fail(`"service" is not an object. The key file looks like %s.`, keyFileShape)
-	}
-	key.ExtensionID = jsonText(svc["extensionId"])
-	key.APIKey = jsonText(svc["apiKey"])
+	key, bare, err := api.ParseKeyFile(b)
 	switch {
-	case key.ExtensionID == "":
-		return key, fail(`service.extensionId is missing or empty. Download the key file again from the extension's settings page.`)
-	case key.APIKey == "":
-		return key, fail(`service.apiKey is missing or empty. Download the key file again from the extension's settings page.`)
+	case bare:
+		return fail(`this holds the bare {"extensionId", "apiKey"} object; --key takes the whole key file as downloaded, %s (submit sends only the "service" object).`, api.KeyFileShape)
+	case err != nil:
+		return fail("this is %v", err)
 	}
 	return key, nil
-}
-
-// jsonText is a JSON string's text, a number's digits, or "".
-func jsonText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return strings.TrimSpace(s)
-	}
-	var n json.Number
-	if json.Unmarshal(raw, &n) == nil {
-		return n.String()
-	}
-	return ""
 }
 
 // zipFile is the open zip, streamed (never held whole) on each PUT.
@@ -217,9 +185,9 @@ func openZip(path string) (*zipFile, error) {
 		f.Close()
 		return nil, usageError{fmt.Sprintf("%s is not a file. Give the path of the extension's .zip file.", path)}
 	}
-	head := make([]byte, 4)
+	head := make([]byte, api.ZipHeadSize)
 	n, _ := io.ReadFull(f, head)
-	if s := string(head[:n]); s != "PK\x03\x04" && s != "PK\x05\x06" {
+	if !api.IsZipStart(head[:n]) {
 		f.Close()
 		return nil, usageError{fmt.Sprintf("%s is not a zip file (it does not start with a zip signature). Submit the extension's .zip, e.g. made with `zip -r ../extension.zip .` in its folder.", path)}
 	}
