@@ -7,6 +7,9 @@ import "time"
 const (
 	PathSubmitUpload = "/api/submit/upload"
 	PathSubmitSign   = "/api/submit/sign"
+	// PathSubmitLimits announces the flow's limits before any upload (GET,
+	// public), as SubmitLimits.
+	PathSubmitLimits = "/api/submit/limits"
 	// UploadPrefix starts the server's own signed upload URLs (file storage).
 	UploadPrefix = "/uploads/"
 	// ZipContentType is the only content type an upload PUT takes.
@@ -31,6 +34,12 @@ type UploadURL struct {
 	ExpiresAt time.Time `json:"expiresAt"`
 	UploadID  int64     `json:"uploadId"`
 	// MaxSize is the largest zip the PUT takes, in bytes.
+	MaxSize int64 `json:"maxSize"`
+}
+
+// SubmitLimits are what a client checks before it sends anything.
+type SubmitLimits struct {
+	// MaxSize is the largest zip a PUT takes, in bytes.
 	MaxSize int64 `json:"maxSize"`
 }
 

@@ -45,7 +45,6 @@ const (
 	firstBackoff      = time.Second
 	maxBackoff        = 30 * time.Second
 	maxRetryAfter     = time.Minute // the most a Retry-After is waited
-	maxAnswer         = 1 << 20     // the most read of an answer
 	// maxStartOvers bounds the new upload URLs after a spent one (each
 	// sends the whole zip again): a 409/410 that persists is the server's.
 	maxStartOvers = 2
@@ -238,7 +237,8 @@ func submit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
-// submitter runs the flow with its retries.
+// submitter runs the flow (client.Submit) with its retries, progress and
+// messages.
 type submitter struct {
 	base    string
 	key     api.ServiceKey
@@ -246,10 +246,13 @@ type submitter struct {
 	quiet   bool
 	tty     bool
 	stderr  io.Writer
-	api     *http.Client // calls 1 and 3, each under its own timeout
-	put     *http.Client // call 2: no overall timeout, a stall watchdog
+	client  *client.Client // calls 1 and 3, each under its own timeout
+	put     *http.Client   // call 2: no overall timeout, a stall watchdog
 	sleep   func(context.Context, time.Duration) error
 	now     func() time.Time
+	// uploadHost is the upload URL's host, for messages (the URL is a
+	// credential): set as the PUT starts.
+	uploadHost string
 }
 
 func newSubmitter(base string, key api.ServiceKey, o *submitOptions, stderr io.Writer) *submitter {
@@ -265,7 +268,7 @@ func newSubmitter(base string, key api.ServiceKey, o *submitOptions, stderr io.W
 		quiet:   o.quiet,
 		tty:     isTerminal(stderr),
 		stderr:  stderr,
-		api:     &http.Client{CheckRedirect: noRedirect},
+		client:  &client.Client{BaseURL: base, HTTP: &http.Client{CheckRedirect: noRedirect}},
 		put:     &http.Client{CheckRedirect: noRedirect, Transport: putTransport},
 		sleep:   submitSleep,
 		now:     time.Now,
@@ -359,112 +362,89 @@ func (s *submitter) run(ctx context.Context, z *zipFile) (json.RawMessage, *api.
 	}
 }
 
+// once runs the three calls once, each retried on its own.
 func (s *submitter) once(ctx context.Context, z *zipFile) (json.RawMessage, *api.Bundle, error) {
-	up, err := s.requestUpload(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	if up.MaxSize > 0 && z.size > up.MaxSize {
-		return nil, nil, usageError{fmt.Sprintf("%s is %s; the service takes zips of at most %s. Make the bundle smaller (leave out source maps, tests, unused assets).",
-			z.name, formatBytes(z.size), formatBytes(up.MaxSize))}
-	}
-	if err := s.upload(ctx, up, z); err != nil {
-		return nil, nil, err
-	}
-	return s.sign(ctx)
-}
-
-// requestUpload is call 1.
-func (s *submitter) requestUpload(ctx context.Context) (*api.UploadURL, error) {
-	var up api.UploadURL
-	err := s.retry(ctx, "requesting an upload URL", func(ctx context.Context) error {
-		raw, err := s.postKey(ctx, api.PathSubmitUpload, uploadCallTimeout, "requesting an upload URL")
-		if err != nil {
-			return err
-		}
-		up = api.UploadURL{}
-		if err := json.Unmarshal(raw, &up); err != nil {
-			return exitError{ExitServer, fmt.Sprintf("the answer to POST %s is not an upload URL (%v). Check --base-url: it must be Betaport's address.", api.PathSubmitUpload, err)}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if u, err := url.Parse(up.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, exitError{ExitServer, fmt.Sprintf("POST %s answered no usable upload URL. Check --base-url: it must be Betaport's address.", api.PathSubmitUpload)}
-	}
-	return &up, nil
-}
-
-// sign is call 3; a signed upload signs again to the same bundle, so it is
-// retried like the others.
-func (s *submitter) sign(ctx context.Context) (json.RawMessage, *api.Bundle, error) {
-	var raw json.RawMessage
-	var b api.Bundle
-	err := s.retry(ctx, "signing the upload", func(ctx context.Context) error {
-		var err error
-		if raw, err = s.postKey(ctx, api.PathSubmitSign, signCallTimeout, "signing the upload"); err != nil {
-			return err
-		}
-		b = api.Bundle{}
-		if err := json.Unmarshal(raw, &b); err != nil {
-			return exitError{ExitServer, fmt.Sprintf("the answer to POST %s is not a bundle record; the zip may or may not be published. Check the extension's bundles page.", api.PathSubmitSign)}
-		}
-		return nil
+	out, err := s.client.Submit(ctx, client.Submission{
+		Key: s.key,
+		Zip: &diskZip{s, z},
+		Step: func(step client.Step, up *api.UploadURL) error {
+			if step != client.StepPut {
+				return nil
+			}
+			if up.MaxSize > 0 && z.size > up.MaxSize {
+				return usageError{fmt.Sprintf("%s is %s; the service takes zips of at most %s. Make the bundle smaller (leave out source maps, tests, unused assets).",
+					z.name, formatBytes(z.size), formatBytes(up.MaxSize))}
+			}
+			s.uploadHost = "the upload URL"
+			if u, err := url.Parse(up.URL); err == nil {
+				s.uploadHost = u.Host
+			}
+			return nil
+		},
+		Try: s.try,
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	return raw, &b, nil
+	return out.JSON, &out.Bundle, nil
 }
 
-// postKey sends the service key to path and returns the 2xx answer's body.
-func (s *submitter) postKey(ctx context.Context, path string, timeout time.Duration, what string) (json.RawMessage, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	body, err := json.Marshal(s.key)
-	if err != nil {
-		return nil, err
+// What each step does, for messages; and the time calls 1 and 3 may take.
+var (
+	stepDoing   = [...]string{client.StepUploadURL: "requesting an upload URL", client.StepPut: "uploading the zip", client.StepSign: "signing the upload"}
+	stepTimeout = [...]time.Duration{client.StepUploadURL: uploadCallTimeout, client.StepSign: signCallTimeout}
+)
+
+// try runs one step's call with its retries. A signed upload signs again to
+// the same bundle, so call 3 is retried like the others.
+func (s *submitter) try(ctx context.Context, step client.Step, call func(context.Context) error) error {
+	if step == client.StepPut {
+		// No check of ExpiresAt against the local clock, which may be
+		// skewed: the server refuses an expired URL before the bytes go
+		// (Expect: 100-continue), and that refusal starts over.
+		return s.retry(ctx, "uploading the zip to "+s.uploadHost, call) // diskZip.Put says what failed
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.base+path, bytes.NewReader(body))
-	if err != nil {
-		return nil, usageError{fmt.Sprintf("--base-url %s: %v", s.base, err)}
+	return s.retry(ctx, stepDoing[step], func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, stepTimeout[step])
+		defer cancel()
+		return s.callError(step, call(ctx))
+	})
+}
+
+// callError turns the error of call 1 or 3 into the error to retry, start
+// over on, or exit with.
+func (s *submitter) callError(step client.Step, err error) error {
+	var answer *client.AnswerError
+	var bad *client.BadAnswerError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &answer):
+		return s.answerError(answer, stepDoing[step], false)
+	case errors.Is(err, client.ErrNoUploadURL):
+		return exitError{ExitServer, fmt.Sprintf("POST %s answered no usable upload URL. Check --base-url: it must be Betaport's address.", api.PathSubmitUpload)}
+	case errors.As(err, &bad) && step == client.StepSign:
+		return exitError{ExitServer, fmt.Sprintf("the answer to POST %s is not a bundle record; the zip may or may not be published. Check the extension's bundles page.", api.PathSubmitSign)}
+	case errors.As(err, &bad):
+		return exitError{ExitServer, fmt.Sprintf("%v. Check --base-url: it must be Betaport's address.", bad)}
+	case errors.Is(err, client.ErrReadingAnswer):
+		return &retryable{err: err, hint: "Check the network, then run the command again."}
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	resp, err := s.api.Do(req)
-	if err != nil {
-		return nil, &retryable{err: err, hint: "Check --base-url and the network, then run the command again."}
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return nil, s.answerError(resp, what, false)
-	}
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
-	if err != nil {
-		return nil, &retryable{err: fmt.Errorf("reading the answer: %w", err), hint: "Check the network, then run the command again."}
-	}
-	return raw, nil
+	return &retryable{err: err, hint: "Check --base-url and the network, then run the command again."}
 }
 
 var errStalled = errors.New("the upload stalled: the connection took no bytes for " + putStallTimeout.String())
 
-// upload is call 2: PUT the zip, from its first byte on every try.
-func (s *submitter) upload(ctx context.Context, up *api.UploadURL, z *zipFile) error {
-	host := "the upload URL"
-	if u, err := url.Parse(up.URL); err == nil {
-		host = u.Host
-	}
-	return s.retry(ctx, "uploading the zip to "+host, func(ctx context.Context) error {
-		// No check of ExpiresAt against the local clock, which may be
-		// skewed: the server refuses an expired URL before the bytes go
-		// (Expect: 100-continue), and that refusal starts over.
-		return s.putOnce(ctx, up.URL, z)
-	})
+// diskZip is call 2 for the command line: the client's PUT of the file on
+// disk, under a stall watchdog, with the progress on stderr.
+type diskZip struct {
+	s *submitter
+	z *zipFile
 }
 
-func (s *submitter) putOnce(ctx context.Context, uploadURL string, z *zipFile) error {
+// Put PUTs the zip, from its first byte on every try (see client.ReaderZip).
+func (d *diskZip) Put(ctx context.Context, uploadURL string, _ func(sent, total int64)) error {
+	s, z := d.s, d.z
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var w io.Writer
@@ -474,40 +454,28 @@ func (s *submitter) putOnce(ctx context.Context, uploadURL string, z *zipFile) e
 	bar := newProgress(w, s.tty, z.size, s.now)
 	stall := time.AfterFunc(putStallTimeout, func() { cancel(errStalled) })
 	defer stall.Stop()
-	// A fresh reader from byte 0 on every try; ReadAt does not move the file.
-	body := &progressReader{r: io.NewSectionReader(z.f, 0, z.size), onRead: func(n int, err error) {
-		if err != nil {
+	var shown int64 // only the HTTP client's goroutine that reads the body touches it
+	zip := &client.ReaderZip{R: z.f, Size: z.size, HTTP: s.put}
+	err := zip.Put(ctx, uploadURL, func(sent, total int64) {
+		if sent >= total {
 			stall.Stop() // all sent: the header timeout takes over
 		} else {
 			stall.Reset(putStallTimeout)
 		}
-		bar.add(n)
-	}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, uploadURL, body)
-	if err != nil {
-		bar.finish(false)
-		return exitError{ExitServer, fmt.Sprintf("the service answered an upload URL that cannot be used (%v).", err)}
+		bar.add(int(sent - shown))
+		shown = sent
+	})
+	bar.finish(err == nil)
+	var answer *client.AnswerError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &answer):
+		return s.answerError(answer, "uploading the zip", true)
+	case errors.Is(context.Cause(ctx), errStalled):
+		err = errStalled
 	}
-	req.ContentLength = z.size
-	req.Header.Set("Content-Type", api.ZipContentType)
-	// Lets the server refuse (expired URL, too large) before the bytes go.
-	req.Header.Set("Expect", "100-continue")
-	resp, err := s.put.Do(req)
-	if err != nil {
-		bar.finish(false)
-		if errors.Is(context.Cause(ctx), errStalled) {
-			err = errStalled
-		}
-		return &retryable{err: redactURL(err), hint: "Check the network, then run the command again."}
-	}
-	defer resp.Body.Close()
-	ok := resp.StatusCode/100 == 2
-	bar.finish(ok)
-	if !ok {
-		return s.answerError(resp, "uploading the zip", true)
-	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, maxAnswer))
-	return nil
+	return &retryable{err: redactURL(err), hint: "Check the network, then run the command again."}
 }
 
 // redactURL drops the signed URL from a transport error: its signature is a
@@ -525,10 +493,10 @@ func redactURL(err error) error {
 
 // answerError turns an error answer into the error to retry, start over on,
 // or exit with.
-func (s *submitter) answerError(resp *http.Response, what string, put bool) error {
-	code := resp.StatusCode
-	loc := resp.Header.Get("Location")
-	p := client.ReadProblem(resp)
+func (s *submitter) answerError(answer *client.AnswerError, what string, put bool) error {
+	code := answer.StatusCode
+	loc := answer.Header.Get("Location")
+	p := answer.Problem
 	detail := strings.TrimSuffix(p.Detail, ".")
 	if p.Type == "" && !put { // not Betaport's own problem (a proxy's?): say what it usually means
 		switch code {
@@ -541,10 +509,10 @@ func (s *submitter) answerError(resp *http.Response, what string, put bool) erro
 	msg := fmt.Sprintf("%s: the service answered %d %s: %s.", what, code, p.Title, detail)
 	switch {
 	case code == http.StatusTooManyRequests:
-		return &retryable{err: fmt.Errorf("%d %s", code, p.Title), after: retryAfter(resp, p, s.now()),
+		return &retryable{err: fmt.Errorf("%d %s", code, p.Title), after: retryAfter(answer.Header, p, s.now()),
 			hint: "Too many submit calls for this key: wait a minute, then run the command again."}
 	case code >= 500:
-		return &retryable{err: fmt.Errorf("%d %s", code, p.Title), after: retryAfter(resp, p, s.now()),
+		return &retryable{err: fmt.Errorf("%d %s", code, p.Title), after: retryAfter(answer.Header, p, s.now()),
 			hint: "The service is having trouble; try again later. " + p.Detail}
 	case put && code == http.StatusBadRequest:
 		// The upload broke off (S3 answers a slow body with 400 RequestTimeout).
@@ -578,8 +546,8 @@ func (s *submitter) answerError(resp *http.Response, what string, put bool) erro
 
 // retryAfter is the wait a 429 (or 503) asks for: the Retry-After header in
 // seconds or as a date, else the problem's retryAfter.
-func retryAfter(resp *http.Response, p *api.Problem, now time.Time) time.Duration {
-	if v := strings.TrimSpace(resp.Header.Get("Retry-After")); v != "" {
+func retryAfter(h http.Header, p *api.Problem, now time.Time) time.Duration {
+	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
 		if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
 			return time.Duration(secs) * time.Second
 		}
