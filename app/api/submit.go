@@ -7,6 +7,9 @@ import "time"
 const (
 	PathSubmitUpload = "/api/submit/upload"
 	PathSubmitSign   = "/api/submit/sign"
+	// PathSubmitLimits announces the flow's limits before any upload (GET,
+	// public), as SubmitLimits.
+	PathSubmitLimits = "/api/submit/limits"
 	// UploadPrefix starts the server's own signed upload URLs (file storage).
 	UploadPrefix = "/uploads/"
 	// ZipContentType is the only content type an upload PUT takes.
@@ -57,13 +60,8 @@ func CurrentBundlePath(extensionID int64) string { return BundlesPath(extensionI
 // KeyPath creates (rotates) an extension's key and answers the key file.
 func KeyPath(extensionID int64) string { return ExtensionPath(extensionID) + "/key" }
 
-// PathSubmitLimits answers SubmitLimits: what a client checks before it
-// sends anything. Call 1 announces the same maxSize with each upload URL;
-// this lets the browser refuse a zip that is too large before any request
-// of the submit flow.
-const PathSubmitLimits = "/api/submit/limits"
-
-// SubmitLimits is what the submit flow takes.
+// SubmitLimits are what a client checks before it sends anything.
 type SubmitLimits struct {
-	MaxSize int64 `json:"maxSize"` // the largest zip a PUT takes, in bytes
+	// MaxSize is the largest zip a PUT takes, in bytes.
+	MaxSize int64 `json:"maxSize"`
 }

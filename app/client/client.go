@@ -54,30 +54,7 @@ func (c *Client) Extension(ctx context.Context, id int64) (*betaport.Extension, 
 // Do sends a JSON request and decodes a JSON answer into out (when not nil).
 // An error answer comes back as an *api.Problem.
 func (c *Client) Do(ctx context.Context, method, path string, in, out any) error {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, body)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Accept", "application/json")
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	hc := c.HTTP
-	if hc == nil {
-		hc = fetch.DefaultClient
-	}
-	if hc == nil {
-		return errors.New("client: no HTTP client: set Client.HTTP")
-	}
-	resp, err := hc.Do(req)
+	resp, err := c.send(ctx, method, path, in)
 	if err != nil {
 		return err
 	}
@@ -93,6 +70,37 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 		return fmt.Errorf("reading the answer to %s %s: %w", method, path, err)
 	}
 	return nil
+}
+
+var errNoHTTP = errors.New("client: no HTTP client: set Client.HTTP")
+
+// send sends a request to the service, with in (when not nil) as its JSON
+// body, and returns the answer, whatever its status.
+func (c *Client) send(ctx context.Context, method, path string, in any) (*http.Response, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = fetch.DefaultClient
+	}
+	if hc == nil {
+		return nil, errNoHTTP
+	}
+	return hc.Do(req)
 }
 
 // ReadProblem turns an error response into an *api.Problem, whether or not

@@ -18,7 +18,7 @@ import (
 type pageFetch struct{}
 
 // Do sends req and reads the whole answer (the API's answers are small
-// JSON; uploads go through putFile). Cancelling the request's context
+// JSON; uploads go through jsFile.Put). Cancelling the request's context
 // aborts the fetch.
 func (pageFetch) Do(req *http.Request) (*http.Response, error) {
 	if app.IsServer {

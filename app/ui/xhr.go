@@ -22,31 +22,39 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/client"
+	"github.com/betaport/betaport/app/upload"
 )
 
 var errNotInBrowser = errors.New("this works in the browser only")
 
-// jsFile is a File from a drop or the file picker. Its bytes stay in the
-// browser: Go holds a reference, its name, type and size.
+// jsFile is a File from a drop or the file picker, as the upload runner
+// takes it. Its bytes stay in the browser: Go holds a reference, its name,
+// type and size.
 type jsFile struct {
 	v    app.Value
-	Name string
-	Type string
-	Size int64
+	name string
+	typ  string
+	size int64
 }
 
-func fileOf(v app.Value) jsFile {
-	return jsFile{v: v, Name: v.Get("name").String(), Type: v.Get("type").String(), Size: int64(v.Get("size").Float())}
+var _ upload.File = (*jsFile)(nil)
+
+func fileOf(v app.Value) *jsFile {
+	return &jsFile{v: v, name: v.Get("name").String(), typ: v.Get("type").String(), size: int64(v.Get("size").Float())}
 }
+
+func (f *jsFile) Name() string { return f.name }
+func (f *jsFile) Type() string { return f.typ }
+func (f *jsFile) Size() int64  { return f.size }
 
 // filesOf reads a FileList. Call it while the event that carries the list
 // is being dispatched: a drop's DataTransfer is emptied once it returns.
-func filesOf(list app.Value) []jsFile {
+func filesOf(list app.Value) []upload.File {
 	if list == nil || !list.Truthy() {
 		return nil
 	}
 	n := list.Length()
-	files := make([]jsFile, 0, n)
+	files := make([]upload.File, 0, n)
 	for i := 0; i < n; i++ {
 		files = append(files, fileOf(list.Index(i)))
 	}
@@ -102,8 +110,8 @@ func jsError(v app.Value) error {
 	return errors.New(v.String())
 }
 
-// readHead returns the first n bytes of f: only those are copied into Go.
-func readHead(ctx context.Context, f jsFile, n int) ([]byte, error) {
+// Head returns the first n bytes of f: only those are copied into Go.
+func (f *jsFile) Head(ctx context.Context, n int) ([]byte, error) {
 	buf, err := await(ctx, f.v.Call("slice", 0, n).Call("arrayBuffer"))
 	if err != nil {
 		return nil, err
@@ -114,22 +122,23 @@ func readHead(ctx context.Context, f jsFile, n int) ([]byte, error) {
 	return b, nil
 }
 
-// readText returns the text of a small file (a key file).
-func readText(ctx context.Context, f jsFile) (string, error) {
+// Text returns the text of a small file (a key file).
+func (f *jsFile) Text(ctx context.Context) ([]byte, error) {
 	v, err := await(ctx, f.v.Call("text"))
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	return v.String(), nil
+	return []byte(v.String()), nil
 }
 
-// putFile PUTs f to url with XMLHttpRequest, Content-Type application/zip:
+// Put PUTs f to url (call 2 of the submit flow, see client.Putter) with
+// XMLHttpRequest, Content-Type application/zip:
 // the browser streams the File from disk, so its bytes never enter wasm
 // memory, and it reports upload progress, which fetch() does not.
 // progress is called from the browser's event loop with bytes sent and
 // total. It blocks until the answer; cancelling ctx aborts the transfer.
 // A non-2xx answer comes back as an *api.Problem.
-func putFile(ctx context.Context, url string, f jsFile, progress func(sent, total int64)) error {
+func (f *jsFile) Put(ctx context.Context, url string, progress func(sent, total int64)) error {
 	if app.IsServer {
 		return errNotInBrowser
 	}

@@ -144,15 +144,3 @@ func isTerminal(w io.Writer) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
-
-// progressReader counts what the transport reads of the body.
-type progressReader struct {
-	r      io.Reader
-	onRead func(n int, err error)
-}
-
-func (r *progressReader) Read(b []byte) (int, error) {
-	n, err := r.r.Read(b)
-	r.onRead(n, err)
-	return n, err
-}

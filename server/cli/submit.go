@@ -9,16 +9,11 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/app/betaport"
-	"github.com/betaport/betaport/app/client"
 )
 
 // Exit codes of betaport submit, beside ExitFailure and ExitUsage.
@@ -36,35 +31,6 @@ type exitError struct {
 }
 
 func (e exitError) Error() string { return e.msg }
-
-// Timing of the submit flow.
-const (
-	uploadCallTimeout = time.Minute     // call 1: issue an upload URL
-	signCallTimeout   = 2 * time.Minute // call 3: the server validates the zip
-	putHeaderTimeout  = 2 * time.Minute // call 2: the answer, once every byte is sent
-	putStallTimeout   = 2 * time.Minute // call 2: no byte taken for this long
-	firstBackoff      = time.Second
-	maxBackoff        = 30 * time.Second
-	maxRetryAfter     = time.Minute // the most a Retry-After is waited
-	maxAnswer         = 1 << 20     // the most read of an answer
-	// maxStartOvers bounds the new upload URLs after a spent one (each
-	// sends the whole zip again): a 409/410 that persists is the server's.
-	maxStartOvers = 2
-)
-
-// submitSleep waits between tries; tests replace it so they do not sleep.
-var submitSleep = func(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-const keyFileShape = `{"service": {"extensionId": "…", "apiKey": "…"}}`
 
 const submitUsage = `Usage: betaport submit --base-url URL --key key.json [--retries N] [--quiet] FILE.zip
 
@@ -145,59 +111,29 @@ func checkBaseURL(raw string) (base string, plainHTTP bool, err error) {
 	return strings.TrimRight(u.String(), "/"), plainHTTP, nil
 }
 
-// readKeyFile reads the key file as downloaded: {"service": {...}}. Only the
-// service object is ever sent.
+// readKeyFile reads the key file as downloaded: {"service": {...}} (see
+// api.ParseKeyFile). Only the service object is ever sent.
 func readKeyFile(path string) (api.ServiceKey, error) {
-	var key api.ServiceKey
-	fail := func(format string, a ...any) error {
-		return usageError{fmt.Sprintf("--key %s: ", path) + fmt.Sprintf(format, a...)}
+	fail := func(format string, a ...any) (api.ServiceKey, error) {
+		return api.ServiceKey{}, usageError{fmt.Sprintf("--key %s: ", path) + fmt.Sprintf(format, a...)}
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return key, fail("cannot read it (%v). Pass the key file downloaded from the extension's settings page.", errors.Unwrap(err))
+		return fail("cannot read it (%v). Pass the key file downloaded from the extension's settings page.", errors.Unwrap(err))
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, 64<<10))
+	b, err := io.ReadAll(io.LimitReader(f, api.MaxKeyFileSize+1))
 	if err != nil {
-		return key, fail("cannot read it (%v).", err)
+		return fail("cannot read it (%v).", err)
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(b, &top); err != nil {
-		return key, fail("this is not a key file (not a JSON object). Download the key file from the extension's settings page; it looks like %s.", keyFileShape)
-	}
-	raw, ok := top["service"]
-	if !ok {
-		if _, bare := top["apiKey"]; bare || top["extensionId"] != nil {
-			return key, fail(`this holds the bare {"extensionId", "apiKey"} object; --key takes the whole key file as downloaded, %s (submit sends only the "service" object).`, keyFileShape)
-		}
-		return key, fail(`this key file has no "service" object. Download it again from the extension's settings page; it looks like %s.`, keyFileShape)
-	}
-	var svc map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &svc); err != nil || svc == nil {
-		return key, fail(`"service" is not an object. The key file looks like %s.`, keyFileShape)
-	}
-	key.ExtensionID = jsonText(svc["extensionId"])
-	key.APIKey = jsonText(svc["apiKey"])
+	key, bare, err := api.ParseKeyFile(b)
 	switch {
-	case key.ExtensionID == "":
-		return key, fail(`service.extensionId is missing or empty. Download the key file again from the extension's settings page.`)
-	case key.APIKey == "":
-		return key, fail(`service.apiKey is missing or empty. Download the key file again from the extension's settings page.`)
+	case bare:
+		return fail(`this holds the bare {"extensionId", "apiKey"} object; --key takes the whole key file as downloaded, %s (submit sends only the "service" object).`, api.KeyFileShape)
+	case err != nil:
+		return fail("this is %v", err)
 	}
 	return key, nil
-}
-
-// jsonText is a JSON string's text, a number's digits, or "".
-func jsonText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return strings.TrimSpace(s)
-	}
-	var n json.Number
-	if json.Unmarshal(raw, &n) == nil {
-		return n.String()
-	}
-	return ""
 }
 
 // zipFile is the open zip, streamed (never held whole) on each PUT.
@@ -218,9 +154,9 @@ func openZip(path string) (*zipFile, error) {
 		f.Close()
 		return nil, usageError{fmt.Sprintf("%s is not a file. Give the path of the extension's .zip file.", path)}
 	}
-	head := make([]byte, 4)
+	head := make([]byte, api.ZipHeadSize)
 	n, _ := io.ReadFull(f, head)
-	if s := string(head[:n]); s != "PK\x03\x04" && s != "PK\x05\x06" {
+	if !api.IsZipStart(head[:n]) {
 		f.Close()
 		return nil, usageError{fmt.Sprintf("%s is not a zip file (it does not start with a zip signature). Submit the extension's .zip, e.g. made with `zip -r ../extension.zip .` in its folder.", path)}
 	}
@@ -269,359 +205,4 @@ func submit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		s.say("Published bundle #%d (version %s) of extension %d.", b.Number, b.Version, b.ExtensionID)
 	}
 	return nil
-}
-
-// submitter runs the flow with its retries.
-type submitter struct {
-	base    string
-	key     api.ServiceKey
-	retries int
-	quiet   bool
-	tty     bool
-	stderr  io.Writer
-	api     *http.Client // calls 1 and 3, each under its own timeout
-	put     *http.Client // call 2: no overall timeout, a stall watchdog
-	sleep   func(context.Context, time.Duration) error
-	now     func() time.Time
-}
-
-func newSubmitter(base string, key api.ServiceKey, o *submitOptions, stderr io.Writer) *submitter {
-	// No cookie jar, and no redirects: the key is in the body and must reach
-	// only --base-url; the upload URL gets nothing but the zip.
-	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	putTransport := http.DefaultTransport.(*http.Transport).Clone()
-	putTransport.ResponseHeaderTimeout = putHeaderTimeout
-	return &submitter{
-		base:    base,
-		key:     key,
-		retries: o.retries,
-		quiet:   o.quiet,
-		tty:     isTerminal(stderr),
-		stderr:  stderr,
-		api:     &http.Client{CheckRedirect: noRedirect},
-		put:     &http.Client{CheckRedirect: noRedirect, Transport: putTransport},
-		sleep:   submitSleep,
-		now:     time.Now,
-	}
-}
-
-// say prints a line for people unless --quiet.
-func (s *submitter) say(format string, a ...any) {
-	if !s.quiet {
-		fmt.Fprintf(s.stderr, format+"\n", a...)
-	}
-}
-
-// retryable is a failure worth another try of the same call: a network
-// failure, a 5xx, a 429.
-type retryable struct {
-	err   error
-	after time.Duration // the server's Retry-After; 0 when it gave none
-	hint  string        // what to do when the retries run out
-}
-
-func (r *retryable) Error() string { return r.err.Error() }
-
-// startOver says the upload URL is spent (expired, superseded, refused) or
-// the upload never arrived: request a new URL and upload again.
-type startOver struct{ err error }
-
-func (e *startOver) Error() string { return e.err.Error() }
-
-// backoff is the wait before retry n (from 0): 1 s, 2 s, 4 s… up to 30 s.
-func backoff(n int) time.Duration {
-	if n >= 5 {
-		return maxBackoff
-	}
-	return min(firstBackoff<<n, maxBackoff)
-}
-
-func attempts(n int) string {
-	if n == 1 {
-		return "1 attempt"
-	}
-	return strconv.Itoa(n) + " attempts"
-}
-
-// retry runs try until it succeeds, fails for good, or the retries run out.
-func (s *submitter) retry(ctx context.Context, what string, try func(context.Context) error) error {
-	for n := 0; ; n++ {
-		err := try(ctx)
-		var r *retryable
-		if err == nil || !errors.As(err, &r) {
-			return err
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if n >= s.retries {
-			return exitError{ExitServer, fmt.Sprintf("%s failed (%s); the last time: %v. %s", what, attempts(n+1), r.err, r.hint)}
-		}
-		wait := backoff(n)
-		if r.after > 0 {
-			wait = min(r.after, maxRetryAfter)
-		}
-		s.say("%s failed: %v; retrying in %s (retry %d of %d)", what, r.err, wait, n+1, s.retries)
-		if err := s.sleep(ctx, wait); err != nil {
-			return err
-		}
-	}
-}
-
-// run requests an upload URL, PUTs the zip and signs, starting over with a
-// new URL when the old one is spent. It returns the bundle record as sent
-// and decoded.
-func (s *submitter) run(ctx context.Context, z *zipFile) (json.RawMessage, *betaport.Bundle, error) {
-	for n := 0; ; n++ {
-		raw, b, err := s.once(ctx, z)
-		var so *startOver
-		if !errors.As(err, &so) {
-			return raw, b, err
-		}
-		if ctx.Err() != nil {
-			return nil, nil, ctx.Err()
-		}
-		if n >= min(s.retries, maxStartOvers) {
-			return nil, nil, exitError{ExitServer, fmt.Sprintf("%v (%s, each with a new upload URL). Try again later; if it keeps happening, tell the service's operators.", so.err, attempts(n+1))}
-		}
-		wait := backoff(n)
-		s.say("%v; starting over with a new upload URL in %s (%d of %d)", so.err, wait, n+1, min(s.retries, maxStartOvers))
-		if err := s.sleep(ctx, wait); err != nil {
-			return nil, nil, err
-		}
-	}
-}
-
-func (s *submitter) once(ctx context.Context, z *zipFile) (json.RawMessage, *betaport.Bundle, error) {
-	up, err := s.requestUpload(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	if up.MaxSize > 0 && z.size > up.MaxSize {
-		return nil, nil, usageError{fmt.Sprintf("%s is %s; the service takes zips of at most %s. Make the bundle smaller (leave out source maps, tests, unused assets).",
-			z.name, formatBytes(z.size), formatBytes(up.MaxSize))}
-	}
-	if err := s.upload(ctx, up, z); err != nil {
-		return nil, nil, err
-	}
-	return s.sign(ctx)
-}
-
-// requestUpload is call 1.
-func (s *submitter) requestUpload(ctx context.Context) (*api.UploadURL, error) {
-	var up api.UploadURL
-	err := s.retry(ctx, "requesting an upload URL", func(ctx context.Context) error {
-		raw, err := s.postKey(ctx, api.PathSubmitUpload, uploadCallTimeout, "requesting an upload URL")
-		if err != nil {
-			return err
-		}
-		up = api.UploadURL{}
-		if err := json.Unmarshal(raw, &up); err != nil {
-			return exitError{ExitServer, fmt.Sprintf("the answer to POST %s is not an upload URL (%v). Check --base-url: it must be Betaport's address.", api.PathSubmitUpload, err)}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if u, err := url.Parse(up.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, exitError{ExitServer, fmt.Sprintf("POST %s answered no usable upload URL. Check --base-url: it must be Betaport's address.", api.PathSubmitUpload)}
-	}
-	return &up, nil
-}
-
-// sign is call 3; a signed upload signs again to the same bundle, so it is
-// retried like the others.
-func (s *submitter) sign(ctx context.Context) (json.RawMessage, *betaport.Bundle, error) {
-	var raw json.RawMessage
-	var b betaport.Bundle
-	err := s.retry(ctx, "signing the upload", func(ctx context.Context) error {
-		var err error
-		if raw, err = s.postKey(ctx, api.PathSubmitSign, signCallTimeout, "signing the upload"); err != nil {
-			return err
-		}
-		b = betaport.Bundle{}
-		if err := json.Unmarshal(raw, &b); err != nil {
-			return exitError{ExitServer, fmt.Sprintf("the answer to POST %s is not a bundle record; the zip may or may not be published. Check the extension's bundles page.", api.PathSubmitSign)}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return raw, &b, nil
-}
-
-// postKey sends the service key to path and returns the 2xx answer's body.
-func (s *submitter) postKey(ctx context.Context, path string, timeout time.Duration, what string) (json.RawMessage, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	body, err := json.Marshal(s.key)
-	if err != nil {
-		return nil, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.base+path, bytes.NewReader(body))
-	if err != nil {
-		return nil, usageError{fmt.Sprintf("--base-url %s: %v", s.base, err)}
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	resp, err := s.api.Do(req)
-	if err != nil {
-		return nil, &retryable{err: err, hint: "Check --base-url and the network, then run the command again."}
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return nil, s.answerError(resp, what, false)
-	}
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
-	if err != nil {
-		return nil, &retryable{err: fmt.Errorf("reading the answer: %w", err), hint: "Check the network, then run the command again."}
-	}
-	return raw, nil
-}
-
-var errStalled = errors.New("the upload stalled: the connection took no bytes for " + putStallTimeout.String())
-
-// upload is call 2: PUT the zip, from its first byte on every try.
-func (s *submitter) upload(ctx context.Context, up *api.UploadURL, z *zipFile) error {
-	host := "the upload URL"
-	if u, err := url.Parse(up.URL); err == nil {
-		host = u.Host
-	}
-	return s.retry(ctx, "uploading the zip to "+host, func(ctx context.Context) error {
-		// No check of ExpiresAt against the local clock, which may be
-		// skewed: the server refuses an expired URL before the bytes go
-		// (Expect: 100-continue), and that refusal starts over.
-		return s.putOnce(ctx, up.URL, z)
-	})
-}
-
-func (s *submitter) putOnce(ctx context.Context, uploadURL string, z *zipFile) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var w io.Writer
-	if !s.quiet {
-		w = s.stderr
-	}
-	bar := newProgress(w, s.tty, z.size, s.now)
-	stall := time.AfterFunc(putStallTimeout, func() { cancel(errStalled) })
-	defer stall.Stop()
-	// A fresh reader from byte 0 on every try; ReadAt does not move the file.
-	body := &progressReader{r: io.NewSectionReader(z.f, 0, z.size), onRead: func(n int, err error) {
-		if err != nil {
-			stall.Stop() // all sent: the header timeout takes over
-		} else {
-			stall.Reset(putStallTimeout)
-		}
-		bar.add(n)
-	}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, uploadURL, body)
-	if err != nil {
-		bar.finish(false)
-		return exitError{ExitServer, fmt.Sprintf("the service answered an upload URL that cannot be used (%v).", err)}
-	}
-	req.ContentLength = z.size
-	req.Header.Set("Content-Type", api.ZipContentType)
-	// Lets the server refuse (expired URL, too large) before the bytes go.
-	req.Header.Set("Expect", "100-continue")
-	resp, err := s.put.Do(req)
-	if err != nil {
-		bar.finish(false)
-		if errors.Is(context.Cause(ctx), errStalled) {
-			err = errStalled
-		}
-		return &retryable{err: redactURL(err), hint: "Check the network, then run the command again."}
-	}
-	defer resp.Body.Close()
-	ok := resp.StatusCode/100 == 2
-	bar.finish(ok)
-	if !ok {
-		return s.answerError(resp, "uploading the zip", true)
-	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, maxAnswer))
-	return nil
-}
-
-// redactURL drops the signed URL from a transport error: its signature is a
-// credential until it expires, and CI logs are widely read.
-func redactURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		if u, perr := url.Parse(ue.URL); perr == nil {
-			return fmt.Errorf("%s %s://%s%s: %w", ue.Op, u.Scheme, u.Host, u.Path, ue.Err)
-		}
-		return ue.Err
-	}
-	return err
-}
-
-// answerError turns an error answer into the error to retry, start over on,
-// or exit with.
-func (s *submitter) answerError(resp *http.Response, what string, put bool) error {
-	code := resp.StatusCode
-	loc := resp.Header.Get("Location")
-	p := client.ReadProblem(resp)
-	detail := strings.TrimSuffix(p.Detail, ".")
-	if p.Type == "" && !put { // not Betaport's own problem (a proxy's?): say what it usually means
-		switch code {
-		case http.StatusUnauthorized:
-			detail += ". The key was refused: download a new key file from the extension's settings page (downloading one replaces the old key)"
-		case http.StatusForbidden:
-			detail += ". The key was refused, or the extension's team is not on the Professional plan"
-		}
-	}
-	msg := fmt.Sprintf("%s: the service answered %d %s: %s.", what, code, p.Title, detail)
-	switch {
-	case code == http.StatusTooManyRequests:
-		return &retryable{err: fmt.Errorf("%d %s", code, p.Title), after: retryAfter(resp, p, s.now()),
-			hint: "Too many submit calls for this key: wait a minute, then run the command again."}
-	case code >= 500:
-		return &retryable{err: fmt.Errorf("%d %s", code, p.Title), after: retryAfter(resp, p, s.now()),
-			hint: "The service is having trouble; try again later. " + p.Detail}
-	case put && code == http.StatusBadRequest:
-		// The upload broke off (S3 answers a slow body with 400 RequestTimeout).
-		return &retryable{err: fmt.Errorf("%d %s", code, p.Title), hint: p.Detail}
-	case code == http.StatusConflict || code == http.StatusGone || (put && code == http.StatusForbidden):
-		return &startOver{fmt.Errorf("%s: %d %s: %s", what, code, p.Title, detail)}
-	case !put && (code == http.StatusUnauthorized || code == http.StatusForbidden):
-		return exitError{ExitAuth, msg}
-	case code == http.StatusUnprocessableEntity || code == http.StatusRequestEntityTooLarge || code == http.StatusUnsupportedMediaType:
-		for _, zp := range p.Problems {
-			path := zp.Path
-			if path == "" {
-				path = "(zip)"
-			}
-			fmt.Fprintf(s.stderr, "%s: %s (%s)\n", path, zp.Message, zp.Code)
-		}
-		return exitError{ExitInvalid, msg}
-	case code/100 == 3:
-		if put {
-			return exitError{ExitServer, fmt.Sprintf("%s: the upload URL redirected (%d); Betaport does not send the zip through redirects.", what, code)}
-		}
-		return exitError{ExitFailure, fmt.Sprintf("%s: %s redirected (%d) to %s; give the final address as --base-url (the key is not sent through redirects).", what, s.base, code, loc)}
-	case code == http.StatusNotFound && !put:
-		return exitError{ExitFailure, msg + " Check --base-url: it must be Betaport's address."}
-	}
-	if put {
-		return exitError{ExitServer, msg}
-	}
-	return exitError{ExitFailure, msg}
-}
-
-// retryAfter is the wait a 429 (or 503) asks for: the Retry-After header in
-// seconds or as a date, else the problem's retryAfter.
-func retryAfter(resp *http.Response, p *api.Problem, now time.Time) time.Duration {
-	if v := strings.TrimSpace(resp.Header.Get("Retry-After")); v != "" {
-		if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
-			return time.Duration(secs) * time.Second
-		}
-		if t, err := http.ParseTime(v); err == nil && t.After(now) {
-			return t.Sub(now)
-		}
-	}
-	if p.RetryAfter > 0 {
-		return time.Duration(p.RetryAfter) * time.Second
-	}
-	return 0
 }

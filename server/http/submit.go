@@ -20,7 +20,7 @@ func (s *Server) submitKey(w http.ResponseWriter, r *http.Request) (*betaport.Ex
 	if !s.readJSON(w, r, &raw) {
 		return nil, false
 	}
-	key, err := publish.DecodeKey(raw)
+	key, err := api.ServiceKeyOf(raw)
 	if err == nil {
 		var ext *betaport.Extension
 		if ext, err = s.Publish.Authorize(r.Context(), key); err == nil {

@@ -608,7 +608,7 @@ func TestBlackBoxDecodeKey(t *testing.T) {
 	}
 
 	t.Run("service object", func(t *testing.T) {
-		k, err := publish.DecodeKey(raw(t, `{"extensionId":"42","apiKey":"bp_k"}`))
+		k, err := api.ServiceKeyOf(raw(t, `{"extensionId":"42","apiKey":"bp_k"}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -618,7 +618,7 @@ func TestBlackBoxDecodeKey(t *testing.T) {
 	})
 
 	t.Run("id as a number", func(t *testing.T) {
-		k, err := publish.DecodeKey(raw(t, `{"extensionId":42,"apiKey":"bp_k"}`))
+		k, err := api.ServiceKeyOf(raw(t, `{"extensionId":42,"apiKey":"bp_k"}`))
 		if err != nil {
 			t.Fatalf("an id sent as a number: %v", err)
 		}
@@ -628,7 +628,7 @@ func TestBlackBoxDecodeKey(t *testing.T) {
 	})
 
 	t.Run("whole key file", func(t *testing.T) {
-		_, err := publish.DecodeKey(raw(t, `{"service":{"extensionId":"42","apiKey":"bp_k"}}`))
+		_, err := api.ServiceKeyOf(raw(t, `{"service":{"extensionId":"42","apiKey":"bp_k"}}`))
 		p := wantProblem(t, err, 400, "")
 		if !strings.Contains(p.Detail, "service") {
 			t.Errorf("detail %q does not say to send the service object", p.Detail)
@@ -636,7 +636,7 @@ func TestBlackBoxDecodeKey(t *testing.T) {
 	})
 
 	t.Run("unknown field", func(t *testing.T) {
-		_, err := publish.DecodeKey(raw(t, `{"extensionId":"42","apiKey":"bp_k","label":"ci"}`))
+		_, err := api.ServiceKeyOf(raw(t, `{"extensionId":"42","apiKey":"bp_k","label":"ci"}`))
 		wantProblem(t, err, 400, "")
 	})
 
@@ -647,7 +647,7 @@ func TestBlackBoxDecodeKey(t *testing.T) {
 		{`{"extensionId":"42","apiKey":null}`, "apiKey"},
 	} {
 		t.Run("missing "+c.param+" "+c.body, func(t *testing.T) {
-			_, err := publish.DecodeKey(raw(t, c.body))
+			_, err := api.ServiceKeyOf(raw(t, c.body))
 			p := wantProblem(t, err, 400, "")
 			if p.Param != c.param {
 				t.Errorf("param = %q, want %q", p.Param, c.param)
@@ -656,7 +656,7 @@ func TestBlackBoxDecodeKey(t *testing.T) {
 	}
 
 	t.Run("empty object", func(t *testing.T) {
-		_, err := publish.DecodeKey(raw(t, `{}`))
+		_, err := api.ServiceKeyOf(raw(t, `{}`))
 		wantProblem(t, err, 400, "")
 	})
 
@@ -666,7 +666,7 @@ func TestBlackBoxDecodeKey(t *testing.T) {
 		`{"extensionId":["42"],"apiKey":"bp_k"}`,
 	} {
 		t.Run("wrong type "+body, func(t *testing.T) {
-			_, err := publish.DecodeKey(raw(t, body))
+			_, err := api.ServiceKeyOf(raw(t, body))
 			wantProblem(t, err, 400, "")
 		})
 	}

@@ -5,7 +5,6 @@ import (
 	"math"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/time/rate"
 )
@@ -82,16 +81,4 @@ func (k *keyedMutex) lock(ctx context.Context, key int64) (unlock func(), err er
 		release()
 		return nil, ctx.Err()
 	}
-}
-
-// shorten cuts s to at most n bytes, on a rune boundary, for echoing a
-// caller's text back in a problem.
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

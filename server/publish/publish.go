@@ -25,7 +25,6 @@ package publish
 import (
 	"context"
 	"crypto/subtle"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -142,42 +141,6 @@ func HashKey(apiKey string) string { return credential.HashToken(apiKey) }
 
 var errBadKey = &api.Problem{Type: api.ProblemInvalidKey, Status: http.StatusUnauthorized,
 	Detail: "The extension id and API key do not match a current key. Download a new key file from the extension's settings page; downloading one replaces the old key."}
-
-// DecodeKey reads the key object calls 1 and 3 send: exactly the key file's
-// service object, {"extensionId": …, "apiKey": …}. Each way a body can be
-// wrong gets a problem that says how to send it.
-func DecodeKey(raw map[string]json.RawMessage) (api.ServiceKey, error) {
-	var key api.ServiceKey
-	if _, wrapped := raw["service"]; wrapped && raw["extensionId"] == nil {
-		return key, &api.Problem{Type: api.ProblemBadRequest, Status: http.StatusBadRequest, Param: "service",
-			Detail: `This is the whole key file. Send only the object under "service": {"extensionId": …, "apiKey": …}.`}
-	}
-	for name := range raw {
-		if name != "extensionId" && name != "apiKey" {
-			return key, &api.Problem{Type: api.ProblemBadRequest, Status: http.StatusBadRequest, Param: shorten(name, 64),
-				Detail: fmt.Sprintf("The key object has an unknown field %s. Send only the key file's service object: {\"extensionId\": …, \"apiKey\": …}.", strconv.Quote(shorten(name, 64)))}
-		}
-	}
-	for _, f := range []struct {
-		name string
-		dst  *string
-	}{{"extensionId", &key.ExtensionID}, {"apiKey", &key.APIKey}} {
-		v, ok := raw[f.name]
-		if ok && json.Unmarshal(v, f.dst) != nil {
-			var n json.Number
-			if json.Unmarshal(v, &n) == nil { // an id sent as a number
-				*f.dst, ok = n.String(), true
-			} else {
-				ok = false
-			}
-		}
-		if !ok || *f.dst == "" {
-			return key, &api.Problem{Type: api.ProblemBadRequest, Status: http.StatusBadRequest, Param: f.name,
-				Detail: fmt.Sprintf("%s is missing. Send the key file's service object: {\"extensionId\": …, \"apiKey\": …}.", f.name)}
-		}
-	}
-	return key, nil
-}
 
 // Authorize authenticates calls 1 and 3: the key, the team's plan and the
 // key's rate limit. It returns the extension the key submits to.

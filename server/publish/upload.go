@@ -94,12 +94,12 @@ func tooLarge(limit int64) *api.Problem {
 // discards a write whose context is cancelled before Close, so nothing of
 // it becomes visible.
 func (s *Service) storeZip(ctx context.Context, key string, body io.Reader, limit int64) (int64, string, *api.Problem, error) {
-	head := make([]byte, 4)
+	head := make([]byte, api.ZipHeadSize)
 	n, err := io.ReadFull(body, head)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return 0, "", nil, err
 	}
-	if !isZipStart(head[:n]) {
+	if !api.IsZipStart(head[:n]) {
 		p := api.NewProblem(http.StatusUnprocessableEntity, api.ProblemNotAZip,
 			"The body is not a zip (it does not start with a zip signature). Upload the extension's .zip file.")
 		// The same list sign answers with, so a pipeline reads one shape.
@@ -129,15 +129,6 @@ func (s *Service) storeZip(ctx context.Context, key string, body io.Reader, limi
 	return counted.n, hex.EncodeToString(h.Sum(nil)), nil, nil
 }
 
-func isZipStart(b []byte) bool {
-	for _, sig := range zipSignatures {
-		if bytes.Equal(b, sig) {
-			return true
-		}
-	}
-	return false
-}
-
 // countingReader hashes and counts what it reads, failing past limit.
 type countingReader struct {
 	r     io.Reader
@@ -159,8 +150,6 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-
-var zipSignatures = [][]byte{[]byte("PK\x03\x04"), []byte("PK\x05\x06")}
 
 // Upload URLs on file storage are the server's own: a path under /uploads/
 // signed with HMAC-SHA256 over the method, the path, the upload id, the
