@@ -103,6 +103,18 @@ const statusBadRequest = 400
 // is: 400 bad-request, its Param naming the field at fault and its Detail
 // saying what to send.
 func ServiceKeyOf(raw map[string]json.RawMessage) (ServiceKey, error) {
+	return serviceKeyOf(raw, true)
+}
+
+// SessionSubmitOf reads the body of calls 1 and 3 sent by an admin signed
+// in to the browser, whose session authorises them: {"extensionId": …}
+// and nothing else. What it refuses is a *Problem, as ServiceKeyOf's.
+func SessionSubmitOf(raw map[string]json.RawMessage) (extensionID string, err error) {
+	key, err := serviceKeyOf(raw, false)
+	return key.ExtensionID, err
+}
+
+func serviceKeyOf(raw map[string]json.RawMessage, needKey bool) (ServiceKey, error) {
 	var key ServiceKey
 	if _, wrapped := raw["service"]; wrapped && raw["extensionId"] == nil {
 		return key, badKey("service", `This is the whole key file. Send only the object under "service": {"extensionId": …, "apiKey": …}.`)
@@ -122,6 +134,9 @@ func ServiceKeyOf(raw map[string]json.RawMessage) (ServiceKey, error) {
 		name string
 		dst  *string
 	}{{"extensionId", &key.ExtensionID}, {"apiKey", &key.APIKey}} {
+		if f.name == "apiKey" && !needKey {
+			continue
+		}
 		if *f.dst, _ = keyText(raw[f.name]); *f.dst == "" {
 			return ServiceKey{}, badKey(f.name, fmt.Sprintf("%s is missing. Send the key file's service object: {\"extensionId\": …, \"apiKey\": …}.", f.name))
 		}

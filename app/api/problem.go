@@ -40,6 +40,9 @@ type Problem struct {
 	Param string `json:"param,omitempty"`
 	// RetryAfter is the number of seconds to wait before trying again.
 	RetryAfter int `json:"retryAfter,omitempty"`
+	// Restore is the path that restores a revoked tester (POST), on a
+	// refused invite of their e-mail.
+	Restore string `json:"restore,omitempty"`
 	// Problems lists everything wrong with a rejected zip.
 	Problems []betaport.ZipProblem `json:"problems,omitempty"`
 }

@@ -25,7 +25,9 @@ type KeyFile struct {
 // ServiceKey authenticates calls 1 and 3 of the submit flow.
 type ServiceKey struct {
 	ExtensionID string `json:"extensionId"`
-	APIKey      string `json:"apiKey"`
+	// APIKey is the key's secret. An admin's browser leaves it out: their
+	// session authorises the call instead.
+	APIKey string `json:"apiKey,omitempty"`
 }
 
 // UploadURL answers call 1: where to PUT the zip, until when.
@@ -57,8 +59,6 @@ func BundlesPath(extensionID int64) string { return ExtensionPath(extensionID) +
 // CurrentBundlePath is the record of the bundle testers get.
 func CurrentBundlePath(extensionID int64) string { return BundlesPath(extensionID) + "/current" }
 
-// KeyPath creates (rotates) an extension's key and answers the key file.
-func KeyPath(extensionID int64) string { return ExtensionPath(extensionID) + "/key" }
 
 // SubmitLimits are what a client checks before it sends anything.
 type SubmitLimits struct {

@@ -110,12 +110,29 @@ type ExtensionStore interface {
 	FindExtensions(ctx context.Context, f ExtensionFilter) ([]*Extension, error)
 }
 
-// KeyStore keeps the hashes of extensions' submit keys.
+// KeyStore keeps extensions' named submit keys, as hashes of their secrets.
 type KeyStore interface {
-	// SetExtensionKey replaces an extension's submit key (rotation).
-	SetExtensionKey(ctx context.Context, extensionID int64, keyHash string) error
-	// ExtensionKey returns the hash of an extension's key ("" for none).
-	ExtensionKey(ctx context.Context, extensionID int64) (string, error)
+	// CreateKey adds k, whose secret hashes to keyHash, and records it in
+	// the audit trail (by k.CreatedBy).
+	CreateKey(ctx context.Context, k *Key, keyHash string) error
+	// FindKeys returns up to limit of an extension's keys, revoked ones
+	// too, newest first, keyset-paged by id (beforeID 0: from the newest).
+	FindKeys(ctx context.Context, extensionID, beforeID int64, limit int) ([]*Key, error)
+	// FindKeyByHash returns the key whose secret hashes to hash, unless it
+	// is revoked (ENOTFOUND).
+	FindKeyByHash(ctx context.Context, hash string) (*Key, error)
+	// RevokeKey revokes one key of an extension and records actor in the
+	// audit trail; revoking a revoked key changes nothing.
+	RevokeKey(ctx context.Context, extensionID, keyID int64, actor string) (*Key, error)
+	// KeyUsed records that a key authorised a call at at.
+	KeyUsed(ctx context.Context, keyID int64, at time.Time) error
+}
+
+// AuditStore reads the audit trail the other stores write.
+type AuditStore interface {
+	// FindAuditEvents returns up to limit of an extension's audit events,
+	// newest first, keyset-paged by id (beforeID 0: from the newest).
+	FindAuditEvents(ctx context.Context, extensionID, beforeID int64, limit int) ([]*AuditEvent, error)
 }
 
 // BundleStore keeps published bundles.
@@ -200,15 +217,27 @@ type TesterStore interface {
 	// loads).
 	CreateTesters(ctx context.Context, ts []*Tester) error
 	// InviteTester adds one tester who signs in with the link whose token
-	// hashes to inviteHash.
-	InviteTester(ctx context.Context, t *Tester, inviteHash string) error
+	// hashes to inviteHash, and records actor in the audit trail.
+	InviteTester(ctx context.Context, t *Tester, inviteHash, actor string) error
 	FindTester(ctx context.Context, id int64) (*Tester, error)
 	FindTesterByInvite(ctx context.Context, inviteHash string) (*Tester, error)
+	// FindTesterByEmail returns an extension's tester with the e-mail (in
+	// any case).
+	FindTesterByEmail(ctx context.Context, extensionID int64, email string) (*Tester, error)
 	FindTesters(ctx context.Context, f TesterFilter) ([]*Tester, error)
 	// ActivateTester marks a tester who opened their link active and seen.
 	ActivateTester(ctx context.Context, id int64) error
-	// RevokeTester revokes a tester and ends their sessions at once.
-	RevokeTester(ctx context.Context, id int64) error
+	// RevokeTester revokes a tester and records actor as who did. Their
+	// sessions are kept (so their browser can be told access ended), and
+	// every request refuses them by the tester's status.
+	RevokeTester(ctx context.Context, id int64, actor string) error
+	// RestoreTester makes a revoked tester invited again, the same record
+	// with a new link whose token hashes to inviteHash; the sessions of
+	// before the revoke are deleted.
+	RestoreTester(ctx context.Context, id int64, inviteHash, actor string) (*Tester, error)
+	// ResendInvite gives a tester who is not revoked a new link whose token
+	// hashes to inviteHash; the old link stops working.
+	ResendInvite(ctx context.Context, id int64, inviteHash, actor string) (*Tester, error)
 }
 
 // UserStore keeps admins.
@@ -236,6 +265,7 @@ type Store interface {
 	TeamStore
 	ExtensionStore
 	KeyStore
+	AuditStore
 	BundleStore
 	SigningStore
 	UploadStore

@@ -1,8 +1,11 @@
 package betaport
 
 import (
+	"fmt"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Plans a team can be on. Only Professional teams may submit bundles.
@@ -118,6 +121,12 @@ type Tester struct {
 	Status      string     `json:"status"`
 	CreatedAt   time.Time  `json:"createdAt"`
 	LastSeenAt  *time.Time `json:"lastSeenAt,omitempty"`
+	// InvitedAt is when the tester's current invite link was made (nil for
+	// testers loaded in bulk, who were never sent one).
+	InvitedAt *time.Time `json:"invitedAt,omitempty"`
+	// RevokedBy is who revoked the tester (an admin's e-mail, or
+	// ActorCommandLine); empty unless revoked.
+	RevokedBy string `json:"revokedBy,omitempty"`
 }
 
 // Normalize trims a tester's e-mail (lower-cased) and name, and makes a
@@ -134,6 +143,9 @@ func (t *Tester) Normalize() {
 func (t *Tester) Validate() error {
 	if !validEmail(t.Email) {
 		return &Error{Code: EINVALID, Param: "email", Message: "Give the tester's e-mail address, like ada@example.com."}
+	}
+	if strings.ContainsFunc(t.Name, unicode.IsControl) || !utf8.ValidString(t.Name) || !utf8.ValidString(t.Email) {
+		return &Error{Code: EINVALID, Param: "name", Message: "A tester's name is one line of text, without control characters."}
 	}
 	if len(t.Email) > 254 || len(t.Name) > 200 {
 		return &Error{Code: EINVALID, Param: "email", Message: "That e-mail address or name is too long."}
@@ -165,7 +177,7 @@ func (u *User) Validate() error {
 // part, an @ and a domain, nothing that breaks a header.
 func validEmail(s string) bool {
 	at := strings.IndexByte(s, '@')
-	return at >= 1 && at < len(s)-1 && !strings.ContainsAny(s, " \t\r\n<>")
+	return at >= 1 && at < len(s)-1 && !strings.ContainsAny(s, " <>") && !strings.ContainsFunc(s, unicode.IsControl)
 }
 
 // ZipProblem is one thing wrong with a submitted zip.
@@ -179,3 +191,59 @@ type ZipProblem struct {
 // extension already served 65535.65535.65535.65535, the highest version.
 // The other codes are package zipcheck's.
 const ZipProblemVersionExhausted = "version_exhausted"
+
+// Key is one of an extension's named submit keys. Its secret is shown once,
+// when it is made, and kept only as a hash; each key is revoked on its own.
+type Key struct {
+	ID          int64      `json:"id"`
+	ExtensionID int64      `json:"extensionId"`
+	Label       string     `json:"label"`
+	CreatedAt   time.Time  `json:"createdAt"`
+	CreatedBy   string     `json:"createdBy"`
+	LastUsedAt  *time.Time `json:"lastUsedAt,omitempty"`
+	RevokedAt   *time.Time `json:"revokedAt,omitempty"`
+}
+
+// MaxKeyLabel is the longest label a key takes, in characters.
+const MaxKeyLabel = 100
+
+// Validate reports what is wrong with a key about to be saved.
+func (k *Key) Validate() error {
+	switch label := strings.TrimSpace(k.Label); {
+	case label == "":
+		return &Error{Code: EINVALID, Param: "label", Message: `Name the key after where it is used, like "GitHub Actions".`}
+	case utf8.RuneCountInString(label) > MaxKeyLabel:
+		return &Error{Code: EINVALID, Param: "label", Message: fmt.Sprintf("A key's label is at most %d characters.", MaxKeyLabel)}
+	case strings.ContainsFunc(label, unicode.IsControl) || !utf8.ValidString(label):
+		return &Error{Code: EINVALID, Param: "label", Message: "A key's label is one line of text, without control characters."}
+	case strings.TrimSpace(k.CreatedBy) == "":
+		return &Error{Code: EINVALID, Param: "createdBy", Message: "A key records who made it."}
+	}
+	return nil
+}
+
+// Audit actions: what the audit trail records.
+const (
+	AuditKeyCreated     = "key.created"
+	AuditKeyRevoked     = "key.revoked"
+	AuditTesterInvited  = "tester.invited"
+	AuditInviteResent   = "tester.invite_resent"
+	AuditTesterRevoked  = "tester.revoked"
+	AuditTesterRestored = "tester.restored"
+)
+
+// ActorCommandLine is the actor of changes made with the betaport command,
+// which runs with the database's own rights and signs nobody in.
+const ActorCommandLine = "command line"
+
+// AuditEvent is one change to an extension's keys or testers: who made it,
+// what it was and when. Stores write one in the same transaction as the
+// change it records.
+type AuditEvent struct {
+	ID          int64     `json:"id"`
+	ExtensionID int64     `json:"extensionId"`
+	Actor       string    `json:"actor"`   // an admin's e-mail, or ActorCommandLine
+	Action      string    `json:"action"`  // one of the Audit… actions
+	Subject     string    `json:"subject"` // the key's label or the tester's e-mail
+	CreatedAt   time.Time `json:"createdAt"`
+}

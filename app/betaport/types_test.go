@@ -25,6 +25,12 @@ func TestValidate(t *testing.T) {
 		{"tester with a header break", &betaport.Tester{Email: "ada@example.com\r\nBcc: x@y", Status: betaport.TesterInvited}, "email"},
 		{"tester with a long name", &betaport.Tester{Email: "ada@example.com", Name: strings.Repeat("n", 201), Status: betaport.TesterInvited}, "email"},
 		{"tester of no status", &betaport.Tester{Email: "ada@example.com", Status: "gone"}, "status"},
+		{"tester with a control character", &betaport.Tester{Email: "ada@example.com", Name: "Ada\x00", Status: betaport.TesterInvited}, "name"},
+		{"key", &betaport.Key{Label: "GitHub Actions", CreatedBy: "ada@example.com"}, ""},
+		{"key without a label", &betaport.Key{Label: " ", CreatedBy: "ada@example.com"}, "label"},
+		{"key with a NUL", &betaport.Key{Label: "CI\x00", CreatedBy: "ada@example.com"}, "label"},
+		{"key on two lines", &betaport.Key{Label: "CI\nprod", CreatedBy: "ada@example.com"}, "label"},
+		{"key by nobody", &betaport.Key{Label: "CI"}, "createdBy"},
 		{"admin", &betaport.User{Email: "ada@example.com"}, ""},
 		{"admin without a domain", &betaport.User{Email: "ada@"}, "email"},
 	} {

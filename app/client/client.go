@@ -156,6 +156,17 @@ func (c *Client) Invite(ctx context.Context, extensionID int64, in api.Invite) (
 	return &out, nil
 }
 
+// Renew gives a tester a new invite link at path: api.TesterRestorePath
+// (a revoked tester, restored) or api.TesterInvitePath (the old link stops
+// working).
+func (c *Client) Renew(ctx context.Context, path string) (*api.Invited, error) {
+	var out api.Invited
+	if err := c.Do(ctx, http.MethodPost, path, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // Revoke revokes a tester.
 func (c *Client) Revoke(ctx context.Context, extensionID, testerID int64) error {
 	return c.Do(ctx, http.MethodDelete, api.TesterPath(extensionID, testerID), nil, nil)

@@ -126,6 +126,11 @@ func readPrerendered() {
 			primeJSON[fetch.CursorPage[betaport.Tester]](key, body, etag)
 		case KindBuilds:
 			primeJSON[fetch.CursorPage[betaport.Bundle]](key, body, etag)
+		case KindEnded:
+			var pr api.Problem
+			if json.Unmarshal(body, &pr) == nil {
+				clientPages[KindEnded] = pr
+			}
 		case KindSession:
 			var s api.Session
 			if json.Unmarshal(body, &s) == nil && s.Kind != "" {

@@ -50,6 +50,9 @@ func signedOut(ctx app.Context, err error) bool {
 	if !client.IsUnauthorized(err) {
 		return false
 	}
+	if accessEnded(ctx, err) {
+		return true
+	}
 	setSession(nil)
 	ctx.Navigate("/login")
 	return true

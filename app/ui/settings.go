@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -14,9 +13,9 @@ import (
 	"github.com/betaport/betaport/app/fetch"
 )
 
-// SettingsPage shows an extension, its team's plan, and the key file that
-// pipelines and the upload panel submit with. Downloading the key file
-// creates a new key (the previous one stops working), after a confirmation.
+// SettingsPage shows an extension, its team's plan, its named keys (the key
+// files pipelines submit with; keys.go), its browser updates and its audit
+// trail.
 type SettingsPage struct {
 	app.Compo
 
@@ -27,11 +26,15 @@ type SettingsPage struct {
 	// closeExtension closes the extension's Query (useFetch).
 	closeExtension func()
 
-	confirming bool
+	// Keys: the label typed, a key being created, the label of the one
+	// just downloaded, and the lists (keys.go).
+	keyLabel   string
 	busy       bool
 	keyErr     error
-	downloaded bool
+	downloaded string
 	announce   string
+	keys       *pageList[keyPage, betaport.Key]
+	audit      *pageList[auditPage, betaport.AuditEvent]
 
 	// Browser updates: the extension's Chrome ID and update URL (admins).
 	updates         *api.Updates
@@ -45,6 +48,8 @@ type SettingsPage struct {
 	// replaced as it runs, and a handler's context dies with its element.
 	ctx app.Context
 }
+
+func (p *SettingsPage) OnInit() { p.keys, p.audit = keysList(), auditList() }
 
 // OnPreRender knows, on the server, who is visiting: a tester gets the
 // admins-only page there too.
@@ -60,17 +65,19 @@ func (p *SettingsPage) OnNav(ctx app.Context) {
 	path := strings.TrimPrefix(ctx.Page().URL().Path, "/extensions/")
 	p.id, _ = strconv.ParseInt(strings.TrimSuffix(path, "/settings"), 10, 64)
 	p.extension, p.err = nil, nil
-	p.confirming, p.busy, p.keyErr, p.downloaded, p.announce = false, false, nil, false, ""
+	p.busy, p.keyErr, p.downloaded, p.announce = false, nil, "", ""
 	p.updates, p.updatesErr = nil, nil
 	p.rotateAsking, p.rotating, p.rotateErr, p.rotated, p.updateURLCopied = false, false, nil, false, false
 	id := p.id
+	p.OnDismount() // the previous extension's queries and lists
 	currentSession(ctx, func(s *api.Session) {
 		p.session = s
-		if s != nil && s.Kind == api.KindAdmin {
+		if s != nil && s.Kind == api.KindAdmin && id == p.id {
 			p.loadUpdates(ctx, id)
+			p.keys.open(ctx, keysKeys(id), nil)
+			p.audit.open(ctx, auditKeys(id), nil)
 		}
 	})
-	p.OnDismount()
 	_, p.closeExtension = openExtension(ctx, id, func(s fetch.State[betaport.Extension]) {
 		if signedOut(ctx, s.Err) {
 			return
@@ -79,12 +86,15 @@ func (p *SettingsPage) OnNav(ctx app.Context) {
 	})
 }
 
-// OnDismount closes the extension's Query: its request is cancelled.
+// OnDismount closes the extension's Query and the lists: their requests
+// are cancelled.
 func (p *SettingsPage) OnDismount() {
 	if p.closeExtension != nil {
 		p.closeExtension()
 		p.closeExtension = nil
 	}
+	p.keys.close()
+	p.audit.close()
 }
 
 func (p *SettingsPage) Render() app.UI {
@@ -99,7 +109,7 @@ func (p *SettingsPage) Render() app.UI {
 	case p.extension == nil || p.session == nil:
 		body = statusView("loading", "Loading the settings…")
 	default:
-		body = app.Div().Body(p.renderFacts(), p.renderKey(), p.renderUpdates())
+		body = app.Div().Body(p.renderFacts(), p.renderKey(), p.renderUpdates(), p.renderAudit())
 	}
 	return shell("extensions",
 		crumbs,
@@ -128,38 +138,24 @@ func (p *SettingsPage) renderFacts() app.UI {
 
 func (p *SettingsPage) renderKey() app.UI {
 	s := p.session
-	section := app.Section().ID("key-section").Class("settings-key")
-	title := app.H2().Text("Key file")
 	switch {
 	case s.Kind != api.KindAdmin:
-		return section.Body(title, app.P().ID("key-admins-only").Class("state").Text("Only the extension's admins manage its key file."))
+		return app.Section().ID("key-section").Class("settings-key").Body(app.H2().Text("Keys"),
+			app.P().ID("key-admins-only").Class("state").Text("Only the extension's admins manage its keys."))
 	case s.Team == nil || s.Team.Plan != betaport.PlanProfessional:
-		return section.Body(title, app.P().ID("key-plan-required").Class("state").Text(fmt.Sprintf(
-			"Manual upload needs the Professional plan, and so do pipelines. %s is on the %s plan: upgrade the team to get a key file.",
-			teamName(s), planName(teamPlan(s)))))
+		return app.Section().ID("key-section").Class("settings-key").Body(app.H2().Text("Keys"),
+			app.P().ID("key-plan-required").Class("state").Text(fmt.Sprintf(
+				"Manual upload needs the Professional plan, and so do pipelines. %s is on the %s plan: upgrade the team to create keys.",
+				teamName(s), planName(teamPlan(s)))))
 	}
-	var action app.UI
-	if p.confirming {
-		action = app.Div().ID("key-confirm").Class("confirm").Attr("role", "group").Aria("labelledby", "key-confirm-text").Body(
-			app.P().ID("key-confirm-text").Body(
-				app.Strong().Text("Create a new key? "),
-				app.Text("The previous key stops working at once: every pipeline that uses it must be updated with the new key.json."),
-			),
-			button().ID("confirm-key").Type("button").Class("primary").Aria("disabled", p.busy).
-				Text(map[bool]string{true: "Creating…", false: "Create the key and download key.json"}[p.busy]).OnClick(p.createKey),
-			button().ID("cancel-key").Type("button").Aria("disabled", p.busy).Text("Cancel").OnClick(p.cancelKey),
-		)
-	} else {
-		action = button().ID("download-key").Type("button").Text("Download key file").OnClick(p.askKey)
+	return p.keysSection()
+}
+
+func (p *SettingsPage) renderAudit() app.UI {
+	if p.session.Kind != api.KindAdmin {
+		return app.Div()
 	}
-	return section.Body(
-		title,
-		app.P().Class("muted").Text("Pipelines and the upload panel authenticate with a key file, key.json. Betaport keeps only a hash of the key, so each download creates a new one and the file is shown only then. Keep it secret: it publishes bundles."),
-		action,
-		app.If(p.downloaded, app.P().ID("key-downloaded").Class("state state-ok").Text(
-			"key.json downloaded. The previous key no longer works: update your pipelines with the new file.")),
-		app.If(p.keyErr != nil, app.P().ID("key-error").Class("state state-error").Text(problemText(p.keyErr))),
-	)
+	return p.auditSection()
 }
 
 func teamName(s *api.Session) string {
@@ -174,49 +170,6 @@ func teamPlan(s *api.Session) string {
 		return ""
 	}
 	return s.Team.Plan
-}
-
-func (p *SettingsPage) askKey(ctx app.Context, e app.Event) {
-	p.confirming, p.keyErr = true, nil
-	p.announce = "Creating a new key makes the previous key stop working. Confirm or cancel."
-	focusByID(p.ctx, "confirm-key")
-}
-
-func (p *SettingsPage) cancelKey(ctx app.Context, e app.Event) {
-	if p.busy {
-		return
-	}
-	p.confirming = false
-	p.announce = "Cancelled. The key was not changed."
-	focusByID(p.ctx, "download-key")
-}
-
-func (p *SettingsPage) createKey(ctx app.Context, e app.Event) {
-	if p.busy {
-		return
-	}
-	p.busy, p.keyErr, p.downloaded = true, nil, false
-	c, id, ctx := apiClient(), p.id, p.ctx
-	ctx.Async(func() {
-		var kf api.KeyFile
-		err := c.Do(ctx, http.MethodPost, api.KeyPath(id), nil, &kf)
-		ctx.Dispatch(func(ctx app.Context) {
-			if signedOut(ctx, err) {
-				return
-			}
-			p.busy, p.confirming, p.keyErr = false, false, err
-			if err != nil {
-				p.announce = "The key was not created: " + problemText(err)
-				focusByID(ctx, "download-key")
-				return
-			}
-			b, _ := json.MarshalIndent(kf, "", "  ")
-			saveFile(ctx, "key.json", "application/json", string(b)+"\n")
-			p.downloaded = true
-			p.announce = "key.json downloaded. The previous key no longer works."
-			focusByID(ctx, "download-key")
-		})
-	})
 }
 
 // loadUpdates fetches the extension's Chrome ID and update URL. The first

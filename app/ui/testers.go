@@ -29,7 +29,7 @@ type testerPages = []testerPage
 func testersList() *pageList[testerPage, betaport.Tester] {
 	return &pageList[testerPage, betaport.Tester]{listSpec: listSpec[testerPage, betaport.Tester]{
 		name: "testers", section: "testers-list", rowsID: "testers", label: "Testers",
-		grid: "testers-grid", columns: []string{"Name", "E-mail", "Status", ""},
+		grid: "testers-grid", columns: []string{"Name", "E-mail", "Status", "Invited", ""},
 		loading: "Loading testers…", end: "That is every tester.",
 		pageSize: testersPageSize, items: func(page testerPage) []betaport.Tester { return page.Data },
 	}}
@@ -67,8 +67,14 @@ type TestersPage struct {
 	inviting    bool
 	inviteErr   error
 	invited     *api.Invited
-	copied      bool
-	revokeErr   error
+	// linkNote says what the link shown is: an invite, a restore, a new
+	// link.
+	linkNote  string
+	copied    bool
+	revokeErr error
+	// restore is the path that restores the revoked tester an invite
+	// named (the server's offer instead of a plain refusal).
+	restore string
 
 	// pageCtx is the page's own context (OnNav's). Requests started from a
 	// button answer through it: a row's Revoke button is gone as soon as
@@ -236,8 +242,10 @@ func (p *TestersPage) renderList() app.UI {
 		Header: app.If(rows.Len() > 0,
 			app.P().ID("testers-total").Class("muted").Text(strconv.Itoa(rows.Len())+" loaded")),
 		Empty: empty,
-		Row:   func(t betaport.Tester) app.UI { return &testerRow{Tester: t, OnRevoke: p.revoke} },
-		Key:   testerID,
+		Row: func(t betaport.Tester) app.UI {
+			return &testerRow{Tester: t, OnRevoke: p.revoke, OnRenew: p.renew, Now: p.now}
+		},
+		Key: testerID,
 	}
 }
 
@@ -245,14 +253,17 @@ func (p *TestersPage) renderInvite() app.UI {
 	var result app.UI
 	switch {
 	case p.inviteErr != nil:
-		result = app.P().ID("invite-error").Class("state state-error").Attr("role", "alert").Text(problemText(p.inviteErr))
+		result = app.Div().ID("invite-error").Class("state state-error").Attr("role", "alert").Body(
+			app.P().Text(problemText(p.inviteErr)),
+			app.If(p.restore != "", button().ID("restore-offer").Type("button").Text("Restore them and make a new link").OnClick(p.restoreOffered)),
+		)
 	case p.invited != nil:
 		copyText := "Copy link"
 		if p.copied {
 			copyText = "Copied"
 		}
 		result = app.Div().ID("invite-result").Class("state").Attr("role", "status").Body(
-			app.P().Text("Send this personal link to "+p.invited.Email+". It is shown only now; it signs them in without a password."),
+			app.P().ID("invite-note").Text(p.linkNote+" Send this personal link to "+p.invited.Email+". It is shown only now; it signs them in without a password."),
 			app.Input().ID("invite-url").ReadOnly(true).Value(p.invited.InviteURL).Aria("label", "Invite link"),
 			button().ID("copy-invite").Type("button").Text(copyText).OnClick(p.copyLink),
 		)
@@ -268,13 +279,16 @@ func (p *TestersPage) renderInvite() app.UI {
 	)
 }
 
+// now is the clock an invite's age is told by.
+func (p *TestersPage) now() time.Time { return time.Now() }
+
 // invite adds the tester on top of the list at once (optimistically, with
 // the list's Mutate), and takes it back if the server refuses.
 func (p *TestersPage) invite(ctx app.Context, e app.Event) {
 	if p.inviting {
 		return
 	}
-	p.inviting, p.inviteErr, p.invited, p.copied = true, nil, nil, false
+	p.inviting, p.inviteErr, p.invited, p.copied, p.restore = true, nil, nil, false, ""
 	c, id, in := apiClient(), p.extensionID, api.Invite{Email: p.email, Name: p.name}
 	list := p.testers.list
 	var before testerPages
@@ -292,12 +306,18 @@ func (p *TestersPage) invite(ctx app.Context, e app.Event) {
 			if signedOut(ctx, err) {
 				return
 			}
-			p.inviting, p.inviteErr, p.invited = false, err, out
+			p.inviting, p.inviteErr, p.invited, p.linkNote = false, err, out, "Invited."
+			if pr, ok := api.AsProblem(err); ok && pr.Type == api.ProblemTesterRevoked {
+				p.restore = pr.Restore
+			}
 			if list == nil {
 				return
 			}
 			if err != nil {
 				list.Mutate(before, false) // roll back
+				if p.restore != "" {
+					focusByID(ctx, "restore-offer")
+				}
 				return
 			}
 			p.email, p.name = "", ""
@@ -331,7 +351,7 @@ func (p *TestersPage) revoke(ctx app.Context, t betaport.Tester) {
 	list.Mutate(replaceTester(before, revoked), false)
 	p.revokeErr = nil
 	c, pageCtx := apiClient(), p.pageCtx
-	ctx.Async(func() {
+	pageCtx.Async(func() {
 		reqCtx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 		defer cancel()
 		err := c.Revoke(reqCtx, t.ExtensionID, t.ID)
@@ -365,40 +385,56 @@ func replaceTester(pages testerPages, t betaport.Tester) testerPages {
 	return out
 }
 
+// restoreOffered restores the revoked tester an invite named.
+func (p *TestersPage) restoreOffered(ctx app.Context, e app.Event) {
+	if p.restore == "" {
+		return
+	}
+	path := p.restore
+	p.email, p.name = "", ""
+	setField(ctx, "invite-email", "")
+	setField(ctx, "invite-name", "")
+	p.renewAt(path, "Restored.")
+}
+
+// renew gives the tester of a row a new link: a restore when revoked, a
+// new invite link otherwise (the old one stops working).
+func (p *TestersPage) renew(t betaport.Tester) {
+	if t.Status == betaport.TesterRevoked {
+		p.renewAt(api.TesterRestorePath(t.ExtensionID, t.ID), "Restored.")
+		return
+	}
+	p.renewAt(api.TesterInvitePath(t.ExtensionID, t.ID), "New link made; the old one no longer works.")
+}
+
+func (p *TestersPage) renewAt(path, note string) {
+	p.revokeErr, p.inviteErr, p.restore = nil, nil, ""
+	c, pageCtx, list := apiClient(), p.pageCtx, p.testers.list
+	pageCtx.Async(func() {
+		reqCtx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		defer cancel()
+		out, err := c.Renew(reqCtx, path)
+		pageCtx.Dispatch(func(ctx app.Context) {
+			if signedOut(ctx, err) {
+				return
+			}
+			if err != nil {
+				p.revokeErr = err
+				return
+			}
+			p.invited, p.linkNote, p.copied = out, note, false
+			if list != nil {
+				list.Mutate(replaceTester(list.Snapshot().Data, out.Tester), true)
+			}
+			focusByID(ctx, "invite-url")
+		})
+	})
+}
+
 func (p *TestersPage) copyLink(ctx app.Context, e app.Event) {
 	if p.invited == nil {
 		return
 	}
 	app.Window().Get("navigator").Get("clipboard").Call("writeText", p.invited.InviteURL)
 	p.copied = true
-}
-
-// testerRow is its own component so its handlers always see its own tester
-// (closures made in a loop go stale: go-app #1107).
-type testerRow struct {
-	app.Compo
-
-	Tester   betaport.Tester
-	OnRevoke func(ctx app.Context, t betaport.Tester)
-}
-
-func (r *testerRow) Render() app.UI {
-	t := r.Tester
-	var action app.UI = app.Span()
-	if t.Status != betaport.TesterRevoked && t.ID > 0 {
-		action = button().Type("button").Class("revoke").
-			Aria("label", "Revoke "+t.Email).Text("Revoke").OnClick(r.revoke)
-	}
-	return app.Div().Class("row testers-grid").DataSet("tester", t.ID).Body(
-		cell(app.Text(t.Name)),
-		cell(app.Text(t.Email)),
-		cell(app.Span().Class("badge badge-"+t.Status).Text(t.Status)),
-		cell(action),
-	)
-}
-
-func (r *testerRow) revoke(ctx app.Context, e app.Event) {
-	if r.OnRevoke != nil {
-		r.OnRevoke(ctx, r.Tester)
-	}
 }

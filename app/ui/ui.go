@@ -24,6 +24,7 @@ func Register() {
 	registerOnce.Do(func() {
 		app.Route("/", &Home{})
 		app.Route("/login", &LoginPage{})
+		app.Route(PathEnded, &EndedPage{})
 		app.Route("/builds", &BuildsPage{})
 		app.RouteWithRegexp(`^/extensions/\d+$`, &ExtensionPage{})
 		app.RouteWithRegexp(`^/extensions/\d+/testers$`, &TestersPage{})
@@ -122,7 +123,7 @@ func problemText(err error) string {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // pagePaths are the addresses of the app's pages (see Register).
-var pagePaths = regexp.MustCompile(`^(/|/login|/builds|/extensions/\d+(/testers|/pages|/settings)?)$`)
+var pagePaths = regexp.MustCompile(`^(/|/login|/ended|/builds|/extensions/\d+(/testers|/pages|/settings)?)$`)
 
 // KnownPage reports whether path is one of the app's pages; the server
 // answers any other with NotFoundPage and a 404 status.

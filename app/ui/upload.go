@@ -61,6 +61,8 @@ func (p *UploadPanel) OnMount(ctx app.Context) {
 		Dispatch:  func(f func()) { ctx.Dispatch(func(app.Context) { f() }) },
 		Async:     ctx.Async,
 		Extension: func() (int64, string) { return p.ExtensionID, p.ExtensionName },
+		// An admin's session authorises the calls: the zip alone is enough.
+		SignedIn: func() bool { return p.session != nil && p.session.Kind == api.KindAdmin },
 		Focus:     func(f upload.Focus) { focusByID(ctx, focusIDs[f]) },
 		Published: func(b betaport.Bundle) {
 			if p.OnPublished != nil {
@@ -129,16 +131,16 @@ func (p *UploadPanel) Render() app.UI {
 		app.Div().Class("upload-head").Body(
 			app.H2().Text("Upload a bundle"),
 			app.P().Class("muted").Body(
-				app.Text("The same three calls as a pipeline, with the key file from the "),
+				app.Text("The same three calls as a pipeline, signed in as you. Pipelines use a key file from the "),
 				app.A().ID("settings-link").Href(settings).Text("settings page"),
-				app.Text(" (kept in this page's memory only)."),
+				app.Text("; one dropped here is used instead (kept in this page's memory only)."),
 			),
 		),
 		app.Div().ID("drop-zone").Class(zoneClass).
 			Attr("role", "button").TabIndex(0).
 			Aria("describedby", "drop-zone-hint").Aria("disabled", busy || app.IsServer).Body(
-			app.Strong().Text("Drop the .zip and key.json here"),
-			app.Span().ID("drop-zone-hint").Class("muted").Text(", together or one at a time, or press Enter or Space to choose them"),
+			app.Strong().Text("Drop the extension's .zip here"),
+			app.Span().ID("drop-zone-hint").Class("muted").Text(", or press Enter or Space to choose it"),
 		),
 		app.Input().ID("upload-files").Type("file").Multiple(true).Hidden(true).TabIndex(-1).
 			Accept(".zip,.json,application/zip,application/json"),
@@ -156,7 +158,10 @@ func (p *UploadPanel) renderChosen(r *upload.Runner) app.UI {
 	if r.Zip != nil {
 		zip = app.Dd().ID("upload-zip").Text(fmt.Sprintf("%s (%s)", r.Zip.Name(), humanSize(r.Zip.Size())))
 	}
-	key := app.Dd().ID("upload-key").Class("muted").Text("None yet: download it on the settings page")
+	key := app.Dd().ID("upload-key").Class("muted").Text("None: you are signed in")
+	if p.session == nil || p.session.Kind != api.KindAdmin {
+		key = app.Dd().ID("upload-key").Class("muted").Text("None yet: create one on the settings page")
+	}
 	if r.Key != nil {
 		key = app.Dd().ID("upload-key").Text(fmt.Sprintf("%s: key of %s (#%s)", r.KeyName, p.ExtensionName, r.Key.ExtensionID))
 	}
@@ -235,8 +240,10 @@ func (p *UploadPanel) renderOutcome(r *upload.Runner) app.UI {
 		pr := r.Problem
 		var next string
 		switch {
-		case r.Key == nil:
-			next = "Drop the new key file to try again; the upload starts by itself."
+		case pr.Type == api.ProblemInvalidKey && r.CanRetry():
+			next = "The key file was set aside: Retry publishes signed in as you, or drop a current key file."
+		case pr.Type == api.ProblemInvalidKey:
+			next = "Drop a current key file to try again; the upload starts by itself."
 		case r.Zip == nil:
 			next = "Fix the zip, then drop it here; the upload starts by itself."
 		}

@@ -367,6 +367,11 @@ func (v *VList) computeWindow() {
 		if last < first {
 			last = first
 		}
+		if first == 0 {
+			// A list below the fold still has its first rows in the page
+			// (screen readers, find in page, a short list read whole).
+			last = max(last, min(v.Count, overscan))
+		}
 		v.middle = min(max(int((viewport/2-top)/h), 0), max(v.Count-1, 0))
 		v.visible = int(viewport / h)
 	}

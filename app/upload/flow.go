@@ -13,11 +13,11 @@ import (
 // Start runs the three calls for the chosen zip and key, unless one of them
 // is missing or an upload runs.
 func (r *Runner) Start() {
-	if r.Key == nil || r.Zip == nil || r.Phase == Running {
+	if r.key() == nil || r.Zip == nil || r.Phase == Running {
 		return
 	}
 	r.attempt++
-	gen, key, zip := r.attempt, *r.Key, r.Zip
+	gen, key, zip := r.attempt, *r.key(), r.Zip
 	runCtx, cancel := context.WithCancel(r.cfg.Context)
 	r.cancel = cancel
 	r.Phase, r.Step, r.Problem, r.Bundle, r.Notices = Running, client.StepUploadURL, nil, nil, nil
@@ -169,7 +169,7 @@ func (r *Runner) cancelled() {
 
 // CanRetry reports whether the same upload can be tried again.
 func (r *Runner) CanRetry() bool {
-	return r.Key != nil && r.Zip != nil && r.Phase != Running
+	return r.key() != nil && r.Zip != nil && r.Phase != Running
 }
 
 // CanCancel reports whether the upload running can still be cancelled:

@@ -73,6 +73,10 @@ type Config struct {
 	// Extension is the extension the panel uploads to, read when files
 	// are taken (the panel may be given another).
 	Extension func() (id int64, name string)
+	// SignedIn reports whether an admin's session authorises the calls
+	// (the panel in the signed-in app): a zip alone is then enough, and a
+	// key file dropped with it is used instead. Nil means a key is needed.
+	SignedIn func() bool
 	// Focus moves the focus; Published is told each bundle published. Both
 	// run on the UI goroutine; either may be nil.
 	Focus     func(Focus)
@@ -245,14 +249,28 @@ func (r *Runner) checked(res checked) {
 		return
 	}
 	switch {
-	case r.Key != nil && r.Zip != nil && r.checking == 0 && r.Phase != Running:
+	case r.key() != nil && r.Zip != nil && r.checking == 0 && r.Phase != Running:
 		r.Start()
-	case r.Zip != nil && r.Key == nil:
+	case r.Zip != nil && r.key() == nil:
 		r.say(r.Zip.Name() + " is ready. Now drop this extension's key file (key.json), or get one on the settings page.")
 	case r.Key != nil && r.Zip == nil:
 		_, name := r.cfg.Extension()
 		r.say("The key for " + name + " is loaded. Now drop the extension's zip.")
 	}
+}
+
+// key is what authorises the calls: the key file dropped, else the
+// signed-in admin's session ({"extensionId": …} without an apiKey), else
+// nothing yet.
+func (r *Runner) key() *api.ServiceKey {
+	if r.Key != nil {
+		return r.Key
+	}
+	if r.cfg.SignedIn != nil && r.cfg.SignedIn() {
+		id, _ := r.cfg.Extension()
+		return &api.ServiceKey{ExtensionID: strconv.FormatInt(id, 10)}
+	}
+	return nil
 }
 
 func (r *Runner) refuse(problems []string) {

@@ -77,27 +77,35 @@ func TestTesterLinkOpensBuilds(t *testing.T) {
 	}
 }
 
-// A revoked tester's link signs nobody in; the sign-in page says why.
-func TestRevokedLinkDoesNotSignIn(t *testing.T) {
+// A revoked tester is told their access ended and whom to ask, on the
+// next page they open and from their old link, never with the admins'
+// sign-in.
+func TestRevokedTesterSeesAccessEnded(t *testing.T) {
 	m, d := startService(t)
 	tester, err := m.Store.FindTesterByInvite(context.Background(), credential.HashToken(strings.TrimPrefix(d.TesterLink, "/t/")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Store.RevokeTester(context.Background(), tester.ID); err != nil {
-		t.Fatal(err)
-	}
 	ctx := newTab(t)
 	openApp(t, ctx, m.URL()+d.TesterLink)
-	waitLocation(t, ctx, m.URL()+"/login?link=invalid")
-	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#login-notice`))); err != nil {
+	waitLocation(t, ctx, m.URL()+"/builds")
+	if err := m.Store.RevokeTester(context.Background(), tester.ID, d.Admins[0].Email); err != nil {
 		t.Fatal(err)
 	}
-	notice, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#login-notice`)))
-	if !strings.Contains(notice, "no longer works") {
-		t.Fatalf("notice = %q", notice)
+	for _, open := range []string{m.URL() + "/builds", m.URL() + d.TesterLink} {
+		openApp(t, ctx, open)
+		waitLocation(t, ctx, m.URL()+"/ended")
+		if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#access-ended`))); err != nil {
+			t.Fatal(err)
+		}
+		waitJS(t, ctx, `document.querySelector("#ended-detail").textContent !== ""`)
+		detail := text(t, ctx, `#ended-detail`)
+		if !strings.Contains(detail, d.Admins[0].Email) || !strings.Contains(detail, d.Admins[0].Team) {
+			t.Fatalf("after opening %s the page says %q: want whom to ask", open, detail)
+		}
+		if evalJS[bool](t, ctx, `document.querySelector("#login-form") !== null || document.querySelector("#signed-in-as") !== null`) {
+			t.Fatal("a revoked tester is shown the sign-in form or as signed in")
+		}
 	}
-	if err := chromedp.Do(ctx, chromedp.WaitNotPresent(chromedp.CSS(`#signed-in-as`))); err != nil {
-		t.Fatal(err)
-	}
+	checkAccessible(t, ctx, "a revoked tester's page")
 }

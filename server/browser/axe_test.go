@@ -129,15 +129,16 @@ func TestPagesAreAccessible(t *testing.T) {
 		t.Errorf("the bundles table reads %+v, want %s rows (with the header), named columns, links naming their bundle", got, want)
 	}
 
-	// The key's confirmation, opened with the keyboard.
+	// A key's Revoke, asking first.
+	setKey(t, m.Store, ext.ID)
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/settings", m.URL(), ext.ID))
 	if err := chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#download-key`)),
-		chromedp.WaitVisible(chromedp.CSS(`#key-confirm`)),
+		chromedp.Click(chromedp.CSS(`#keys [data-key] button.revoke`)),
+		chromedp.WaitVisible(chromedp.CSS(`#keys .confirm-revoke`)),
 	); err != nil {
 		t.Fatal(err)
 	}
-	checkAccessible(t, ctx, "settings, confirming a new key")
+	checkAccessible(t, ctx, "settings, confirming a key's revoke")
 
 	// A list loading: the server's answer is held (DevTools' Fetch domain)
 	// while the page shows that it loads.

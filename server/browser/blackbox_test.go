@@ -1087,7 +1087,7 @@ func publishBundle(t *testing.T, m *cli.Main, ext *betaport.Extension, version s
 	dir := t.TempDir()
 	key := filepath.Join(dir, "key.json")
 	var out, errb bytes.Buffer
-	if code := cli.Run(context.Background(), []string{"key", "create", "--data", m.Config.Data, "--extension", fmt.Sprint(ext.ID), "--out", key}, &out, &errb); code != 0 {
+	if code := cli.Run(context.Background(), []string{"key", "create", "--label", "CI", "--data", m.Config.Data, "--extension", fmt.Sprint(ext.ID), "--out", key}, &out, &errb); code != 0 {
 		t.Fatalf("betaport key create: exit %d: %s", code, errb.String())
 	}
 	zip, _, err := demo.Zip(ext.Name, version)

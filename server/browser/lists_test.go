@@ -481,8 +481,10 @@ func TestTestersInviteAndRevokeUpdateTheList(t *testing.T) {
 	}
 	waitList(t, ctx, "testers", 6)
 
-	// Revoke the top tester: the row says revoked, and the server agrees.
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#testers .row button.revoke`))); err != nil {
+	// Revoke the top tester, which asks first: the row says revoked, and
+	// the server agrees.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#testers .row button.revoke`)),
+		chromedp.Click(chromedp.CSS(`#testers .row button.confirm-revoke`))); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector("#testers .row .badge").textContent === "revoked"`)); err != nil {

@@ -290,7 +290,7 @@ func cliKey(t *testing.T, m *cli.Main, id int64) string {
 	t.Helper()
 	keyPath := filepath.Join(t.TempDir(), "key.json")
 	var stdout, stderr strings.Builder
-	if code := cli.Run(context.Background(), []string{"key", "create", "--data", m.Config.Data, "--extension", fmt.Sprint(id), "--out", keyPath}, &stdout, &stderr); code != 0 {
+	if code := cli.Run(context.Background(), []string{"key", "create", "--label", "CI", "--data", m.Config.Data, "--extension", fmt.Sprint(id), "--out", keyPath}, &stdout, &stderr); code != 0 {
 		t.Fatalf("key create: %s", stderr.String())
 	}
 	return keyPath
@@ -316,7 +316,7 @@ func TestTesterBuildsFollowAPublish(t *testing.T) {
 	dir := t.TempDir()
 	keyPath := filepath.Join(dir, "key.json")
 	var stdout, stderr strings.Builder
-	if code := cli.Run(context.Background(), []string{"key", "create", "--data", m.Config.Data, "--extension", fmt.Sprint(d.Extensions[0].ID), "--out", keyPath}, &stdout, &stderr); code != 0 {
+	if code := cli.Run(context.Background(), []string{"key", "create", "--label", "CI", "--data", m.Config.Data, "--extension", fmt.Sprint(d.Extensions[0].ID), "--out", keyPath}, &stdout, &stderr); code != 0 {
 		t.Fatalf("key create: %s", stderr.String())
 	}
 	zipPath := filepath.Join(dir, "live.zip")
@@ -617,8 +617,16 @@ func TestFocusedRowKeepsItsMeaning(t *testing.T) {
 		}
 	}
 
-	// Enter revokes the tester the button names, and only them.
+	// Enter asks, Enter again revokes the tester the button names, and
+	// only them.
 	email := strings.TrimPrefix(f.Name, "Revoke ")
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, `document.activeElement.classList.contains("confirm-revoke")`)
+	if got := readFocus(t, ctx); got.Name != "Yes, revoke "+email || got.Row != f.Row {
+		t.Fatalf("Enter on %q moved the focus to %+v, want its confirmation", f.Name, got)
+	}
 	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter)); err != nil {
 		t.Fatal(err)
 	}

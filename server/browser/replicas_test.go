@@ -65,7 +65,7 @@ func TestLivePublishAcrossReplicas(t *testing.T) {
 	const email, password = "ada@example.com", "a long password"
 	run("user", "create", "--team", strconv.FormatInt(team.ID, 10), "--email", email, "--password", password)
 	keyPath := filepath.Join(t.TempDir(), "key.json")
-	run("key", "create", "--extension", strconv.FormatInt(ext.ID, 10), "--out", keyPath)
+	run("key", "create", "--label", "CI", "--extension", strconv.FormatInt(ext.ID, 10), "--out", keyPath)
 
 	ctx := newTab(t)
 	signIn(t, ctx, a.URL(), email, password)

@@ -25,12 +25,14 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
-	"github.com/betaport/betaport/server/credential"
 	"github.com/betaport/betaport/server/cli"
+	"github.com/betaport/betaport/server/credential"
 	"github.com/betaport/betaport/server/publish"
+	"github.com/betaport/betaport/server/storetest"
 )
 
 // The upload panel and the key file, as an admin uses them: files dropped
@@ -189,7 +191,7 @@ func TestUploadPanelRefusesBadFiles(t *testing.T) {
 	if got := text(t, ctx, `#upload-notices`); !strings.Contains(got, want) || !strings.Contains(got, "settings page") {
 		t.Fatalf("notice = %q, want %q and where to get the right key", got, want)
 	}
-	if got := evalJS[string](t, ctx, `document.querySelector("#upload-key")?.textContent ?? "None yet"`); !strings.Contains(got, "None yet") {
+	if got := evalJS[string](t, ctx, `document.querySelector("#upload-key")?.textContent ?? "None"`); !strings.HasPrefix(got, "None") {
 		t.Fatalf("the other extension's key was kept: %q", got)
 	}
 
@@ -237,7 +239,8 @@ func TestUploadPanelRefusesBadFiles(t *testing.T) {
 	}
 }
 
-// A revoked (rotated) key is refused with the server's problem; dropping
+// A revoked key dropped with the zip is refused with the server's problem
+// and set aside; Retry would publish as the signed-in admin, and dropping
 // the current key starts the upload again.
 func TestUploadPanelRevokedKey(t *testing.T) {
 	m, d := startService(t)
@@ -255,11 +258,11 @@ func TestUploadPanelRevokedKey(t *testing.T) {
 	if got := text(t, ctx, `#upload-error`); !strings.Contains(got, "do not match a current key") {
 		t.Fatalf("error = %q, want the server's detail", got)
 	}
-	if got := text(t, ctx, `#upload-outcome`); !strings.Contains(got, "Drop the new key file") {
+	if got := text(t, ctx, `#upload-outcome`); !strings.Contains(got, "drop a current key file") || !strings.Contains(got, "Retry publishes signed in as you") {
 		t.Fatalf("outcome = %q, want what to do", got)
 	}
-	if got := evalJS[string](t, ctx, `document.activeElement.id`); got != "drop-zone" {
-		t.Fatalf("focus is on %q, want the drop zone", got)
+	if got := evalJS[string](t, ctx, `document.activeElement.id`); got != "upload-retry" {
+		t.Fatalf("focus is on %q, want Retry", got)
 	}
 
 	dropFiles(t, ctx, pageFile{Name: "key (1).json", Type: "application/json", Data: keyFile(ext.ID, current)})
@@ -369,18 +372,21 @@ func TestUploadNeedsProfessionalPlan(t *testing.T) {
 	if got := text(t, ctx, `#settings-plan`); got != "Starter" {
 		t.Fatalf("plan shown = %q", got)
 	}
-	if evalJS[bool](t, ctx, `document.querySelector("#download-key") !== null`) {
+	if evalJS[bool](t, ctx, `document.querySelector("#key-form") !== null`) {
 		t.Fatal("the settings page offers a key on the Starter plan")
 	}
 }
 
-// The key file downloaded on the settings page (after a confirmation)
-// is accepted by a pipeline, and the previous key is refused afterwards.
-func TestSettingsDownloadsKeyFile(t *testing.T) {
+// Named keys on the settings page: a label typed and Enter create a key
+// and download its key.json, which a pipeline publishes with; the key
+// already there keeps working until it is revoked, which asks first; the
+// audit list names both changes.
+func TestSettingsNamedKeys(t *testing.T) {
 	m, d := startService(t)
 	ext := d.Extensions[1] // 3 bundles
 	previous := setKey(t, m.Store, ext.ID)
 	ctx := adminTab(t, m, d)
+	previousKey := api.ServiceKey{ExtensionID: strconv.FormatInt(ext.ID, 10), APIKey: previous}
 
 	downloads := t.TempDir()
 	if _, err := chromedp.CallBrowser(ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
@@ -394,29 +400,14 @@ func TestSettingsDownloadsKeyFile(t *testing.T) {
 	// Reached from the upload panel's link, in the app.
 	openUploadPanel(t, ctx, m.URL(), ext.ID)
 	do(t, ctx, chromedp.Click(chromedp.CSS(`#settings-link`)))
-	waitJS(t, ctx, `document.querySelector("#download-key") !== null`)
-	if got := text(t, ctx, `#settings-extension`); got != fmt.Sprintf("%s (#%d)", ext.Name, ext.ID) {
-		t.Fatalf("extension shown = %q", got)
-	}
+	waitJS(t, ctx, `document.querySelector('#keys [data-key]') !== null`)
 	if got := text(t, ctx, `#settings-plan`); got != "Professional" {
 		t.Fatalf("plan shown = %q", got)
 	}
 
-	// A confirmation first; cancelling changes nothing.
-	do(t, ctx, chromedp.Click(chromedp.CSS(`#download-key`)))
-	waitJS(t, ctx, `document.activeElement.id === "confirm-key"`)
-	if got := text(t, ctx, `#key-confirm-text`); !strings.Contains(got, "previous key stops working") || !strings.Contains(got, "pipeline") {
-		t.Fatalf("confirmation = %q", got)
-	}
-	do(t, ctx, chromedp.Click(chromedp.CSS(`#cancel-key`)))
-	waitJS(t, ctx, `document.querySelector("#key-confirm") === null && document.activeElement.id === "download-key"`)
-	if status := requestUpload(t, m.URL(), api.ServiceKey{ExtensionID: strconv.FormatInt(ext.ID, 10), APIKey: previous}); status != http.StatusOK {
-		t.Fatalf("after cancel the previous key gets %d, want 200", status)
-	}
-
-	do(t, ctx, chromedp.Click(chromedp.CSS(`#download-key`)))
-	do(t, ctx, chromedp.Click(chromedp.CSS(`#confirm-key`)))
-	waitJS(t, ctx, `document.querySelector("#key-downloaded") !== null`)
+	// Type a label and press Enter.
+	do(t, ctx, chromedp.Click(chromedp.CSS(`#key-label`)), chromedp.KeyEvent("GitHub Actions"), chromedp.KeyEvent(kb.Enter))
+	waitJS(t, ctx, `!document.querySelector("#key-downloaded").hidden`)
 	keyPath := filepath.Join(downloads, "key.json")
 	var raw []byte
 	for deadline := time.Now().Add(10 * time.Second); ; {
@@ -434,18 +425,54 @@ func TestSettingsDownloadsKeyFile(t *testing.T) {
 	if err := json.Unmarshal(raw, &kf); err != nil || kf.Service.ExtensionID != strconv.FormatInt(ext.ID, 10) || kf.Service.APIKey == "" {
 		t.Fatalf("key.json = %s (%v)", raw, err)
 	}
+	waitJS(t, ctx, `document.querySelector("#key-label").value === ""`) // ready for the next key
 
-	// A pipeline submits with it.
+	// A pipeline publishes with it; the key already there still works.
 	zipPath := filepath.Join(t.TempDir(), "reader.zip")
 	writeFile(t, zipPath, extensionZip(t, map[string]string{"manifest.json": `{"manifest_version": 3, "name": "Reader", "version": "4.0.0"}`}))
-	b := submitAsPipeline(t, m.URL(), keyPath, zipPath)
-	if b.Number != 4 || b.Version != "4.0.0" {
+	if b := submitAsPipeline(t, m.URL(), keyPath, zipPath); b.Number != 4 || b.Version != "4.0.0" {
 		t.Fatalf("the pipeline published %+v, want #4 version 4.0.0", b)
 	}
-	// The previous key no longer works.
-	if status := requestUpload(t, m.URL(), api.ServiceKey{ExtensionID: strconv.FormatInt(ext.ID, 10), APIKey: previous}); status != http.StatusUnauthorized {
-		t.Fatalf("the previous key gets %d, want 401", status)
+	if status := requestUpload(t, m.URL(), previousKey); status != http.StatusOK {
+		t.Fatalf("the key already there gets %d after a new one, want 200", status)
 	}
+
+	// Both are listed, the new one on top.
+	waitJS(t, ctx, `document.querySelectorAll('#keys [data-key]').length === 2`)
+	if top := text(t, ctx, `#keys [data-key]`); !strings.Contains(top, "GitHub Actions") || !strings.Contains(top, d.Admins[0].Email) {
+		t.Fatalf("the top key reads %q, want the new one, made by the admin", top)
+	}
+	// Revoke the first key: Keep leaves it; confirming revokes it.
+	prev, err := m.Store.FindKeyByHash(context.Background(), publish.HashKey(previous))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := fmt.Sprintf(`#keys [data-key="%d"]`, prev.ID)
+	do(t, ctx, chromedp.Click(chromedp.CSS(old+` button.revoke`)))
+	waitJS(t, ctx, `document.activeElement.classList.contains("confirm-revoke")`)
+	do(t, ctx, chromedp.Click(chromedp.CSS(old+` button.cancel-revoke`)))
+	waitJS(t, ctx, `document.activeElement.classList.contains("revoke")`)
+	if status := requestUpload(t, m.URL(), previousKey); status != http.StatusOK {
+		t.Fatalf("after Keep the key gets %d, want 200", status)
+	}
+	do(t, ctx, chromedp.Click(chromedp.CSS(old+` button.revoke`)), chromedp.Click(chromedp.CSS(old+` button.confirm-revoke`)))
+	waitJS(t, ctx, fmt.Sprintf(`document.querySelector('%s .badge-revoked') !== null`, old))
+	if status := requestUpload(t, m.URL(), previousKey); status != http.StatusUnauthorized {
+		t.Fatalf("the revoked key gets %d, want 401", status)
+	}
+	if status := requestUpload(t, m.URL(), kf.Service); status != http.StatusOK {
+		t.Fatalf("the other key after a revoke gets %d, want 200", status)
+	}
+	// The list, read again after the revoke, says when the new key was used.
+	waitJS(t, ctx, `!(document.querySelector("#keys [data-key]")?.textContent ?? "Never").includes("Never")`)
+	// The audit trail says who did what.
+	// The audit trail, at the page's end, shows its rows once the wheel
+	// brings it into view (a list renders the rows in view).
+	wheelUntil(t, ctx, `(document.querySelector("#audit")?.textContent ?? "").includes("revoked the key")`)
+	if got := text(t, ctx, `#audit`); !strings.Contains(got, "created the key GitHub Actions") || !strings.Contains(got, d.Admins[0].Email) {
+		t.Fatalf("audit list = %q", got)
+	}
+	checkAccessible(t, ctx, "settings, named keys and the audit trail")
 }
 
 // pageFile is a file built in the page from bytes made by the test.
@@ -594,13 +621,12 @@ func lastBundle(t *testing.T, store betaport.Store, extID int64) int64 {
 }
 
 // setKey gives the extension a new key, as `betaport key create` does,
-// revoking the previous one, and returns it.
+// after revoking its others, and returns it.
 func setKey(t *testing.T, store betaport.Store, extID int64) string {
 	t.Helper()
 	key := credential.NewToken()
-	if err := store.SetExtensionKey(context.Background(), extID, publish.HashKey(key)); err != nil {
-		t.Fatal(err)
-	}
+	storetest.RevokeKeys(t, store, extID)
+	storetest.MustKey(t, store, extID, "Test", key)
 	return key
 }
 

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/betaport/betaport/app/api"
@@ -31,25 +31,12 @@ func init() {
 		"extension create": extensionCreate,
 		"user create":      userCreate,
 		"key create":       keyCreate,
+		"key list":         keyList,
+		"key revoke":       keyRevoke,
 		"submit":           submit,
 		"seed":             seed,
 		"signing-key":      signingKey,
 	}
-}
-
-// parse parses a command's flags; -h prints them and is not an error.
-func parse(fs *flag.FlagSet, args []string, stderr io.Writer) error {
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return usageError{}
-		}
-		return usageError{} // flag already printed what is wrong
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
-	}
-	return nil
 }
 
 func printJSON(w io.Writer, v any) error {
@@ -171,36 +158,83 @@ func userCreate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 func keyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c := DefaultConfig()
 	fs := flag.NewFlagSet("key create", flag.ContinueOnError)
-	c.storageFlags(fs)
 	id := fs.Int64("extension", 0, "the extension's `ID` (required)")
+	label := fs.String("label", "", "where the key is used, e.g. \"GitHub Actions\" (`label`, required)")
 	out := fs.String("out", "", "write the key file to this `file` (required); it holds a secret")
+	c.storageFlags(fs)
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
-	if *id == 0 || *out == "" {
-		return usageError{"--extension and --out are required"}
+	if *id == 0 || *out == "" || strings.TrimSpace(*label) == "" {
+		return usageError{"--extension, --label and --out are required"}
 	}
 	return withStorage(ctx, c, func(st *Storage) error {
-		if _, err := st.Store.FindExtension(ctx, *id); err != nil {
-			return err
-		}
-		key := credential.NewToken()
-		kf := api.KeyFile{Service: api.ServiceKey{ExtensionID: strconv.FormatInt(*id, 10), APIKey: key}}
-		b, err := json.MarshalIndent(kf, "", "  ")
+		secret := credential.NewToken()
+		b, err := json.MarshalIndent(api.KeyFile{Service: api.ServiceKey{ExtensionID: strconv.FormatInt(*id, 10), APIKey: secret}}, "", "  ")
 		if err != nil {
 			return err
 		}
-		// Write the file first: a key that was rotated but never saved
-		// would lock every pipeline out.
+		// Write the file first: a key recorded but never saved would be
+		// a secret nobody has.
 		if err := os.WriteFile(*out, append(b, '\n'), 0o600); err != nil {
 			return err
 		}
-		if err := st.Store.SetExtensionKey(ctx, *id, publish.HashKey(key)); err != nil {
+		k := &betaport.Key{ExtensionID: *id, Label: *label, CreatedBy: betaport.ActorCommandLine}
+		if err := st.Store.CreateKey(ctx, k, publish.HashKey(secret)); err != nil {
 			os.Remove(*out)
 			return err
 		}
-		fmt.Fprintf(stderr, "Wrote %s. The previous key of extension %d no longer works; update pipelines that used it.\n", *out, *id)
-		return nil
+		fmt.Fprintf(stderr, "Wrote %s, the key file of key %d (%s) of extension %d. The extension's other keys keep working.\n", *out, k.ID, k.Label, *id)
+		return printJSON(stdout, k)
+	})
+}
+
+func keyList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := DefaultConfig()
+	fs := flag.NewFlagSet("key list", flag.ContinueOnError)
+	id := fs.Int64("extension", 0, "the extension's `ID` (required)")
+	c.storageFlags(fs)
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	if *id == 0 {
+		return usageError{"--extension is required"}
+	}
+	return withStorage(ctx, c, func(st *Storage) error {
+		all := []*betaport.Key{}
+		for before := int64(0); ; {
+			page, err := st.Store.FindKeys(ctx, *id, before, 100)
+			if err != nil {
+				return err
+			}
+			if len(page) == 0 {
+				return printJSON(stdout, all)
+			}
+			all = append(all, page...)
+			before = page[len(page)-1].ID
+		}
+	})
+}
+
+func keyRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := DefaultConfig()
+	fs := flag.NewFlagSet("key revoke", flag.ContinueOnError)
+	id := fs.Int64("extension", 0, "the extension's `ID` (required)")
+	keyID := fs.Int64("key", 0, "the key's `ID`, as key list shows it (required)")
+	c.storageFlags(fs)
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	if *id == 0 || *keyID == 0 {
+		return usageError{"--extension and --key are required"}
+	}
+	return withStorage(ctx, c, func(st *Storage) error {
+		k, err := st.Store.RevokeKey(ctx, *id, *keyID, betaport.ActorCommandLine)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "Key %d (%s) of extension %d is revoked: calls made with it are refused.\n", k.ID, k.Label, *id)
+		return printJSON(stdout, k)
 	})
 }
 

@@ -126,7 +126,7 @@ func TestCrashesLeaveNothingAfterSweep(t *testing.T) {
 	ext := storetest.MustExtension(t, st.Store, storetest.MustTeam(t, st.Store, betaport.PlanProfessional), "Crash")
 	st.Close()
 	keyPath := filepath.Join(t.TempDir(), "key.json")
-	if code, _, errOut := run(t, "key", "create", "--data", dir, "--extension", strconv.FormatInt(ext.ID, 10), "--out", keyPath); code != 0 {
+	if code, _, errOut := run(t, "key", "create", "--label", "CI", "--data", dir, "--extension", strconv.FormatInt(ext.ID, 10), "--out", keyPath); code != 0 {
 		t.Fatalf("key create: %s", errOut)
 	}
 	var keyFile struct{ Service json.RawMessage }

@@ -213,20 +213,30 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	cmd, rest := args[0], args[1:]
-	if len(rest) > 0 && (cmd == "team" || cmd == "extension" || cmd == "user" || cmd == "key") {
+	switch {
+	case isHelp(cmd):
+		fmt.Fprint(stdout, usage)
+		return 0
+	case cmd == "version" || cmd == "--version" || cmd == "-version":
+		fmt.Fprint(stdout, version())
+		return 0
+	case groups[cmd] && (len(rest) == 0 || isHelp(rest[0])):
+		if len(rest) == 0 {
+			fmt.Fprintf(stderr, "betaport %s: which one?\n%s", cmd, groupUsage(cmd))
+			return ExitUsage
+		}
+		fmt.Fprint(stdout, groupUsage(cmd))
+		return 0
+	case groups[cmd]:
 		cmd, rest = cmd+" "+rest[0], rest[1:]
 	}
 	run, ok := commands[cmd]
 	if !ok {
-		if cmd == "help" || cmd == "-h" || cmd == "--help" {
-			fmt.Fprint(stdout, usage)
-			return 0
-		}
-		fmt.Fprintf(stderr, "betaport: unknown command %q\n\n%s", cmd, usage)
+		fmt.Fprintf(stderr, "betaport: unknown command %q (\"betaport help\" lists them)\n", cmd)
 		return ExitUsage
 	}
 	err := run(ctx, rest, stdout, stderr)
-	if err == nil {
+	if err == nil || errors.Is(err, errHelpShown) {
 		return 0
 	}
 	var ee exitError
@@ -271,10 +281,13 @@ Usage:
   betaport team create --name N --plan professional|starter [--seats N]
   betaport extension create --team ID --name N
   betaport user create --email E --team ID [--password P]
-  betaport key create --extension ID --out key.json
+  betaport key create --extension ID --label L --out key.json
+  betaport key list --extension ID
+  betaport key revoke --extension ID --key KEYID
   betaport submit --base-url URL --key key.json FILE.zip
   betaport seed
   betaport signing-key generate | rewrap
+  betaport version
 
 Commands that touch storage take --data, --db and --blob (env BETAPORT_DATA,
 BETAPORT_DB, BETAPORT_BLOB). Several replicas share --db postgres://… and

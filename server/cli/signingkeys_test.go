@@ -45,7 +45,7 @@ func TestSigningKeyRotationLosesNothing(t *testing.T) {
 	}
 	ext := storetest.MustExtension(t, m.Store, storetest.MustTeam(t, m.Store, betaport.PlanProfessional), "Tab Tamer")
 	keyPath := filepath.Join(work, "key.json")
-	if code, _, errOut := run(t, "key", "create", "--data", dir, "--extension", strconv.FormatInt(ext.ID, 10), "--out", keyPath); code != 0 {
+	if code, _, errOut := run(t, "key", "create", "--label", "CI", "--data", dir, "--extension", strconv.FormatInt(ext.ID, 10), "--out", keyPath); code != 0 {
 		t.Fatal(errOut)
 	}
 	submitVersion := func(m *cli.Main, version string) {

@@ -18,7 +18,7 @@ import (
 
 // Exit codes of betaport submit, beside ExitFailure and ExitUsage.
 const (
-	ExitAuth    = 3 // 401: the key is wrong or was rotated; 403: the team is not on the Professional plan
+	ExitAuth    = 3 // 401: the key is wrong or was revoked; 403: the team is not on the Professional plan
 	ExitInvalid = 4 // the server rejected the zip: 422 (every problem is printed), 413, 415
 	ExitServer  = 5 // network failure or 5xx after the retries; a 409/410 that persists
 )

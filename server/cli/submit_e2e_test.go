@@ -52,7 +52,7 @@ func TestSubmitCommandAgainstServer(t *testing.T) {
 	dir := t.TempDir()
 	keyFor := func(id int64, name string) string {
 		path := filepath.Join(dir, name)
-		code, _, errOut := run(t, "key", "create", "--data", m.Config.Data, "--extension", strconv.FormatInt(id, 10), "--out", path)
+		code, _, errOut := run(t, "key", "create", "--label", "CI", "--data", m.Config.Data, "--extension", strconv.FormatInt(id, 10), "--out", path)
 		if code != 0 {
 			t.Fatalf("key create: exit %d: %s", code, errOut)
 		}
@@ -78,10 +78,18 @@ func TestSubmitCommandAgainstServer(t *testing.T) {
 	if code, _, errOut = run(t, "submit", "--quiet", "--base-url", m.URL(), "--key", starterKey, good); code != cli.ExitAuth || !strings.Contains(errOut, "Professional") {
 		t.Fatalf("starter plan: exit %d, %q", code, errOut)
 	}
-	// A rotated key is refused.
+	// A second key leaves the first working; a revoked key is refused.
 	keyFor(pro.ID, "new.json")
+	code, out, errOut = run(t, "key", "list", "--data", m.Config.Data, "--extension", strconv.FormatInt(pro.ID, 10))
+	var keys []betaport.Key
+	if code != 0 || json.Unmarshal([]byte(out), &keys) != nil || len(keys) != 2 || keys[1].LastUsedAt == nil || keys[0].LastUsedAt != nil {
+		t.Fatalf("key list: exit %d, %s %s; want two keys, the first one used", code, out, errOut)
+	}
+	if code, _, errOut = run(t, "key", "revoke", "--data", m.Config.Data, "--extension", strconv.FormatInt(pro.ID, 10), "--key", strconv.FormatInt(keys[1].ID, 10)); code != 0 {
+		t.Fatalf("key revoke: exit %d, %s", code, errOut)
+	}
 	if code, _, errOut = run(t, "submit", "--quiet", "--base-url", m.URL(), "--key", proKey, good); code != cli.ExitAuth {
-		t.Fatalf("rotated key: exit %d, %q", code, errOut)
+		t.Fatalf("revoked key: exit %d, %q", code, errOut)
 	}
 	// The same version again is served higher, and the command says so.
 	code, out, errOut = run(t, "submit", "--base-url", m.URL(), "--key", filepath.Join(dir, "new.json"), good)

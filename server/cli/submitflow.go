@@ -310,7 +310,7 @@ func (s *submitter) answerError(answer *client.AnswerError, what string, put boo
 	if p.Type == "" && !put { // not Betaport's own problem (a proxy's?): say what it usually means
 		switch code {
 		case http.StatusUnauthorized:
-			detail += ". The key was refused: download a new key file from the extension's settings page (downloading one replaces the old key)"
+			detail += ". The key was refused (wrong or revoked): create a key on the extension's settings page and use its key file"
 		case http.StatusForbidden:
 			detail += ". The key was refused, or the extension's team is not on the Professional plan"
 		}

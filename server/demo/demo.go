@@ -114,7 +114,7 @@ func Load(ctx context.Context, store betaport.Store, blobs *blob.Bucket, size Si
 		if i == 0 {
 			token := credential.NewToken()
 			t := &betaport.Tester{ExtensionID: e.ID, Email: "tester@example.com", Name: "Demo Tester"}
-			if err := store.InviteTester(ctx, t, credential.HashToken(token)); err != nil {
+			if err := store.InviteTester(ctx, t, credential.HashToken(token), betaport.ActorCommandLine); err != nil {
 				return nil, err
 			}
 			r.TesterLink = api.InvitePrefix + token

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -27,6 +28,12 @@ const (
 	// update token in the URL, never by cookie, so they need no cross-origin
 	// check.
 	KeyAuth Access = "key"
+	// KeyOrAdmin routes (calls 1 and 3 of the submit flow) authenticate by
+	// an extension key in the body or, without one, by the session of an
+	// admin of the extension's team: the cross-origin check applies, as to
+	// every cookie route (clients that are not browsers send no Origin or
+	// Sec-Fetch-Site, and pass it).
+	KeyOrAdmin Access = "key-or-extension-admin"
 )
 
 // Route is a registered route and who may call it.
@@ -91,7 +98,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, a Access) (*subje
 		return &subject{}, true // the key or the signed URL authorises
 	}
 	who, err := s.authenticate(r)
-	if a == Public && err != nil {
+	if (a == Public || a == KeyOrAdmin) && err != nil {
 		// A public route answers even when sessions cannot be read (a
 		// health check while the database is down).
 		return &subject{}, true
@@ -100,8 +107,12 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, a Access) (*subje
 		s.Error(w, r, err)
 		return nil, false
 	}
-	if a == Public {
+	if a == Public || a == KeyOrAdmin {
 		return who, true
+	}
+	if who.ended != nil {
+		s.Error(w, r, s.accessEnded(r.Context(), who.ended))
+		return nil, false
 	}
 	if who.anonymous() {
 		writeProblem(w, problem(http.StatusUnauthorized, api.ProblemUnauthorized,
@@ -109,6 +120,25 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, a Access) (*subje
 		return nil, false
 	}
 	return who, true
+}
+
+// accessEnded is the problem a revoked tester gets: which extension, and
+// whom to ask.
+func (s *Server) accessEnded(ctx context.Context, t *betaport.Tester) error {
+	ext, err := s.Store.FindExtension(ctx, t.ExtensionID)
+	if err != nil {
+		return err
+	}
+	team, err := s.Store.FindTeam(ctx, ext.TeamID)
+	if err != nil {
+		return err
+	}
+	ask := "an admin of " + team.Name
+	if strings.Contains(t.RevokedBy, "@") {
+		ask = t.RevokedBy + " (" + team.Name + ")"
+	}
+	return problem(http.StatusUnauthorized, api.ProblemAccessEnded,
+		"Your access to the beta of "+ext.Name+" ended. If you should still have it, ask "+ask+" to restore it; you will get a new invite link.")
 }
 
 var errNoExtension = betaport.Errorf(betaport.ENOTFOUND, "There is no such extension, or it is not yours to see.")

@@ -2,10 +2,8 @@ package http_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -15,7 +13,6 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/credential"
-	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/storetest"
 )
 
@@ -54,7 +51,7 @@ func (e *env) testerOf(t *testing.T, ext *betaport.Extension, status string) (*b
 	t.Helper()
 	token := credential.NewToken()
 	tt := &betaport.Tester{ExtensionID: ext.ID, Email: uniqueEmail("tester"), Name: "T", Status: status}
-	if err := e.DB.InviteTester(context.Background(), tt, credential.HashToken(token)); err != nil {
+	if err := e.DB.InviteTester(context.Background(), tt, credential.HashToken(token), "admin@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	return tt, token
@@ -83,6 +80,12 @@ func TestAccess(t *testing.T) {
 	testerB, _ := e.testerOf(t, extB, betaport.TesterActive)
 	revoked, _ := e.testerOf(t, extA, betaport.TesterActive)
 	victim, _ := e.testerOf(t, extA, betaport.TesterActive)
+	toRestore, _ := e.testerOf(t, extA, betaport.TesterActive)
+	if err := e.DB.RevokeTester(ctx, toRestore.ID, "admin-a@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	toResend, _ := e.testerOf(t, extA, betaport.TesterInvited)
+	toRevoke := storetest.MustKey(t, e.DB, extA.ID, "To revoke", "to-revoke-secret")
 	e.publish(t, extA, "1.0.0")
 	key := e.key(t, extA)
 
@@ -100,7 +103,7 @@ func TestAccess(t *testing.T) {
 		{"revoked tester", func() http.Header {
 			// A session made after the revoke (RevokeTester deletes the
 			// earlier ones): the tester's status alone must refuse it.
-			e.DB.RevokeTester(ctx, revoked.ID)
+			e.DB.RevokeTester(ctx, revoked.ID, "admin@example.com")
 			return e.cookie(t, betaport.Session{TesterID: revoked.ID})
 		}},
 	}
@@ -130,8 +133,18 @@ func TestAccess(t *testing.T) {
 			"/api/extensions/" + id + "/testers", invite, [6]int{401, 201, 404, 403, 404, 401}},
 		"DELETE /api/extensions/{id}/testers/{testerId}": {
 			"/api/extensions/" + id + "/testers/" + strconv.FormatInt(victim.ID, 10), nil, [6]int{401, 204, 404, 403, 404, 401}},
-		"POST /api/extensions/{id}/key": {
-			"/api/extensions/" + id + "/key", nil, [6]int{401, 200, 404, 403, 404, 401}},
+		"GET /api/extensions/{id}/keys": {
+			"/api/extensions/" + id + "/keys", nil, [6]int{401, 200, 404, 403, 404, 401}},
+		"POST /api/extensions/{id}/keys": {
+			"/api/extensions/" + id + "/keys", func() any { return api.NewKey{Label: "CI"} }, [6]int{401, 201, 404, 403, 404, 401}},
+		"DELETE /api/extensions/{id}/keys/{keyId}": {
+			"/api/extensions/" + id + "/keys/" + strconv.FormatInt(toRevoke.ID, 10), nil, [6]int{401, 200, 404, 403, 404, 401}},
+		"GET /api/extensions/{id}/audit": {
+			"/api/extensions/" + id + "/audit", nil, [6]int{401, 200, 404, 403, 404, 401}},
+		"POST /api/extensions/{id}/testers/{testerId}/restore": {
+			"/api/extensions/" + id + "/testers/" + strconv.FormatInt(toRestore.ID, 10) + "/restore", nil, [6]int{401, 200, 404, 403, 404, 401}},
+		"POST /api/extensions/{id}/testers/{testerId}/invite": {
+			"/api/extensions/" + id + "/testers/" + strconv.FormatInt(toResend.ID, 10) + "/invite", nil, [6]int{401, 200, 404, 403, 404, 401}},
 		"GET /api/extensions/{id}/bundles": {
 			"/api/extensions/" + id + "/bundles?page=0", nil, [6]int{401, 200, 404, 200, 404, 401}},
 		"GET /api/extensions/{id}/events": {
@@ -152,8 +165,9 @@ func TestAccess(t *testing.T) {
 		// fresh, as the row above rotates it).
 		"GET /update/{id}/{token}":              {"", nil, [6]int{200, 200, 200, 200, 200, 200}},
 		"GET /update/{id}/{token}/crx/{number}": {"/crx/1", nil, [6]int{200, 200, 200, 200, 200, 200}},
-		// The submit flow ignores cookies: the key (rotated by the key row
-		// above, so read it fresh) or the signed URL decides.
+		// A key decides calls 1 and 3 whoever sends them (the keyless,
+		// session-authorised body: TestSubmitWithSession); the signed URL
+		// decides the PUT.
 		"POST /api/submit/upload": {"/api/submit/upload", func() any { return *key }, [6]int{200, 200, 200, 200, 200, 200}},
 		"POST /api/submit/sign":   {"/api/submit/sign", func() any { return *key }, [6]int{409, 409, 409, 409, 409, 409}},
 		"PUT /uploads/{upload}":   {"/uploads/1", nil, [6]int{403, 403, 403, 403, 403, 403}},
@@ -161,12 +175,7 @@ func TestAccess(t *testing.T) {
 		"GET /api/submit/limits": {"/api/submit/limits", nil, [6]int{200, 200, 200, 200, 200, 200}},
 	}
 
-	// The key row rotates extA's key; the submit rows then use the new one.
-	keyRowFirst := func(routes []bphttp.Route) []bphttp.Route {
-		sort.SliceStable(routes, func(i, j int) bool { return strings.HasSuffix(routes[i].Pattern, "/key") })
-		return routes
-	}
-	for _, rt := range keyRowFirst(e.App.Routes()) {
+	for _, rt := range e.App.Routes() {
 		r, ok := table[rt.Pattern]
 		if !ok {
 			t.Errorf("route %q (%s) has no row in the access table: say who may call it", rt.Pattern, rt.Access)
@@ -188,11 +197,6 @@ func TestAccess(t *testing.T) {
 				body = r.body()
 			}
 			resp, respBody := e.send(t, method, path, sub.header(), body)
-			if rt.Pattern == "POST /api/extensions/{id}/key" && resp.StatusCode == 200 {
-				var kf api.KeyFile
-				json.Unmarshal(respBody, &kf)
-				*key = kf.Service
-			}
 			want := r.status[i]
 			if want == http.StatusOK && isDownloadRoute(rt.Pattern) {
 				want = e.downloadStatus() // on S3, a redirect to the file
@@ -207,5 +211,23 @@ func TestAccess(t *testing.T) {
 	}
 	for pattern := range table {
 		t.Errorf("the access table names %q, which is not a registered route", pattern)
+	}
+
+	// Calls 1 and 3 without a key: only the session of an admin of the
+	// extension's team authorises them (sign then finds no zip: 409).
+	keyless := func() any { return map[string]string{"extensionId": id} }
+	for _, r := range []struct {
+		path   string
+		status [6]int
+	}{
+		{api.PathSubmitUpload, [6]int{400, 200, 404, 403, 403, 400}},
+		{api.PathSubmitSign, [6]int{400, 409, 404, 403, 403, 400}},
+	} {
+		for i, sub := range subjects {
+			resp, respBody := e.send(t, "POST", r.path, sub.header(), keyless())
+			if resp.StatusCode != r.status[i] {
+				t.Errorf("POST %s without a key as %s: %d, want %d (%s)", r.path, sub.name, resp.StatusCode, r.status[i], respBody)
+			}
+		}
 	}
 }

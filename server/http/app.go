@@ -94,10 +94,21 @@ func servePage(w http.ResponseWriter, r *http.Request, h http.Handler, apiHandle
 	// (a tester on an admins' page never sees admin controls, not even
 	// before the app takes over). Embedded too: the app's first render
 	// then knows it, as the server's did, and does not ask again.
-	if body, _, ok := internalGet(r, apiHandler, api.PathSession); ok {
+	status, body, _ := internalAnswer(r, apiHandler, api.PathSession)
+	switch {
+	case status == http.StatusOK:
 		pages[api.PathSession] = body
 		fmt.Fprintf(&blocks, `<script type="application/json" data-prerender-kind="%s" data-prerender-key="%s" data-etag="">%s</script>`,
 			ui.KindSession, html.EscapeString(api.PathSession), bytes.TrimSpace(body))
+	case isAccessEnded(status, body) && r.URL.Path != ui.PathEnded:
+		// A revoked tester, on any page: the one that tells them.
+		w.Header().Set("Cache-Control", "no-store")
+		http.Redirect(w, r, ui.PathEnded, http.StatusSeeOther)
+		return
+	case isAccessEnded(status, body):
+		pages[ui.KindEnded] = body
+		fmt.Fprintf(&blocks, `<script type="application/json" data-prerender-kind="%s" data-prerender-key="%s" data-etag="">%s</script>`,
+			ui.KindEnded, ui.KindEnded, bytes.TrimSpace(body))
 	}
 	rec := &bufferedResponse{header: http.Header{}, status: http.StatusOK}
 	// go-app answers If-None-Match with 304 whenever the build is the same,
@@ -191,9 +202,24 @@ var (
 // internalGet answers GET key through the API handler with the visitor's
 // cookies, as if the browser had asked.
 func internalGet(r *http.Request, apiHandler http.Handler, key string) ([]byte, string, bool) {
+	status, body, etag := internalAnswer(r, apiHandler, key)
+	return body, etag, status == http.StatusOK
+}
+
+// isAccessEnded reports whether an answer is the problem a revoked tester
+// gets.
+func isAccessEnded(status int, body []byte) bool {
+	var p api.Problem
+	return status == http.StatusUnauthorized && json.Unmarshal(body, &p) == nil && p.Type == api.ProblemAccessEnded
+}
+
+// internalAnswer answers GET key through the API handler with the
+// visitor's cookies, as if the browser had asked: the status, the body and
+// its ETag.
+func internalAnswer(r *http.Request, apiHandler http.Handler, key string) (int, []byte, string) {
 	u, err := url.Parse(key)
 	if err != nil {
-		return nil, "", false
+		return http.StatusBadRequest, nil, ""
 	}
 	req := r.Clone(r.Context())
 	req.Method, req.URL, req.RequestURI, req.Body = http.MethodGet, u, key, http.NoBody
@@ -203,10 +229,7 @@ func internalGet(r *http.Request, apiHandler http.Handler, key string) ([]byte, 
 	}
 	rec := &bufferedResponse{header: http.Header{}, status: http.StatusOK}
 	apiHandler.ServeHTTP(rec, req)
-	if rec.status != http.StatusOK {
-		return nil, "", false
-	}
-	return rec.body.Bytes(), rec.header.Get("ETag"), true
+	return rec.status, rec.body.Bytes(), rec.header.Get("ETag")
 }
 
 // bufferedResponse keeps a response in memory (a page or an API page: small).

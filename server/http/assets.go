@@ -42,6 +42,23 @@ type asset struct {
 	ctype   string
 }
 
+// BuildID names this build, as pages, /healthz and --version show it: the
+// linker's Version (make sets the first 12 hex digits of app.wasm's
+// SHA-256), else the same digits of the embedded app.wasm, else "dev".
+func BuildID() string {
+	if Version != "" {
+		return Version
+	}
+	f, err := web.FS.Open("app.wasm")
+	if err != nil {
+		return "dev"
+	}
+	defer f.Close()
+	h := sha256.New()
+	io.Copy(h, f)
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
 func newAssets(logger *slog.Logger) *assets {
 	a := &assets{fsys: web.FS, files: map[string]*asset{}}
 	entries, _ := fs.ReadDir(web.FS, ".")
@@ -64,15 +81,14 @@ func newAssets(logger *slog.Logger) *assets {
 			}
 		}
 		a.files["/web/"+name] = f
-		if name == "app.wasm" {
-			a.version = f.etag[:12]
+		if name == "app.wasm" && Version == "" {
+			a.version = f.etag[:12] // what BuildID says, hashed once
 		}
 	}
-	if Version != "" {
-		a.version = Version
-	}
 	if a.version == "" {
-		a.version = "dev"
+		a.version = BuildID()
+	}
+	if _, ok := a.files["/web/app.wasm"]; !ok {
 		logger.Warn("web/app.wasm is not built: pages will not start the app. Run `make wasm`.")
 	}
 	// wasm_exec.js must match the Go that built app.wasm (go-app embeds an

@@ -40,8 +40,8 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
-	"github.com/betaport/betaport/server/credential"
 	"github.com/betaport/betaport/server/blobstore"
+	"github.com/betaport/betaport/server/credential"
 	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/sqlite"
 	"github.com/betaport/betaport/server/storetest"

@@ -179,17 +179,9 @@ func (s *Server) redirectToStorage(w http.ResponseWriter, r *http.Request, b *be
 // extensions they may see, newest first, cursor-paged: a tester's
 // extension, or every extension of an admin's team.
 func (s *Server) handleListBuilds(w http.ResponseWriter, r *http.Request, who *subject) {
-	q := r.URL.Query()
-	limit, ok := limitParam(w, q)
+	before, limit, ok := s.pageParams(w, r.URL.Query(), "builds")
 	if !ok {
 		return
-	}
-	var before int64
-	if c := q.Get("cursor"); c != "" || q.Has("cursor") {
-		if before, ok = s.decodeCursor("builds", c); !ok {
-			badParam(w, "cursor", "cursor is not one this list gave out; start again from the first page, without a cursor.")
-			return
-		}
 	}
 	var ids []int64
 	if who.tester != nil {
@@ -209,13 +201,5 @@ func (s *Server) handleListBuilds(w http.ResponseWriter, r *http.Request, who *s
 		s.Error(w, r, err)
 		return
 	}
-	page := api.Page[betaport.Bundle]{Data: make([]betaport.Bundle, 0, limit)}
-	for i, b := range bundles {
-		if i == limit {
-			page.NextCursor = s.encodeCursor("builds", bundles[i-1].ID)
-			break
-		}
-		page.Data = append(page.Data, *b)
-	}
-	writeJSONPage(w, r, page)
+	writeJSONPage(w, r, cursorPage(s, "builds", bundles, limit, func(b *betaport.Bundle) int64 { return b.ID }))
 }

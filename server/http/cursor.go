@@ -62,3 +62,33 @@ func limitParam(w http.ResponseWriter, q url.Values) (int, bool) {
 	}
 	return n, true
 }
+
+// pageParams reads a cursor-paged list's ?limit= and ?cursor= (signed for
+// the named list): the keyset position to read before (0: from the
+// newest) and how many to read. It answers the problem itself.
+func (s *Server) pageParams(w http.ResponseWriter, q url.Values, list string) (before int64, limit int, ok bool) {
+	if limit, ok = limitParam(w, q); !ok {
+		return 0, 0, false
+	}
+	if c := q.Get("cursor"); c != "" || q.Has("cursor") {
+		if before, ok = s.decodeCursor(list, c); !ok {
+			badParam(w, "cursor", "cursor is not one this list gave out; start again from the first page, without a cursor.")
+			return 0, 0, false
+		}
+	}
+	return before, limit, true
+}
+
+// cursorPage makes a page of a list read with limit+1 items: the extra item
+// says there is a next page, which starts after the last one shown.
+func cursorPage[T any](s *Server, list string, items []*T, limit int, id func(*T) int64) api.Page[T] {
+	page := api.Page[T]{Data: make([]T, 0, min(len(items), limit))}
+	for i, it := range items {
+		if i == limit {
+			page.NextCursor = s.encodeCursor(list, id(items[i-1]))
+			break
+		}
+		page.Data = append(page.Data, *it)
+	}
+	return page
+}

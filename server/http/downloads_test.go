@@ -181,7 +181,7 @@ func TestDownloadsOnAnyStorage(t *testing.T) {
 	otherExt := storetest.MustExtension(t, e.DB, otherTeam, "Other")
 	otherTester, _ := e.testerOf(t, otherExt, betaport.TesterActive)
 	revoked, _ := e.testerOf(t, p.ext, betaport.TesterActive)
-	if err := e.DB.RevokeTester(context.Background(), revoked.ID); err != nil {
+	if err := e.DB.RevokeTester(context.Background(), revoked.ID, "admin@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	// A session made after the revoke: the tester's status alone refuses it.
@@ -195,7 +195,7 @@ func TestDownloadsOnAnyStorage(t *testing.T) {
 		{"anonymous", http.Header{}, 401, api.ProblemUnauthorized},
 		{"admin of another team", e.adminOf(t, otherTeam), 404, api.ProblemNotFound},
 		{"tester of another extension", e.cookie(t, betaport.Session{TesterID: otherTester.ID}), 404, api.ProblemNotFound},
-		{"revoked tester", revokedCookie, 401, api.ProblemUnauthorized},
+		{"revoked tester", revokedCookie, 401, api.ProblemAccessEnded},
 	}
 	for _, path := range []string{
 		api.CurrentBundlePath(p.ext.ID) + "/download",

@@ -21,6 +21,7 @@ import (
 	"github.com/betaport/betaport/server/demo"
 	"github.com/betaport/betaport/server/keyring"
 	"github.com/betaport/betaport/server/publish"
+	"github.com/betaport/betaport/server/storetest"
 	"github.com/betaport/betaport/server/testenv"
 )
 
@@ -125,9 +126,7 @@ func (e *env) publish(t *testing.T, ext *betaport.Extension, version string) *be
 func (e *env) key(t testing.TB, ext *betaport.Extension) *api.ServiceKey {
 	t.Helper()
 	k := &api.ServiceKey{ExtensionID: strconv.FormatInt(ext.ID, 10), APIKey: "key-" + strconv.FormatInt(ext.ID, 10) + "-" + t.Name()}
-	if err := e.DB.SetExtensionKey(context.Background(), ext.ID, publish.HashKey(k.APIKey)); err != nil {
-		t.Fatal(err)
-	}
+	storetest.MustKey(t, e.DB, ext.ID, "Test", k.APIKey)
 	return k
 }
 

@@ -102,7 +102,12 @@ func (s *Server) routes() http.Handler {
 	s.routeExtension(mux, "GET /api/extensions/{id}/testers", ExtensionAdmin, s.handleListTesters)
 	s.routeExtension(mux, "POST /api/extensions/{id}/testers", ExtensionAdmin, s.handleInviteTester)
 	s.routeExtension(mux, "DELETE /api/extensions/{id}/testers/{testerId}", ExtensionAdmin, s.handleRevokeTester)
-	s.routeExtension(mux, "POST /api/extensions/{id}/key", ExtensionAdmin, s.handleCreateKey)
+	s.routeExtension(mux, "POST /api/extensions/{id}/testers/{testerId}/restore", ExtensionAdmin, s.handleRestoreTester)
+	s.routeExtension(mux, "POST /api/extensions/{id}/testers/{testerId}/invite", ExtensionAdmin, s.handleResendInvite)
+	s.routeExtension(mux, "GET /api/extensions/{id}/keys", ExtensionAdmin, s.handleListKeys)
+	s.routeExtension(mux, "POST /api/extensions/{id}/keys", ExtensionAdmin, s.handleCreateKey)
+	s.routeExtension(mux, "DELETE /api/extensions/{id}/keys/{keyId}", ExtensionAdmin, s.handleRevokeKey)
+	s.routeExtension(mux, "GET /api/extensions/{id}/audit", ExtensionAdmin, s.handleListAudit)
 	s.routeExtension(mux, "GET /api/extensions/{id}/bundles", ExtensionMember, s.handleListBundles)
 	s.routeExtension(mux, "GET /api/extensions/{id}/events", ExtensionMember, s.handleEvents)
 	s.routeExtension(mux, "GET /api/extensions/{id}/bundles/current", ExtensionMember, s.handleCurrentBundle)
@@ -117,9 +122,10 @@ func (s *Server) routes() http.Handler {
 	s.route(mux, "GET "+api.UpdatePrefix+"{id}/{token}", KeyAuth, s.handleUpdateCheck)
 	s.route(mux, "GET "+api.UpdatePrefix+"{id}/{token}/crx/{number}", KeyAuth, s.handleUpdateCRX)
 
-	// The submit flow authenticates by key and signed URL, never by cookie.
-	s.route(mux, "POST "+api.PathSubmitUpload, KeyAuth, s.handleSubmitUpload)
-	s.route(mux, "POST "+api.PathSubmitSign, KeyAuth, s.handleSubmitSign)
+	// Calls 1 and 3 take a key, or an admin's session in the browser; the
+	// PUT of call 2 is authorised by its signed URL.
+	s.route(mux, "POST "+api.PathSubmitUpload, KeyOrAdmin, s.handleSubmitUpload)
+	s.route(mux, "POST "+api.PathSubmitSign, KeyOrAdmin, s.handleSubmitSign)
 	s.route(mux, "GET /api/submit/limits", Public, s.handleSubmitLimits)
 	s.route(mux, "PUT "+api.UploadPrefix+"{upload}", KeyAuth, s.handleUploadPut)
 	for _, method := range []string{"GET", "POST", "PATCH", "DELETE"} {

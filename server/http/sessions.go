@@ -36,6 +36,9 @@ type subject struct {
 	session *betaport.Session
 	user    *betaport.User   // an admin
 	tester  *betaport.Tester // an active tester
+	// ended is a tester whose session outlived their access (revoked):
+	// anonymous for every route, told so rather than asked to sign in.
+	ended *betaport.Tester
 }
 
 func (who *subject) anonymous() bool { return who.user == nil && who.tester == nil }
@@ -64,6 +67,9 @@ func (s *Server) authenticate(r *http.Request) (*subject, error) {
 		t, err := s.Store.FindTester(ctx, ss.TesterID)
 		if err != nil {
 			return nil, err
+		}
+		if t.Status == betaport.TesterRevoked {
+			who.ended = t
 		}
 		if t.Status != betaport.TesterActive {
 			return who, nil

@@ -160,11 +160,13 @@ func TestInviteLinkSignsTesterIn(t *testing.T) {
 		t.Fatalf("revoke = %d", resp.StatusCode)
 	}
 	resp, body = e.do(t, "GET", api.ExtensionPath(ext.ID), tester)
-	wantProblem(t, resp, body, 401, api.ProblemUnauthorized)
+	wantProblem(t, resp, body, 401, api.ProblemAccessEnded)
 	resp, body = e.do(t, "GET", link, http.Header{"Accept": {"application/json"}})
-	wantProblem(t, resp, body, 404, api.ProblemNotFound)
+	wantProblem(t, resp, body, 401, api.ProblemAccessEnded)
+	// A browser goes to the page that says their access ended (and whom
+	// to ask), not to the admins' sign-in.
 	resp, _ = e.do(t, "GET", link, http.Header{"Accept": {"text/html"}})
-	if resp.StatusCode != 303 || resp.Header.Get("Location") != "/login?link=invalid" || len(resp.Cookies()) != 0 {
+	if resp.StatusCode != 303 || resp.Header.Get("Location") != "/ended" {
 		t.Fatalf("a revoked link in a browser = %d to %q with cookies %v", resp.StatusCode, resp.Header.Get("Location"), resp.Cookies())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
@@ -14,26 +15,52 @@ import (
 // The submit flow's three calls. Each handler decodes, calls one method of
 // package publish, which owns the pipeline, and encodes its answer.
 
-// submitKey reads the key object of calls 1 and 3 and authorises it.
-func (s *Server) submitKey(w http.ResponseWriter, r *http.Request) (*betaport.Extension, bool) {
+// submitKey reads the key object of calls 1 and 3 and authorises it. A body
+// without an apiKey, {"extensionId": …}, is authorised by the session of an
+// admin of that extension's team (the upload panel in the browser).
+func (s *Server) submitKey(w http.ResponseWriter, r *http.Request, who *subject) (*betaport.Extension, bool) {
 	var raw map[string]json.RawMessage
 	if !s.readJSON(w, r, &raw) {
 		return nil, false
 	}
-	key, err := api.ServiceKeyOf(raw)
-	if err == nil {
-		var ext *betaport.Extension
-		if ext, err = s.Publish.Authorize(r.Context(), key); err == nil {
-			return ext, true
-		}
+	ext, err := s.authorizeSubmit(r, raw, who)
+	if err != nil {
+		s.Error(w, r, err)
+		return nil, false
 	}
-	s.Error(w, r, err)
-	return nil, false
+	return ext, true
+}
+
+func (s *Server) authorizeSubmit(r *http.Request, raw map[string]json.RawMessage, who *subject) (*betaport.Extension, error) {
+	ctx := r.Context()
+	if _, keyed := raw["apiKey"]; keyed || who.anonymous() {
+		key, err := api.ServiceKeyOf(raw)
+		if err != nil {
+			return nil, err
+		}
+		return s.Publish.Authorize(ctx, key)
+	}
+	if who.tester != nil {
+		return nil, problem(http.StatusForbidden, api.ProblemForbidden,
+			"Testers cannot publish. Sign in as an admin of the extension's team, or send a key file's service object.")
+	}
+	extID, err := api.SessionSubmitOf(raw)
+	if err != nil {
+		return nil, err
+	}
+	id, _ := strconv.ParseInt(extID, 10, 64)
+	ext, err := s.Store.FindExtension(ctx, id)
+	if betaport.ErrorCode(err) == betaport.ENOTFOUND || (err == nil && ext.TeamID != who.user.TeamID) {
+		return nil, errNoExtension
+	} else if err != nil {
+		return nil, err
+	}
+	return s.Publish.AuthorizeAdmin(ctx, ext.ID)
 }
 
 // handleSubmitUpload is call 1: issue an upload URL.
-func (s *Server) handleSubmitUpload(w http.ResponseWriter, r *http.Request, _ *subject) {
-	ext, ok := s.submitKey(w, r)
+func (s *Server) handleSubmitUpload(w http.ResponseWriter, r *http.Request, who *subject) {
+	ext, ok := s.submitKey(w, r, who)
 	if !ok {
 		return
 	}
@@ -79,8 +106,8 @@ func uploadMethodNotAllowed(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleSubmitSign is call 3: validate the latest upload's zip and publish it.
-func (s *Server) handleSubmitSign(w http.ResponseWriter, r *http.Request, _ *subject) {
-	ext, ok := s.submitKey(w, r)
+func (s *Server) handleSubmitSign(w http.ResponseWriter, r *http.Request, who *subject) {
+	ext, ok := s.submitKey(w, r, who)
 	if !ok {
 		return
 	}

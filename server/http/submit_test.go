@@ -268,9 +268,9 @@ func TestSubmitKeyCalls(t *testing.T) {
 		}, 413, api.ProblemTooLarge, "", ""},
 	}
 	// Rotate p's key: the copy taken above is now the old one.
-	p.key = e.key(t, p.ext)
-	p.key.APIKey += "-rotated"
-	e.DB.SetExtensionKey(context.Background(), p.ext.ID, hashKey(p.key.APIKey))
+	p.key = &api.ServiceKey{ExtensionID: p.key.ExtensionID, APIKey: p.key.APIKey + "-rotated"}
+	storetest.RevokeKeys(t, e.DB, p.ext.ID)
+	storetest.MustKey(t, e.DB, p.ext.ID, "Rotated", p.key.APIKey)
 
 	var unauthorized []string
 	for _, path := range []string{api.PathSubmitUpload, api.PathSubmitSign} {
@@ -648,31 +648,81 @@ func TestSubmitRaces(t *testing.T) {
 	}
 }
 
-func TestKeyRotation(t *testing.T) {
+// An extension has several named keys: each works until it is revoked,
+// revoking one leaves the others, and its use is recorded.
+func TestNamedKeys(t *testing.T) {
 	e := newEnv(t)
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	ext := storetest.MustExtension(t, e.DB, team, "E")
 	admin := e.adminOf(t, team)
-	var keys []api.KeyFile
-	for range 2 {
-		resp, body := e.do(t, "POST", api.KeyPath(ext.ID), admin)
-		var kf api.KeyFile
-		if json.Unmarshal(body, &kf); resp.StatusCode != 200 || kf.Service.APIKey == "" || kf.Service.ExtensionID != fmt.Sprint(ext.ID) {
-			t.Fatalf("key = %d %s", resp.StatusCode, body)
+	var created []api.CreatedKey
+	for _, label := range []string{"GitHub Actions", "release laptop"} {
+		resp, body := e.send(t, "POST", api.KeysPath(ext.ID), admin, api.NewKey{Label: label})
+		var ck api.CreatedKey
+		if json.Unmarshal(body, &ck); resp.StatusCode != 201 || ck.KeyFile.Service.APIKey == "" ||
+			ck.KeyFile.Service.ExtensionID != fmt.Sprint(ext.ID) || ck.Key.Label != label || ck.Key.ID == 0 {
+			t.Fatalf("create %q = %d %s", label, resp.StatusCode, body)
 		}
-		if !strings.Contains(resp.Header.Get("Content-Disposition"), "key.json") {
-			t.Fatalf("key file not offered as key.json: %v", resp.Header)
+		if resp.Header.Get("Cache-Control") != "no-store" {
+			t.Errorf("a key's secret may be cached: %v", resp.Header)
 		}
-		keys = append(keys, kf)
+		created = append(created, ck)
 	}
-	resp, body := e.send(t, "POST", api.PathSubmitUpload, nil, keys[0].Service)
+	for _, ck := range created {
+		if resp, body := e.send(t, "POST", api.PathSubmitUpload, nil, ck.KeyFile.Service); resp.StatusCode != 200 {
+			t.Fatalf("key %q = %d %s", ck.Key.Label, resp.StatusCode, body)
+		}
+	}
+	// A label is required and has a length.
+	for _, bad := range []api.NewKey{{Label: " "}, {Label: strings.Repeat("k", betaport.MaxKeyLabel+1)}} {
+		resp, body := e.send(t, "POST", api.KeysPath(ext.ID), admin, bad)
+		wantProblem(t, resp, body, 400, api.ProblemBadRequest)
+	}
+
+	// The list: newest first, with who made each, and when it was used.
+	resp, body := e.do(t, "GET", api.KeysPath(ext.ID), admin)
+	var page api.Page[betaport.Key]
+	if json.Unmarshal(body, &page); resp.StatusCode != 200 || len(page.Data) != 2 || page.Data[0].Label != "release laptop" {
+		t.Fatalf("keys = %d %s", resp.StatusCode, body)
+	}
+	for _, k := range page.Data {
+		if k.CreatedBy == "" || k.LastUsedAt == nil {
+			t.Errorf("listed key %+v: want who made it and its last use", k)
+		}
+	}
+	if strings.Contains(string(body), created[0].KeyFile.Service.APIKey) {
+		t.Fatal("the key list shows a secret")
+	}
+
+	// Revoke the first: it is refused at once, the second still works.
+	resp, body = e.do(t, "DELETE", api.KeyPath(ext.ID, created[0].Key.ID), admin)
+	if resp.StatusCode != 200 {
+		t.Fatalf("revoke = %d %s", resp.StatusCode, body)
+	}
+	resp, body = e.send(t, "POST", api.PathSubmitUpload, nil, created[0].KeyFile.Service)
 	wantProblem(t, resp, body, 401, api.ProblemInvalidKey)
-	if resp, body := e.send(t, "POST", api.PathSubmitUpload, nil, keys[1].Service); resp.StatusCode != 200 {
-		t.Fatalf("the new key = %d %s", resp.StatusCode, body)
+	if resp, body := e.send(t, "POST", api.PathSubmitUpload, nil, created[1].KeyFile.Service); resp.StatusCode != 200 {
+		t.Fatalf("the other key after a revoke = %d %s", resp.StatusCode, body)
 	}
+	// Another extension's key id is not found through this extension.
+	other := storetest.MustExtension(t, e.DB, team, "Other")
+	resp, body = e.do(t, "DELETE", api.KeyPath(other.ID, created[1].Key.ID), admin)
+	wantProblem(t, resp, body, 404, api.ProblemNotFound)
 	// Only a hash is stored.
-	if stored, _ := e.DB.ExtensionKey(context.Background(), ext.ID); stored == keys[1].Service.APIKey || stored == "" {
+	if _, err := e.DB.FindKeyByHash(context.Background(), created[1].KeyFile.Service.APIKey); betaport.ErrorCode(err) != betaport.ENOTFOUND {
 		t.Fatal("the key is stored as it is")
+	}
+
+	// The audit trail says who did it.
+	resp, body = e.do(t, "GET", api.AuditPath(ext.ID)+"?limit=2", admin)
+	var audit api.Page[betaport.AuditEvent]
+	if json.Unmarshal(body, &audit); resp.StatusCode != 200 || len(audit.Data) != 2 || audit.NextCursor == "" ||
+		audit.Data[0].Action != betaport.AuditKeyRevoked || audit.Data[0].Subject != "GitHub Actions" || !strings.HasPrefix(audit.Data[0].Actor, "admin") {
+		t.Fatalf("audit = %d %s", resp.StatusCode, body)
+	}
+	resp, body = e.do(t, "GET", api.AuditPath(ext.ID)+"?limit=2&cursor="+audit.NextCursor, admin)
+	if json.Unmarshal(body, &audit); resp.StatusCode != 200 || len(audit.Data) != 1 || audit.Data[0].Action != betaport.AuditKeyCreated {
+		t.Fatalf("audit page 2 = %d %s", resp.StatusCode, body)
 	}
 }
 

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -8,24 +9,84 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
+	"github.com/betaport/betaport/app/ui"
 	"github.com/betaport/betaport/server/credential"
 )
 
 // handleInviteTester adds a tester and answers their personal link, shown
-// this once: only its hash is kept.
-func (s *Server) handleInviteTester(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
+// this once: only its hash is kept. An e-mail whose tester was revoked is
+// refused with the path that restores them.
+func (s *Server) handleInviteTester(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension) {
 	var in api.Invite
 	if !s.readJSON(w, r, &in) {
 		return
 	}
+	ctx := r.Context()
 	token := credential.NewToken()
 	t := &betaport.Tester{ExtensionID: ext.ID, Email: in.Email, Name: in.Name, Status: betaport.TesterInvited}
-	if err := s.Store.InviteTester(r.Context(), t, credential.HashToken(token)); err != nil {
+	err := s.Store.InviteTester(ctx, t, credential.HashToken(token), who.user.Email)
+	if betaport.ErrorCode(err) == betaport.ECONFLICT {
+		if old, ferr := s.Store.FindTesterByEmail(ctx, ext.ID, t.Email); ferr == nil && old.Status == betaport.TesterRevoked {
+			writeProblem(w, &api.Problem{Type: api.ProblemTesterRevoked, Status: http.StatusConflict, Param: "email",
+				Restore: api.TesterRestorePath(ext.ID, old.ID),
+				Detail:  old.Email + " was a tester whose access was revoked. Restore them to send a new invite link."})
+			return
+		}
+	}
+	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
 	w.Header().Set("Location", api.TesterPath(ext.ID, t.ID))
-	writeJSON(w, r, http.StatusCreated, api.Invited{Tester: *t, InviteURL: s.BaseURL + api.InvitePrefix + token})
+	writeJSON(w, r, http.StatusCreated, s.invited(t, token))
+}
+
+// invited is a tester with their new personal link.
+func (s *Server) invited(t *betaport.Tester, token string) api.Invited {
+	return api.Invited{Tester: *t, InviteURL: s.BaseURL + api.InvitePrefix + token}
+}
+
+// testerOf finds the {testerId} of the path among ext's testers.
+func (s *Server) testerOf(w http.ResponseWriter, r *http.Request, ext *betaport.Extension) (*betaport.Tester, bool) {
+	id, ok := pathID(w, r, "testerId")
+	if !ok {
+		return nil, false
+	}
+	t, err := s.Store.FindTester(r.Context(), id)
+	if err == nil && t.ExtensionID != ext.ID {
+		err = betaport.Errorf(betaport.ENOTFOUND, "There is no such tester.")
+	}
+	if err != nil {
+		s.Error(w, r, err)
+		return nil, false
+	}
+	return t, true
+}
+
+// handleRestoreTester brings a revoked tester back, invited with a new link.
+func (s *Server) handleRestoreTester(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension) {
+	s.newInviteLink(w, r, who, ext, s.Store.RestoreTester)
+}
+
+// handleResendInvite gives a tester a new link; the old one stops working.
+func (s *Server) handleResendInvite(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension) {
+	s.newInviteLink(w, r, who, ext, s.Store.ResendInvite)
+}
+
+func (s *Server) newInviteLink(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension,
+	renew func(ctx context.Context, id int64, inviteHash, actor string) (*betaport.Tester, error)) {
+	t, ok := s.testerOf(w, r, ext)
+	if !ok {
+		return
+	}
+	token := credential.NewToken()
+	t, err := renew(r.Context(), t.ID, credential.HashToken(token), who.user.Email)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, r, http.StatusOK, s.invited(t, token))
 }
 
 var testerStatuses = map[string]bool{betaport.TesterInvited: true, betaport.TesterActive: true, betaport.TesterRevoked: true}
@@ -34,11 +95,12 @@ var testerStatuses = map[string]bool{betaport.TesterInvited: true, betaport.Test
 // newest first.
 func (s *Server) handleListTesters(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
 	q := r.URL.Query()
-	limit, ok := limitParam(w, q)
+	list := "testers/" + strconv.FormatInt(ext.ID, 10)
+	before, limit, ok := s.pageParams(w, q, list)
 	if !ok {
 		return
 	}
-	f := betaport.TesterFilter{ExtensionID: ext.ID, Limit: limit + 1, Query: strings.TrimSpace(q.Get("q")), Status: q.Get("status")}
+	f := betaport.TesterFilter{ExtensionID: ext.ID, BeforeID: before, Limit: limit + 1, Query: strings.TrimSpace(q.Get("q")), Status: q.Get("status")}
 	if f.Status != "" && !testerStatuses[f.Status] {
 		badParam(w, "status", "status must be invited, active or revoked (or absent for all).")
 		return
@@ -47,46 +109,22 @@ func (s *Server) handleListTesters(w http.ResponseWriter, r *http.Request, _ *su
 		badParam(w, "q", "q is longer than 200 characters; search for part of an e-mail address or name.")
 		return
 	}
-	list := "testers/" + strconv.FormatInt(ext.ID, 10)
-	if c := q.Get("cursor"); c != "" || q.Has("cursor") {
-		id, ok := s.decodeCursor(list, c)
-		if !ok {
-			badParam(w, "cursor", "cursor is not one this list gave out; start again from the first page, without a cursor.")
-			return
-		}
-		f.BeforeID = id
-	}
 	testers, err := s.Store.FindTesters(r.Context(), f)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	page := api.Page[betaport.Tester]{Data: make([]betaport.Tester, 0, limit)}
-	for i, t := range testers {
-		if i == limit {
-			page.NextCursor = s.encodeCursor(list, testers[i-1].ID)
-			break
-		}
-		page.Data = append(page.Data, *t)
-	}
-	writeJSONPage(w, r, page)
+	writeJSONPage(w, r, cursorPage(s, list, testers, limit, func(t *betaport.Tester) int64 { return t.ID }))
 }
 
-// handleRevokeTester revokes a tester: their sessions end and their link
-// stops working at once. Revoking twice is fine.
-func (s *Server) handleRevokeTester(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
-	id, ok := pathID(w, r, "testerId")
+// handleRevokeTester revokes a tester: their sessions and their link stop
+// working at once. Revoking twice is fine.
+func (s *Server) handleRevokeTester(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension) {
+	t, ok := s.testerOf(w, r, ext)
 	if !ok {
 		return
 	}
-	t, err := s.Store.FindTester(r.Context(), id)
-	if err == nil && t.ExtensionID != ext.ID {
-		err = betaport.Errorf(betaport.ENOTFOUND, "There is no such tester.")
-	}
-	if err == nil {
-		err = s.Store.RevokeTester(r.Context(), id)
-	}
-	if err != nil {
+	if err := s.Store.RevokeTester(r.Context(), t.ID, who.user.Email); err != nil {
 		s.Error(w, r, err)
 		return
 	}
@@ -99,7 +137,19 @@ func (s *Server) handleRevokeTester(w http.ResponseWriter, r *http.Request, _ *s
 func (s *Server) handleInviteLink(w http.ResponseWriter, r *http.Request, _ *subject) {
 	t, err := s.Store.FindTesterByInvite(r.Context(), credential.HashToken(r.PathValue("token")))
 	if err == nil && t.Status == betaport.TesterRevoked {
-		err = betaport.Errorf(betaport.ENOTFOUND, "This invite link no longer works. Ask the extension's admin for a new one.")
+		// A session that says so: the app tells the tester their access
+		// ended and whom to ask, rather than showing the admins' sign-in.
+		if err := s.startSession(w, r, &betaport.Session{TesterID: t.ID}); err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		if strings.Contains(r.Header.Get("Accept"), "text/html") {
+			http.Redirect(w, r, ui.PathEnded, http.StatusSeeOther)
+			return
+		}
+		s.Error(w, r, s.accessEnded(r.Context(), t))
+		return
 	}
 	if betaport.ErrorCode(err) == betaport.ENOTFOUND {
 		if strings.Contains(r.Header.Get("Accept"), "text/html") {

@@ -124,9 +124,7 @@ func (w *bbWorld) extensionOf(team *betaport.Team) (*betaport.Extension, api.Ser
 	w.t.Helper()
 	ext := storetest.MustExtension(w.t, w.db, team, "ext-"+randHex(4))
 	key := "bp_" + randHex(16)
-	if err := w.db.SetExtensionKey(w.ctx, ext.ID, publish.HashKey(key)); err != nil {
-		w.t.Fatal(err)
-	}
+	storetest.MustKey(w.t, w.db, ext.ID, "CI", key)
 	return ext, api.ServiceKey{ExtensionID: strconv.FormatInt(ext.ID, 10), APIKey: key}
 }
 

@@ -24,12 +24,10 @@ package publish
 
 import (
 	"context"
-	"crypto/subtle"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -140,31 +138,48 @@ func (s *Service) MaxUploadSize() int64 { return s.Config.withDefaults().MaxUplo
 func HashKey(apiKey string) string { return credential.HashToken(apiKey) }
 
 var errBadKey = &api.Problem{Type: api.ProblemInvalidKey, Status: http.StatusUnauthorized,
-	Detail: "The extension id and API key do not match a current key. Download a new key file from the extension's settings page; downloading one replaces the old key."}
+	Detail: "The extension id and API key do not match a current key: the key may have been revoked. Create a new key on the extension's settings page and use its key file."}
 
-// Authorize authenticates calls 1 and 3: the key, the team's plan and the
-// key's rate limit. It returns the extension the key submits to.
+// Authorize authenticates calls 1 and 3 made with a key: the key, the
+// team's plan and the key's rate limit. It returns the extension the key
+// submits to, and records the key as used.
 func (s *Service) Authorize(ctx context.Context, key api.ServiceKey) (*betaport.Extension, error) {
 	id, err := strconv.ParseInt(key.ExtensionID, 10, 64)
 	if err != nil || id <= 0 {
 		return nil, errBadKey
 	}
-	stored, err := s.Store.ExtensionKey(ctx, id)
-	if err != nil && betaport.ErrorCode(err) != betaport.ENOTFOUND {
+	// Unknown extension, no key, wrong key and revoked key get one answer.
+	// The key is found by the hash of its secret, a random 256-bit token:
+	// how long the lookup takes says nothing about any stored key.
+	k, err := s.Store.FindKeyByHash(ctx, HashKey(key.APIKey))
+	if betaport.ErrorCode(err) == betaport.ENOTFOUND || (err == nil && k.ExtensionID != id) {
+		return nil, errBadKey
+	} else if err != nil {
 		return nil, err
 	}
-	// Unknown extension, no key, wrong key and rotated key all compare a
-	// hash in constant time and get one answer.
-	given := HashKey(key.APIKey)
-	if stored == "" {
-		stored = strings.Repeat("0", len(given))
+	ext, err := s.admit(ctx, id)
+	if err != nil {
+		return nil, err
 	}
-	if subtle.ConstantTimeCompare([]byte(given), []byte(stored)) != 1 || err != nil {
-		return nil, errBadKey
+	if err := s.Store.KeyUsed(ctx, k.ID, s.now()); err != nil {
+		return nil, err
 	}
+	return ext, nil
+}
+
+// AuthorizeAdmin authenticates calls 1 and 3 made by an admin signed in to
+// the browser, whom the caller has checked may manage the extension: the
+// team's plan and the extension's rate limit apply as they do to keys.
+func (s *Service) AuthorizeAdmin(ctx context.Context, extensionID int64) (*betaport.Extension, error) {
+	return s.admit(ctx, extensionID)
+}
+
+// admit applies what every submit call meets, however it is authorised:
+// the rate limit and the Professional plan (seats never limit it).
+func (s *Service) admit(ctx context.Context, id int64) (*betaport.Extension, error) {
 	if wait := s.keyLimiter().take(id); wait > 0 {
 		p := api.NewProblem(http.StatusTooManyRequests, api.ProblemTooManyRequests,
-			fmt.Sprintf("Too many submit calls for this key. Wait %d seconds, then try again.", wait))
+			fmt.Sprintf("Too many submit calls for this extension. Wait %d seconds, then try again.", wait))
 		p.RetryAfter = wait
 		return nil, p
 	}

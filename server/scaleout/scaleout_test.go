@@ -95,7 +95,7 @@ func (d *deployment) fixture(t *testing.T) *fixture {
 	f := &fixture{email: "ada@example.com", password: "a long password", keyFile: filepath.Join(t.TempDir(), "key.json")}
 	json.Unmarshal([]byte(d.betaport(t, "extension", "create", "--team", strconv.FormatInt(team.ID, 10), "--name", "Tab Tamer")), &f.ext)
 	d.betaport(t, "user", "create", "--team", strconv.FormatInt(team.ID, 10), "--email", f.email, "--password", f.password)
-	d.betaport(t, "key", "create", "--extension", strconv.FormatInt(f.ext.ID, 10), "--out", f.keyFile)
+	d.betaport(t, "key", "create", "--label", "CI", "--extension", strconv.FormatInt(f.ext.ID, 10), "--out", f.keyFile)
 	var kf api.KeyFile
 	b, _ := os.ReadFile(f.keyFile)
 	if err := json.Unmarshal(b, &kf); err != nil || f.ext.ID == 0 {

@@ -133,15 +133,24 @@ func testerExists(email string) error {
 		Message: email + " is already a tester of this extension."}
 }
 
-// InviteTester inserts one tester with the hash of their invite link.
-func (s *DB) InviteTester(ctx context.Context, t *betaport.Tester, inviteHash string) error {
+// InviteTester inserts one tester with the hash of their invite link, and
+// its audit event, in one transaction.
+func (s *DB) InviteTester(ctx context.Context, t *betaport.Tester, inviteHash, actor string) error {
 	if err := normalizeTester(t, betaport.Now()); err != nil {
 		return err
 	}
-	err := s.db.QueryRowContext(ctx,
-		`INSERT INTO testers (extension_id, email, name, status, created_at, invite_hash)
-		 VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
-		t.ExtensionID, t.Email, t.Name, t.Status, millis(t.CreatedAt), inviteHash).Scan(&t.ID)
+	invited := t.CreatedAt
+	t.InvitedAt = &invited
+	err := s.inTx(ctx, func(tx *Tx) error {
+		err := tx.QueryRowContext(ctx,
+			`INSERT INTO testers (extension_id, email, name, status, created_at, invite_hash, invited_at)
+			 VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			t.ExtensionID, t.Email, t.Name, t.Status, millis(t.CreatedAt), inviteHash, millis(invited)).Scan(&t.ID)
+		if err != nil {
+			return err
+		}
+		return recordAudit(ctx, tx, t.ExtensionID, actor, betaport.AuditTesterInvited, t.Email)
+	})
 	if s.dialect.isUniqueViolation(err) {
 		return testerExists(t.Email)
 	}
@@ -149,16 +158,16 @@ func (s *DB) InviteTester(ctx context.Context, t *betaport.Tester, inviteHash st
 }
 
 // testerColumns are read from the testers table named t.
-const testerColumns = `t.id, t.extension_id, t.email, t.name, t.status, t.created_at, t.last_seen_at`
+const testerColumns = `t.id, t.extension_id, t.email, t.name, t.status, t.created_at, t.last_seen_at, t.invited_at, COALESCE(t.revoked_by, '')`
 
 func scanTester(row interface{ Scan(...any) error }) (*betaport.Tester, error) {
 	var t betaport.Tester
 	var created int64
-	var seen sql.NullInt64
-	if err := row.Scan(&t.ID, &t.ExtensionID, &t.Email, &t.Name, &t.Status, &created, &seen); err != nil {
+	var seen, invited sql.NullInt64
+	if err := row.Scan(&t.ID, &t.ExtensionID, &t.Email, &t.Name, &t.Status, &created, &seen, &invited, &t.RevokedBy); err != nil {
 		return nil, err
 	}
-	t.CreatedAt, t.LastSeenAt = fromMillis(created), fromNullMillis(seen)
+	t.CreatedAt, t.LastSeenAt, t.InvitedAt = fromMillis(created), fromNullMillis(seen), fromNullMillis(invited)
 	return &t, nil
 }
 
@@ -245,18 +254,84 @@ func (s *DB) ActivateTester(ctx context.Context, id int64) error {
 	return err
 }
 
-// RevokeTester revokes a tester and deletes their sessions in one
-// transaction, so no request after it sees them signed in.
-func (s *DB) RevokeTester(ctx context.Context, id int64) error {
+// RevokeTester revokes a tester, recording who did. Their sessions stop
+// working at once, because every request checks the tester's status; they
+// are kept so the tester's browser can be told that their access ended and
+// whom to ask (RestoreTester deletes them). Revoking a revoked tester
+// changes nothing and records nothing.
+func (s *DB) RevokeTester(ctx context.Context, id int64, actor string) error {
 	return s.inTx(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE testers SET status = 'revoked' WHERE id = ?`, id)
-		if err != nil {
+		t, err := scanTester(tx.QueryRowContext(ctx, `SELECT `+testerColumns+` FROM testers t WHERE t.id = ?`, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return errNoTester
+		} else if err != nil || t.Status == betaport.TesterRevoked {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return errNoTester
+		if _, err := tx.ExecContext(ctx, `UPDATE testers SET status = 'revoked', revoked_by = ? WHERE id = ?`, actor, id); err != nil {
+			return err
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM sessions WHERE tester_id = ?`, id)
-		return err
+		return recordAudit(ctx, tx, t.ExtensionID, actor, betaport.AuditTesterRevoked, t.Email)
 	})
+}
+
+// RestoreTester makes a revoked tester invited again with a new link.
+func (s *DB) RestoreTester(ctx context.Context, id int64, inviteHash, actor string) (*betaport.Tester, error) {
+	return s.newInvite(ctx, id, inviteHash, actor, betaport.AuditTesterRestored)
+}
+
+// ResendInvite gives a tester who is not revoked a new link.
+func (s *DB) ResendInvite(ctx context.Context, id int64, inviteHash, actor string) (*betaport.Tester, error) {
+	return s.newInvite(ctx, id, inviteHash, actor, betaport.AuditInviteResent)
+}
+
+// newInvite replaces a tester's invite link: a restore (action
+// AuditTesterRestored) takes a revoked tester back to invited, a resend
+// keeps an invited or active tester's status. The old link stops working
+// in the same transaction.
+func (s *DB) newInvite(ctx context.Context, id int64, inviteHash, actor, action string) (*betaport.Tester, error) {
+	var t *betaport.Tester
+	err := s.inTx(ctx, func(tx *Tx) error {
+		var err error
+		t, err = scanTester(tx.QueryRowContext(ctx, `SELECT `+testerColumns+` FROM testers t WHERE t.id = ?`, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return errNoTester
+		} else if err != nil {
+			return err
+		}
+		restore := action == betaport.AuditTesterRestored
+		switch {
+		case restore && t.Status != betaport.TesterRevoked:
+			return &betaport.Error{Code: betaport.ECONFLICT, Message: t.Email + " is not revoked, so there is nothing to restore."}
+		case !restore && t.Status == betaport.TesterRevoked:
+			return &betaport.Error{Code: betaport.ECONFLICT, Message: t.Email + " was revoked: restore them to send a new link."}
+		case restore:
+			// The sessions of before the revoke stay ended: the tester
+			// signs in again with the new link.
+			t.Status, t.RevokedBy = betaport.TesterInvited, ""
+			if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE tester_id = ?`, id); err != nil {
+				return err
+			}
+		}
+		now := betaport.Now()
+		t.InvitedAt = &now
+		if _, err := tx.ExecContext(ctx, `UPDATE testers SET status = ?, revoked_by = NULL, invite_hash = ?, invited_at = ? WHERE id = ?`,
+			t.Status, inviteHash, millis(now), id); err != nil {
+			return err
+		}
+		return recordAudit(ctx, tx, t.ExtensionID, actor, action, t.Email)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// FindTesterByEmail returns an extension's tester with the given e-mail.
+func (s *DB) FindTesterByEmail(ctx context.Context, extensionID int64, email string) (*betaport.Tester, error) {
+	t, err := scanTester(s.db.QueryRowContext(ctx, `SELECT `+testerColumns+` FROM testers t
+		WHERE t.extension_id = ? AND t.email = ?`, extensionID, strings.ToLower(strings.TrimSpace(email))))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errNoTester
+	}
+	return t, err
 }

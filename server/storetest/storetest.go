@@ -38,7 +38,9 @@ func Run(t *testing.T, open Opener) {
 		{"UploadLifecycle", testUploadLifecycle},
 		{"PublishUploadOnce", testPublishUploadOnce},
 		{"CreateUploadConcurrent", testCreateUploadConcurrent},
-		{"ExtensionKey", testExtensionKey},
+		{"NamedKeys", testNamedKeys},
+		{"AuditTrail", testAuditTrail},
+		{"RestoreAndResend", testRestoreAndResend},
 		{"UsersAndSessions", testUsersAndSessions},
 		{"TesterSearch", testTesterSearch},
 		{"TesterSearchIndex", testTesterSearchIndex},
@@ -438,26 +440,6 @@ func testCreateUploadConcurrent(t *testing.T, s betaport.Store) {
 	wantCode(t, err, betaport.ENOTFOUND)
 }
 
-func testExtensionKey(t *testing.T, s betaport.Store) {
-	ctx := context.Background()
-	team := MustTeam(t, s, betaport.PlanProfessional)
-	e := MustExtension(t, s, team, "E")
-	if k, err := s.ExtensionKey(ctx, e.ID); err != nil || k != "" {
-		t.Fatalf("a new extension's key = %q, %v; want none", k, err)
-	}
-	for _, hash := range []string{"first", "second"} {
-		if err := s.SetExtensionKey(ctx, e.ID, hash); err != nil {
-			t.Fatal(err)
-		}
-		if k, err := s.ExtensionKey(ctx, e.ID); err != nil || k != hash {
-			t.Fatalf("ExtensionKey = %q, %v; want %q", k, err, hash)
-		}
-	}
-	wantCode(t, s.SetExtensionKey(ctx, e.ID+100, "x"), betaport.ENOTFOUND)
-	_, err := s.ExtensionKey(ctx, e.ID+100)
-	wantCode(t, err, betaport.ENOTFOUND)
-}
-
 func testUsersAndSessions(t *testing.T, s betaport.Store) {
 	ctx := context.Background()
 	team := MustTeam(t, s, betaport.PlanProfessional)
@@ -513,15 +495,15 @@ func testTesterSearch(t *testing.T, s betaport.Store) {
 	var ts []*betaport.Tester
 	for i, name := range []string{"Ada Lovelace", "Grace Hopper", "Alan Turing", "Barbara Liskov", "Adele Goldberg"} {
 		tt := &betaport.Tester{ExtensionID: e.ID, Email: fmt.Sprintf("t%d@%s.example", i, strings.ToLower(strings.Fields(name)[1])), Name: name}
-		if err := s.InviteTester(ctx, tt, fmt.Sprintf("invite-%d", i)); err != nil {
+		if err := s.InviteTester(ctx, tt, fmt.Sprintf("invite-%d", i), "admin@example.com"); err != nil {
 			t.Fatal(err)
 		}
 		ts = append(ts, tt)
 	}
-	if err := s.InviteTester(ctx, &betaport.Tester{ExtensionID: other.ID, Email: "t0@lovelace.example", Name: "Ada"}, "invite-other"); err != nil {
+	if err := s.InviteTester(ctx, &betaport.Tester{ExtensionID: other.ID, Email: "t0@lovelace.example", Name: "Ada"}, "invite-other", "admin@example.com"); err != nil {
 		t.Fatalf("the same e-mail on another extension: %v", err)
 	}
-	wantCode(t, s.InviteTester(ctx, &betaport.Tester{ExtensionID: e.ID, Email: "T0@Lovelace.example"}, "invite-dup"), betaport.ECONFLICT)
+	wantCode(t, s.InviteTester(ctx, &betaport.Tester{ExtensionID: e.ID, Email: "T0@Lovelace.example"}, "invite-dup", "admin@example.com"), betaport.ECONFLICT)
 	s.ActivateTester(ctx, ts[1].ID)
 	s.ActivateTester(ctx, ts[3].ID)
 
@@ -575,23 +557,31 @@ func testRevokeEndsSessions(t *testing.T, s betaport.Store) {
 	team := MustTeam(t, s, betaport.PlanProfessional)
 	e := MustExtension(t, s, team, "E")
 	tt := &betaport.Tester{ExtensionID: e.ID, Email: "ada@example.com", Name: "Ada"}
-	if err := s.InviteTester(ctx, tt, "invite"); err != nil {
+	if err := s.InviteTester(ctx, tt, "invite", "admin@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	s.ActivateTester(ctx, tt.ID)
 	if err := s.CreateSession(ctx, &betaport.Session{TokenHash: "t1", TesterID: tt.ID, ExpiresAt: betaport.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RevokeTester(ctx, tt.ID); err != nil {
+	if err := s.RevokeTester(ctx, tt.ID, "admin@example.com"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.FindSession(ctx, "t1")
-	wantCode(t, err, betaport.EUNAUTHORIZED)
+	// The session is kept, so the tester's browser can be told their
+	// access ended; its tester says so, and every request checks.
+	ss, err := s.FindSession(ctx, "t1")
+	if err != nil || ss.TesterID != tt.ID {
+		t.Fatalf("the revoked tester's session = %+v, %v", ss, err)
+	}
+	got, _ := s.FindTester(ctx, tt.ID)
+	if got.Status != betaport.TesterRevoked || got.RevokedBy != "admin@example.com" {
+		t.Fatalf("revoked tester = %+v", got)
+	}
 	s.ActivateTester(ctx, tt.ID)
 	if got, _ := s.FindTester(ctx, tt.ID); got.Status != betaport.TesterRevoked {
 		t.Fatalf("a revoked tester who opens their link again is %s", got.Status)
 	}
-	wantCode(t, s.RevokeTester(ctx, tt.ID+100), betaport.ENOTFOUND)
+	wantCode(t, s.RevokeTester(ctx, tt.ID+100, "admin@example.com"), betaport.ENOTFOUND)
 }
 
 // Builds are keyset-paged across extensions, newest first.

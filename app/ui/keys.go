@@ -1,0 +1,247 @@
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/maxence-charriere/go-app/v9/pkg/app"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
+	"github.com/betaport/betaport/app/fetch"
+)
+
+// The settings page's named keys and audit trail: two lists that page like
+// the others (the one list component), a form that adds a key and
+// downloads its key.json, and a Revoke that asks first.
+
+const keysPageSize = 20
+
+type keyPage = fetch.CursorPage[betaport.Key]
+
+func keysList() *pageList[keyPage, betaport.Key] {
+	return &pageList[keyPage, betaport.Key]{listSpec: listSpec[keyPage, betaport.Key]{
+		name: "keys", section: "keys-list", rowsID: "keys", label: "Keys",
+		grid: "keys-grid", columns: []string{"Label", "Created", "Last used", ""},
+		loading: "Loading the keys…", end: "That is every key.",
+		pageSize: keysPageSize, items: func(page keyPage) []betaport.Key { return page.Data },
+	}}
+}
+
+func keysKeys(id int64) fetch.GetKey[keyPage] {
+	return fetch.CursorKeys[betaport.Key](api.KeysPath(id), nil, keysPageSize)
+}
+
+const auditPageSize = 20
+
+type auditPage = fetch.CursorPage[betaport.AuditEvent]
+
+func auditList() *pageList[auditPage, betaport.AuditEvent] {
+	return &pageList[auditPage, betaport.AuditEvent]{listSpec: listSpec[auditPage, betaport.AuditEvent]{
+		name: "audit", section: "audit-list", rowsID: "audit", label: "Audit trail",
+		grid: "audit-grid", columns: []string{"When", "Who", "What"},
+		loading: "Loading the audit trail…", end: "That is the whole trail.",
+		pageSize: auditPageSize, items: func(page auditPage) []betaport.AuditEvent { return page.Data },
+	}}
+}
+
+func auditKeys(id int64) fetch.GetKey[auditPage] {
+	return fetch.CursorKeys[betaport.AuditEvent](api.AuditPath(id), nil, auditPageSize)
+}
+
+// auditText says what an audit event did, for people.
+var auditText = map[string]string{
+	betaport.AuditKeyCreated:     "created the key",
+	betaport.AuditKeyRevoked:     "revoked the key",
+	betaport.AuditTesterInvited:  "invited",
+	betaport.AuditInviteResent:   "sent a new invite link to",
+	betaport.AuditTesterRevoked:  "revoked",
+	betaport.AuditTesterRestored: "restored",
+}
+
+func auditRow(e betaport.AuditEvent) app.UI {
+	what := auditText[e.Action]
+	if what == "" {
+		what = e.Action
+	}
+	return app.Div().Class("row audit-grid").DataSet("audit", e.ID).Body(
+		cell(app.Text(e.CreatedAt.Local().Format(time.DateTime))),
+		cell(app.Text(e.Actor)),
+		cell(app.Text(what+" "), app.Strong().Text(e.Subject)),
+	)
+}
+
+// keysSection is the form that adds a key and the list of keys.
+func (p *SettingsPage) keysSection() app.UI {
+	return app.Section().ID("key-section").Class("settings-key").Aria("labelledby", "keys-title").Body(
+		app.H2().ID("keys-title").Text("Keys"),
+		app.P().Class("muted").Text("Pipelines authenticate with a key file, key.json. Give each place that publishes its own key, named after it, and revoke one without touching the others. Betaport keeps only a hash of a key: its file is downloaded once, when you create it. Signed in here, you upload without one."),
+		app.Form().ID("key-form").Class("invite").OnSubmit(p.createKey).Body(
+			app.Label().For("key-label").Text("Label"),
+			typedValue(app.Input().ID("key-label").Type("text").Required(true).MaxLength(betaport.MaxKeyLabel).
+				Placeholder("GitHub Actions"), p.keyLabel).OnInput(ctx2str(&p.keyLabel)),
+			button().ID("create-key").Type("submit").Class("primary").Aria("disabled", p.busy).
+				Text(map[bool]string{true: "Creating…", false: "Create key and download key.json"}[p.busy]),
+		),
+		app.P().ID("key-downloaded").Class("state state-ok").Attr("role", "status").Hidden(p.downloaded == "").Text(
+			"key.json of “"+p.downloaded+"” downloaded. Store it as your pipeline's secret: it is not shown again."),
+		app.P().ID("key-error").Class("state state-error").Attr("role", "alert").Hidden(p.keyErr == nil).Text(problemText(p.keyErr)),
+		&listView[keyPage, betaport.Key]{
+			List:  p.keys,
+			Empty: "No keys yet. Create one for each pipeline that publishes.",
+			Row:   func(k betaport.Key) app.UI { return &keyRow{Key: k, OnRevoke: p.revokeKey} },
+			Key:   func(k betaport.Key) int64 { return k.ID },
+		},
+	)
+}
+
+// auditSection is the extension's audit trail.
+func (p *SettingsPage) auditSection() app.UI {
+	return app.Section().ID("audit-section").Class("settings-key").Aria("labelledby", "audit-title").Body(
+		app.H2().ID("audit-title").Text("Audit trail"),
+		app.P().Class("muted").Text("Who created and revoked keys, and invited, revoked and restored testers, newest first."),
+		&listView[auditPage, betaport.AuditEvent]{
+			List:  p.audit,
+			Empty: "Nothing yet: key and tester changes are listed here.",
+			Row:   auditRow,
+			Key:   func(e betaport.AuditEvent) int64 { return e.ID },
+		},
+	)
+}
+
+func (p *SettingsPage) createKey(ctx app.Context, e app.Event) {
+	e.PreventDefault()
+	if p.busy {
+		return
+	}
+	p.busy, p.keyErr, p.downloaded = true, nil, ""
+	c, id, pageCtx, label := apiClient(), p.id, p.ctx, p.keyLabel
+	ctx.Async(func() {
+		reqCtx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		defer cancel()
+		var out api.CreatedKey
+		err := c.Do(reqCtx, http.MethodPost, api.KeysPath(id), api.NewKey{Label: label}, &out)
+		pageCtx.Dispatch(func(ctx app.Context) {
+			if signedOut(ctx, err) || id != p.id {
+				return
+			}
+			p.busy, p.keyErr = false, err
+			if err != nil {
+				p.announce = "The key was not created: " + problemText(err)
+				focusByID(ctx, "key-label")
+				return
+			}
+			b, _ := json.MarshalIndent(out.KeyFile, "", "  ")
+			saveFile(ctx, "key.json", "application/json", string(b)+"\n")
+			p.downloaded, p.keyLabel = out.Key.Label, ""
+			setField(ctx, "key-label", "")
+			p.announce = "Key " + out.Key.Label + " created; key.json downloaded."
+			p.keys.revalidate()
+			p.audit.revalidate()
+		})
+	})
+}
+
+// revokeKey revokes one key after its row's confirmation.
+func (p *SettingsPage) revokeKey(k betaport.Key) {
+	c, id, pageCtx := apiClient(), p.id, p.ctx
+	p.keyErr = nil
+	pageCtx.Async(func() {
+		reqCtx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		defer cancel()
+		err := c.Do(reqCtx, http.MethodDelete, api.KeyPath(id, k.ID), nil, nil)
+		pageCtx.Dispatch(func(ctx app.Context) {
+			if signedOut(ctx, err) || id != p.id {
+				return
+			}
+			p.keyErr = err
+			if err != nil {
+				p.announce = "The key was not revoked: " + problemText(err)
+				return
+			}
+			p.announce = "Key " + k.Label + " revoked. Calls made with it are refused from now on."
+			p.keys.revalidate()
+			p.audit.revalidate()
+		})
+	})
+}
+
+// keyRow is one key, with a Revoke that asks first. It is its own
+// component so its handlers see its own key (go-app #1107), and its
+// question stays open while the list re-renders.
+type keyRow struct {
+	app.Compo
+
+	Key      betaport.Key
+	OnRevoke func(betaport.Key)
+
+	asking bool
+	// ctx is the row's own context (see testerRow).
+	ctx app.Context
+}
+
+func (r *keyRow) OnMount(ctx app.Context) { r.ctx = ctx }
+
+func (r *keyRow) Render() app.UI {
+	k := r.Key
+	used := "Never"
+	if k.LastUsedAt != nil {
+		used = k.LastUsedAt.Local().Format(time.DateTime)
+	}
+	var action app.UI
+	switch {
+	case k.RevokedAt != nil:
+		action = app.Span().Class("badge badge-revoked").Text("revoked")
+	case r.asking:
+		action = app.Span().Class("confirm-inline").Attr("role", "group").Aria("label", "Revoke "+k.Label+"?").Body(
+			button().Type("button").Class("danger confirm-revoke").Aria("label", "Yes, revoke "+k.Label).Text("Yes, revoke").OnClick(r.confirm),
+			button().Type("button").Class("cancel-revoke").Text("Keep").OnClick(r.cancel),
+		)
+	default:
+		action = button().Type("button").Class("revoke").Aria("label", "Revoke "+k.Label).Text("Revoke").OnClick(r.ask)
+	}
+	return app.Div().Class("row keys-grid").DataSet("key", k.ID).Body(
+		cell(app.Strong().Text(k.Label)),
+		cell(app.Text(k.CreatedAt.Local().Format(time.DateTime)+" by "+k.CreatedBy)),
+		cell(app.Text(used)),
+		cell(action),
+	)
+}
+
+func (r *keyRow) ask(ctx app.Context, e app.Event) {
+	r.asking = true
+	focusFirst(ctx, `[data-key="`+itoa(int(r.Key.ID))+`"] .confirm-revoke`)
+}
+
+func (r *keyRow) cancel(ctx app.Context, e app.Event) {
+	r.asking = false
+	focusFirst(rowCtx(r.ctx, ctx), `[data-key="`+itoa(int(r.Key.ID))+`"] .revoke`)
+}
+
+func (r *keyRow) confirm(ctx app.Context, e app.Event) {
+	r.asking = false
+	if r.OnRevoke != nil {
+		r.OnRevoke(r.Key)
+	}
+}
+
+// rowCtx is a row's own context once mounted, else the handler's: the
+// handler's ends with the button it came from.
+func rowCtx(row, handler app.Context) app.Context {
+	if row != nil {
+		return row
+	}
+	return handler
+}
+
+// focusFirst moves the focus to the first element selector matches once
+// it is rendered.
+func focusFirst(ctx app.Context, selector string) {
+	ctx.Defer(func(app.Context) {
+		if el := app.Window().Get("document").Call("querySelector", selector); el.Truthy() {
+			el.Call("focus")
+		}
+	})
+}

@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+
+	bphttp "github.com/betaport/betaport/server/http"
+)
+
+// errHelpShown ends a command whose -h printed its help: exit 0.
+var errHelpShown = errors.New("help shown")
+
+// storageFlagNames are the flags every command that touches storage takes
+// (Config.storageFlags); a command's help lists them once, after its own.
+var storageFlagNames = map[string]bool{"data": true, "db": true, "blob": true, "signing-keyring": true, "secret": true}
+
+// parse parses a command's flags. -h (or --help) prints the command's own
+// flags, then the storage flags as one group, and ends the command with
+// exit 0; a flag it does not know, or a bad value, is one line that says
+// which (exit 2).
+func parse(fs *flag.FlagSet, args []string, stderr io.Writer) error {
+	fs.SetOutput(io.Discard) // the errors and the help are ours
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printFlags(stderr, fs)
+			return errHelpShown
+		}
+		return usageError{err.Error() + ` ("betaport ` + fs.Name() + ` -h" lists its flags)`}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	return nil
+}
+
+// printFlags writes a command's help: its own flags first, then the
+// storage flags it shares with the other commands.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	own := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	storage := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	fs.VisitAll(func(f *flag.Flag) {
+		set := own
+		if storageFlagNames[f.Name] {
+			set = storage
+		}
+		set.Var(f.Value, f.Name, f.Usage)
+	})
+	fmt.Fprintf(w, "Usage: betaport %s [flags]\n\nFlags:\n", fs.Name())
+	own.SetOutput(w)
+	own.PrintDefaults()
+	hasStorage := false
+	storage.VisitAll(func(*flag.Flag) { hasStorage = true })
+	if hasStorage {
+		fmt.Fprint(w, "\nStorage flags (every command that touches storage takes them):\n")
+		storage.SetOutput(w)
+		storage.PrintDefaults()
+	}
+}
+
+// groups are the commands that have subcommands.
+var groups = map[string]bool{"team": true, "extension": true, "user": true, "key": true}
+
+// groupUsage is the usage lines of a group's subcommands.
+func groupUsage(group string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage:\n")
+	for _, line := range strings.Split(usage, "\n") {
+		if strings.HasPrefix(line, "  betaport "+group+" ") {
+			b.WriteString(line + "\n")
+		}
+	}
+	fmt.Fprintf(&b, "\nRun \"betaport %s SUBCOMMAND -h\" for a subcommand's flags.\n", group)
+	return b.String()
+}
+
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "help"
+}
+
+// version is what --version prints: the build id (the one /healthz and the
+// pages carry) and the Go that built the binary.
+func version() string {
+	return fmt.Sprintf("betaport %s (%s %s/%s)\n", bphttp.BuildID(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
