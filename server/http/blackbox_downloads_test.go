@@ -29,6 +29,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -844,7 +845,9 @@ func TestBlackBoxDownloadsRefusals(t *testing.T) {
 		}
 		rh := bbdRaw(t, c.method, ref.e.URL+c.target(ref), c.who(ref))
 		rp := bbdRefused(t, ref.e, c, rh)
-		if h.resp.StatusCode != rh.resp.StatusCode || p.Type != rp.Type || p.Title != rp.Title || p.Detail != rp.Detail {
+		// The admins of the two worlds have e-mails of their own, and a
+		// revoked tester is told whom to ask: compared without them.
+		if h.resp.StatusCode != rh.resp.StatusCode || p.Type != rp.Type || p.Title != rp.Title || bbdWithoutEmails(p.Detail) != bbdWithoutEmails(rp.Detail) {
 			t.Errorf("%s %s: on S3 %d %+v; on file storage %d %+v", c.method, c.name, h.resp.StatusCode, p, rh.resp.StatusCode, rp)
 		}
 	}
@@ -1306,3 +1309,7 @@ func TestBlackBoxDownloadsFileStorageServesTheBytes(t *testing.T) {
 		}
 	}
 }
+
+var bbdEmail = regexp.MustCompile(`[a-z0-9.+-]+@example\.com`)
+
+func bbdWithoutEmails(s string) string { return bbdEmail.ReplaceAllString(s, "EMAIL") }

@@ -75,8 +75,18 @@ func TestSubmitWithSession(t *testing.T) {
 	if json.Unmarshal(b, &bundle); resp.StatusCode != 200 || bundle.Number != 1 {
 		t.Fatalf("call 3 with a session = %d %s", resp.StatusCode, b)
 	}
-	if got := p.submit(t, validZip(t, "1.0.1")); got.Number != 2 {
-		t.Fatalf("the pipeline's key after a browser upload published #%d", got.Number)
+	// The pipeline's key after a browser upload (on any storage: the URL
+	// may be S3's).
+	resp, b = e.send(t, "POST", api.PathSubmitUpload, nil, p.key)
+	if json.Unmarshal(b, &u); resp.StatusCode != 200 {
+		t.Fatalf("call 1 with the pipeline's key = %d %s", resp.StatusCode, b)
+	}
+	if resp, b := p.put(t, u.URL, api.ZipContentType, validZip(t, "1.0.1")); resp.StatusCode != 200 {
+		t.Fatalf("call 2 = %d %s", resp.StatusCode, b)
+	}
+	resp, b = p.sign(t)
+	if json.Unmarshal(b, &bundle); resp.StatusCode != 200 || bundle.Number != 2 {
+		t.Fatalf("the pipeline's key after a browser upload = %d %s", resp.StatusCode, b)
 	}
 
 	// The Professional plan applies to sessions too.

@@ -98,7 +98,13 @@ func (s *DB) RevokeKey(ctx context.Context, extensionID, keyID int64, actor stri
 			return err
 		}
 		now := betaport.Now()
-		if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = ? WHERE id = ?`, millis(now), keyID); err != nil {
+		res, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, millis(now), keyID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			// A racing revoke came first: answer the key as it revoked it.
+			k, err = scanKey(tx.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = ?`, keyID))
 			return err
 		}
 		k.RevokedAt = &now

@@ -267,8 +267,14 @@ func (s *DB) RevokeTester(ctx context.Context, id int64, actor string) error {
 		} else if err != nil || t.Status == betaport.TesterRevoked {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE testers SET status = 'revoked', revoked_by = ? WHERE id = ?`, actor, id); err != nil {
+		// The status condition makes racing revokes revoke once: the
+		// row is locked by the first, and the others change nothing.
+		res, err := tx.ExecContext(ctx, `UPDATE testers SET status = 'revoked', revoked_by = ? WHERE id = ? AND status <> 'revoked'`, actor, id)
+		if err != nil {
 			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
 		}
 		return recordAudit(ctx, tx, t.ExtensionID, actor, betaport.AuditTesterRevoked, t.Email)
 	})
@@ -298,25 +304,33 @@ func (s *DB) newInvite(ctx context.Context, id int64, inviteHash, actor, action 
 		} else if err != nil {
 			return err
 		}
-		restore := action == betaport.AuditTesterRestored
+		restore, was := action == betaport.AuditTesterRestored, t.Status
 		switch {
 		case restore && t.Status != betaport.TesterRevoked:
 			return &betaport.Error{Code: betaport.ECONFLICT, Message: t.Email + " is not revoked, so there is nothing to restore."}
 		case !restore && t.Status == betaport.TesterRevoked:
 			return &betaport.Error{Code: betaport.ECONFLICT, Message: t.Email + " was revoked: restore them to send a new link."}
 		case restore:
-			// The sessions of before the revoke stay ended: the tester
-			// signs in again with the new link.
 			t.Status, t.RevokedBy = betaport.TesterInvited, ""
-			if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE tester_id = ?`, id); err != nil {
-				return err
-			}
 		}
 		now := betaport.Now()
 		t.InvitedAt = &now
-		if _, err := tx.ExecContext(ctx, `UPDATE testers SET status = ?, revoked_by = NULL, invite_hash = ?, invited_at = ? WHERE id = ?`,
-			t.Status, inviteHash, millis(now), id); err != nil {
+		// Only from the status read: of racing restores one changes the
+		// row (which locks it), the others find it restored already.
+		res, err := tx.ExecContext(ctx, `UPDATE testers SET status = ?, revoked_by = NULL, invite_hash = ?, invited_at = ? WHERE id = ? AND status = ?`,
+			t.Status, inviteHash, millis(now), id, was)
+		if err != nil {
 			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return &betaport.Error{Code: betaport.ECONFLICT, Message: t.Email + " changed meanwhile (restored or revoked by someone else): read the list again."}
+		}
+		if restore {
+			// The sessions of before the revoke stay ended: the tester
+			// signs in again with the new link.
+			if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE tester_id = ?`, id); err != nil {
+				return err
+			}
 		}
 		return recordAudit(ctx, tx, t.ExtensionID, actor, action, t.Email)
 	})
