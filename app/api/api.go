@@ -12,8 +12,12 @@ import "github.com/betaport/betaport/app/betaport"
 
 // Health is the body of /healthz and /readyz.
 type Health struct {
-	Status string            `json:"status"`
-	Checks map[string]string `json:"checks,omitempty"`
+	Status string `json:"status"`
+	// Version is the build id (the one pages and betaport --version show),
+	// Go the Go release that built it; both in /healthz only.
+	Version string            `json:"version,omitempty"`
+	Go      string            `json:"go,omitempty"`
+	Checks  map[string]string `json:"checks,omitempty"`
 }
 
 // Session kinds.

@@ -59,7 +59,6 @@ func BundlesPath(extensionID int64) string { return ExtensionPath(extensionID) +
 // CurrentBundlePath is the record of the bundle testers get.
 func CurrentBundlePath(extensionID int64) string { return BundlesPath(extensionID) + "/current" }
 
-
 // SubmitLimits are what a client checks before it sends anything.
 type SubmitLimits struct {
 	// MaxSize is the largest zip a PUT takes, in bytes.

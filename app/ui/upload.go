@@ -63,7 +63,7 @@ func (p *UploadPanel) OnMount(ctx app.Context) {
 		Extension: func() (int64, string) { return p.ExtensionID, p.ExtensionName },
 		// An admin's session authorises the calls: the zip alone is enough.
 		SignedIn: func() bool { return p.session != nil && p.session.Kind == api.KindAdmin },
-		Focus:     func(f upload.Focus) { focusByID(ctx, focusIDs[f]) },
+		Focus:    func(f upload.Focus) { focusByID(ctx, focusIDs[f]) },
 		Published: func(b betaport.Bundle) {
 			if p.OnPublished != nil {
 				p.OnPublished(b)

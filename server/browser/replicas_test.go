@@ -18,8 +18,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/betaport/betaport/app/betaport"
-	"github.com/betaport/betaport/server/credential"
 	"github.com/betaport/betaport/server/cli"
+	"github.com/betaport/betaport/server/credential"
 	"github.com/betaport/betaport/server/keyring"
 	"github.com/betaport/betaport/server/testenv"
 )

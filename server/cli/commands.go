@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/credential"
 	"github.com/betaport/betaport/server/demo"
+	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/publish"
 )
 
@@ -62,6 +64,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	m.Config.serveFlags(fs)
 	if err := parse(fs, args, stderr); err != nil {
 		return err
+	}
+	if !bphttp.HasApp() && !m.Config.NoUI {
+		return errors.New("this betaport was built without the browser app (a plain go build or go install embeds no app.wasm), so its pages could never start. " +
+			"Build it with `make build` (bin/betaport has the app), or run `betaport serve --no-ui` to serve the API alone")
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

@@ -16,6 +16,7 @@ import (
 // and a BETAPORT_* environment variable; the flag wins.
 type Config struct {
 	Addr    string // listen address (serve only)
+	NoUI    bool   // serve the API without the browser app (serve only)
 	Data    string // data directory
 	DB      string // metadata store URL; default: SQLite file in Data
 	Blob    string // zip storage URL; default: file:// folder in Data
@@ -45,6 +46,7 @@ func (c *Config) storageFlags(fs *flag.FlagSet) {
 func (c *Config) serveFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Addr, "addr", env("BETAPORT_ADDR", c.Addr), "listen `address` (env BETAPORT_ADDR)")
 	fs.StringVar(&c.BaseURL, "base-url", env("BETAPORT_BASE_URL", c.BaseURL), "public base `URL` (env BETAPORT_BASE_URL; default: http://ADDR)")
+	fs.BoolVar(&c.NoUI, "no-ui", false, "serve the API without the browser app's pages (for a binary built without it)")
 }
 
 func env(name, fallback string) string {

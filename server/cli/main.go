@@ -145,6 +145,7 @@ func (m *Main) Run(ctx context.Context) error {
 		BaseURL: baseURL,
 		Secret:  secret,
 		Publish: m.Publish,
+		NoUI:    m.Config.NoUI,
 		// The upload panel PUTs straight to S3: the page may connect there.
 		UploadOrigin: blobstore.UploadOrigin(m.Config.Blob),
 	}

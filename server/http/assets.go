@@ -42,6 +42,13 @@ type asset struct {
 	ctype   string
 }
 
+// HasApp reports whether the browser app is embedded: make builds it into
+// the binary; a plain go build or go install does not.
+func HasApp() bool {
+	_, err := fs.Stat(web.FS, "app.wasm")
+	return err == nil
+}
+
 // BuildID names this build, as pages, /healthz and --version show it: the
 // linker's Version (make sets the first 12 hex digits of app.wasm's
 // SHA-256), else the same digits of the embedded app.wasm, else "dev".

@@ -1,6 +1,9 @@
 package http
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -35,12 +38,45 @@ func (rec *statusRecorder) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the connection (flush, deadlines).
 func (rec *statusRecorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
 
-// logRequests writes one structured line per request. It logs the path
-// without its secrets (see loggedPath) and never the query, which may carry
-// an upload URL's signature.
+// RequestIDHeader carries each request's id in its answer; every problem
+// body names it too (instance), so a person's error report finds its log
+// line.
+const RequestIDHeader = "X-Request-Id"
+
+// requestInfo is what the log line of a request learns on the way: its id,
+// and the route pattern that answered (never the raw path: ids in paths
+// would make every line a new route).
+type requestInfo struct {
+	id      string
+	pattern string
+}
+
+type requestInfoKey struct{}
+
+// setRoute records the route pattern that answers r, for its log line.
+func setRoute(r *http.Request, pattern string) {
+	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
+		info.pattern = pattern
+	}
+}
+
+// newRequestID is 16 random hex digits.
+func newRequestID() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// logRequests writes one structured line per request: the route pattern,
+// the path without its secrets (see loggedPath; never the query, which may
+// carry an upload URL's signature), the status, the bytes, the duration and
+// the request id, which the answer carries in X-Request-Id.
 func (s *Server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		info := &requestInfo{id: newRequestID()}
+		w.Header().Set(RequestIDHeader, info.id)
+		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
 		if rec.status == 0 {
@@ -48,10 +84,12 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		}
 		s.Logger.LogAttrs(r.Context(), levelFor(rec.status), "request",
 			slog.String("method", r.Method),
+			slog.String("route", info.pattern),
 			slog.String("path", loggedPath(r.URL.Path)),
 			slog.Int("status", rec.status),
 			slog.Int64("bytes", rec.bytes),
 			slog.Duration("duration", time.Since(start)),
+			slog.String("request_id", info.id),
 		)
 	})
 }

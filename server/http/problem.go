@@ -18,8 +18,13 @@ import (
 // writeProblem is the one way an error response is written: RFC 9457
 // problem details whose detail tells a person what to do next.
 func writeProblem(w http.ResponseWriter, p *api.Problem) {
+	cp := *p // problems are shared values: this answer's instance is its own
+	p = &cp
 	if p.Title == "" {
 		p.Title = http.StatusText(p.Status)
+	}
+	if id := w.Header().Get(RequestIDHeader); id != "" && p.Instance == "" {
+		p.Instance = RequestInstance(id)
 	}
 	if p.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(p.RetryAfter))
@@ -34,6 +39,10 @@ func writeProblem(w http.ResponseWriter, p *api.Problem) {
 	w.WriteHeader(p.Status)
 	json.NewEncoder(w).Encode(p)
 }
+
+// RequestInstance is a problem's instance: the request that got it, by
+// the id its log line and X-Request-Id carry.
+func RequestInstance(id string) string { return "urn:betaport:request:" + id }
 
 // StatusClientClosedRequest is logged for a request whose client left
 // before the answer (nginx's 499; no client ever sees it).

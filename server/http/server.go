@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,6 +51,9 @@ type Server struct {
 	// EventPoll is how often a replica reads the revision of an extension
 	// a browser watches (live lists); 0 means DefaultEventPoll.
 	EventPoll time.Duration
+	// NoUI serves the API without the browser app's pages (serve
+	// --no-ui), for a binary built without the app.
+	NoUI bool
 	// Timeouts bound slow clients; the zero value means the defaults.
 	Timeouts Timeouts
 	// Now is the clock upload URLs expire by; nil means time.Now. Tests
@@ -137,11 +141,20 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /wasm_exec.js", assets)
 	mux.Handle("GET /robots.txt", assets)
 
-	// Everything else is a page of the browser app, prerendered by go-app.
-	mux.Handle("GET /", newAppHandler(assets.version, mux))
+	// Everything else is a page of the browser app, prerendered by go-app
+	// (unless the service runs without it).
+	if s.NoUI {
+		mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
+			writeProblem(w, problem(http.StatusNotFound, api.ProblemNotFound,
+				"This service runs without its browser app (serve --no-ui): only the API under /api/ answers."))
+		})
+	} else {
+		mux.Handle("GET /", newAppHandler(assets.version, mux))
+	}
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, pattern := mux.Handler(r)
+		setRoute(r, pattern)
 		if (pattern == "" || pattern == "GET /") && isAPIPath(r.URL.Path) {
 			// The page catch-all must not answer for the API: a wrong
 			// method there is a 405 that says which methods work.
@@ -232,7 +245,7 @@ func (s *Server) now() time.Time {
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request, _ *subject) {
-	writeJSON(w, r, http.StatusOK, api.Health{Status: "ok"})
+	writeJSON(w, r, http.StatusOK, api.Health{Status: "ok", Version: BuildID(), Go: runtime.Version()})
 }
 
 // handleReady answers 200 only when the database and the blob store answer.

@@ -28,8 +28,8 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
-	"github.com/betaport/betaport/server/credential"
 	"github.com/betaport/betaport/server/cli"
+	"github.com/betaport/betaport/server/credential"
 	"github.com/betaport/betaport/server/keyring"
 	"github.com/betaport/betaport/server/testenv"
 )

@@ -61,9 +61,9 @@ func testTesterSearchIndex(t *testing.T, s betaport.Store) {
 			t.Fatal(err)
 		}
 	}
-	s.ActivateTester(ctx, all[1].ID) // Grace
-	s.ActivateTester(ctx, all[8].ID) // Søren
-	s.RevokeTester(ctx, all[0].ID, "admin@example.com")   // Ada
+	s.ActivateTester(ctx, all[1].ID)                    // Grace
+	s.ActivateTester(ctx, all[8].ID)                    // Søren
+	s.RevokeTester(ctx, all[0].ID, "admin@example.com") // Ada
 
 	for _, tt := range []struct {
 		f    betaport.TesterFilter
