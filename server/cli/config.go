@@ -17,6 +17,9 @@ import (
 type Config struct {
 	Addr    string // listen address (serve only)
 	NoUI    bool   // serve the API without the browser app (serve only)
+	// MetricsAddr is where Prometheus metrics are served (serve only;
+	// "" for nowhere): a listener of their own, never the public one.
+	MetricsAddr string
 	Data    string // data directory
 	DB      string // metadata store URL; default: SQLite file in Data
 	Blob    string // zip storage URL; default: file:// folder in Data
@@ -47,6 +50,7 @@ func (c *Config) serveFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Addr, "addr", env("BETAPORT_ADDR", c.Addr), "listen `address` (env BETAPORT_ADDR)")
 	fs.StringVar(&c.BaseURL, "base-url", env("BETAPORT_BASE_URL", c.BaseURL), "public base `URL` (env BETAPORT_BASE_URL; default: http://ADDR)")
 	fs.BoolVar(&c.NoUI, "no-ui", false, "serve the API without the browser app's pages (for a binary built without it)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("BETAPORT_METRICS_ADDR", c.MetricsAddr), "serve Prometheus metrics at http://`address`/metrics, e.g. 127.0.0.1:9090 (env BETAPORT_METRICS_ADDR; default: off)")
 }
 
 func env(name, fallback string) string {

@@ -5,11 +5,13 @@ package cli
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"path/filepath"
 	"sync"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/blobstore"
 	bphttp "github.com/betaport/betaport/server/http"
+	"github.com/betaport/betaport/server/metrics"
 	"github.com/betaport/betaport/server/postgres"
 	"github.com/betaport/betaport/server/publish"
 	"github.com/betaport/betaport/server/sqlite"
@@ -40,11 +43,16 @@ type Main struct {
 	// Publish runs the submit flow and the sweeper; Server serves it.
 	Publish *publish.Service
 
-	ln        net.Listener
-	done      chan error
-	stopSweep context.CancelFunc
-	closeOnce sync.Once
-	closeErr  error
+	// Metrics is what the service records, when Config.MetricsAddr is set.
+	Metrics *metrics.Metrics
+
+	ln         net.Listener
+	metricsLn  net.Listener
+	metricsSrv *http.Server
+	done       chan error
+	stopSweep  context.CancelFunc
+	closeOnce  sync.Once
+	closeErr   error
 }
 
 // NewMain returns a Main with the default configuration.
@@ -128,6 +136,13 @@ func (m *Main) Run(ctx context.Context) error {
 		st.Close()
 		return fmt.Errorf("listen on %s: %w (is another server running? choose another with --addr)", m.Config.Addr, err)
 	}
+	if m.Config.MetricsAddr != "" {
+		if err := m.serveMetrics(); err != nil {
+			m.ln.Close()
+			st.Close()
+			return err
+		}
+	}
 	baseURL := m.Config.baseURL(m.ln.Addr())
 	m.Publish = &publish.Service{
 		Store:   m.Store,
@@ -146,6 +161,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Secret:  secret,
 		Publish: m.Publish,
 		NoUI:    m.Config.NoUI,
+		Metrics: m.Metrics,
 		// The upload panel PUTs straight to S3: the page may connect there.
 		UploadOrigin: blobstore.UploadOrigin(m.Config.Blob),
 	}
@@ -156,6 +172,32 @@ func (m *Main) Run(ctx context.Context) error {
 	m.stopSweep = stopSweep
 	go m.sweep(sweepCtx)
 	return nil
+}
+
+// serveMetrics serves the metrics on their own listener.
+func (m *Main) serveMetrics() error {
+	ln, err := net.Listen("tcp", m.Config.MetricsAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s for metrics: %w (choose another with --metrics-addr)", m.Config.MetricsAddr, err)
+	}
+	m.Metrics = metrics.New(bphttp.BuildID())
+	if db, ok := m.Store.(interface{ SQL() *sql.DB }); ok {
+		m.Metrics.WatchDB(db.SQL())
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Metrics.Handler())
+	m.metricsLn, m.metricsSrv = ln, &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go m.metricsSrv.Serve(ln)
+	m.Logger.Info("serving metrics", "url", m.MetricsURL())
+	return nil
+}
+
+// MetricsURL is where the metrics are scraped ("" when they are off).
+func (m *Main) MetricsURL() string {
+	if m.metricsLn == nil {
+		return ""
+	}
+	return "http://" + m.metricsLn.Addr().String() + "/metrics"
 }
 
 // sweep removes dead uploads' bytes and what crashes left, at start-up and
@@ -191,6 +233,9 @@ func (m *Main) close() error {
 	var errs []error
 	if m.stopSweep != nil {
 		m.stopSweep()
+	}
+	if m.metricsSrv != nil {
+		errs = append(errs, m.metricsSrv.Close())
 	}
 	if m.Server != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

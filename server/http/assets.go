@@ -127,6 +127,9 @@ func contentType(name string) string {
 
 func (a *assets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f, ok := a.files[r.URL.Path]
+	if ok && f.name == "app.wasm" {
+		setServed(r, "wasm")
+	}
 	if !ok {
 		detail := "There is no such file. Static files live under /web/."
 		if r.URL.Path == "/web/app.wasm" {

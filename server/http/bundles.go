@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/betaport/betaport/app/api"
@@ -104,6 +105,7 @@ func (s *Server) serveBundle(w http.ResponseWriter, r *http.Request, b *betaport
 // URL signs them). A browser ignores an <a download> attribute across
 // origins, so that Content-Disposition is what names the file.
 func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, b *betaport.Bundle, key, sha256, contentType, ext string) {
+	setServed(r, strings.TrimPrefix(ext, "."))
 	disposition := fmt.Sprintf(`attachment; filename="%s-%s%s"`, fileName(b.Name), b.Version, ext)
 	if s.downloadsDirect() {
 		s.redirectToStorage(w, r, b, key, contentType, disposition)

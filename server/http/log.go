@@ -49,6 +49,7 @@ const RequestIDHeader = "X-Request-Id"
 type requestInfo struct {
 	id      string
 	pattern string
+	kind    string // what a download served: zip, crx, wasm ("" for none)
 }
 
 type requestInfoKey struct{}
@@ -57,6 +58,14 @@ type requestInfoKey struct{}
 func setRoute(r *http.Request, pattern string) {
 	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
 		info.pattern = pattern
+	}
+}
+
+// setServed records that r serves a file of a kind (zip, crx, wasm), whose
+// bytes the metrics count.
+func setServed(r *http.Request, kind string) {
+	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
+		info.kind = kind
 	}
 }
 
@@ -82,13 +91,18 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		if rec.status == 0 {
 			rec.status = http.StatusOK
 		}
+		took := time.Since(start)
+		s.Metrics.Request(info.pattern, r.Method, rec.status, took.Seconds())
+		if info.kind != "" && rec.status < 300 {
+			s.Metrics.Served(info.kind, rec.bytes)
+		}
 		s.Logger.LogAttrs(r.Context(), levelFor(rec.status), "request",
 			slog.String("method", r.Method),
 			slog.String("route", info.pattern),
 			slog.String("path", loggedPath(r.URL.Path)),
 			slog.Int("status", rec.status),
 			slog.Int64("bytes", rec.bytes),
-			slog.Duration("duration", time.Since(start)),
+			slog.Duration("duration", took),
 			slog.String("request_id", info.id),
 		)
 	})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
+	"gocloud.dev/gcerrors"
 )
 
 // writeProblem is the one way an error response is written: RFC 9457
@@ -80,6 +81,9 @@ func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	code := betaport.ErrorCode(err)
 	m := codeStatus[code]
+	if code == betaport.EINTERNAL && gcerrors.Code(err) != gcerrors.Unknown {
+		s.Metrics.BlobError() // gocloud's errors carry a code; others are Unknown
+	}
 	if code == betaport.EINTERNAL {
 		s.Logger.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", loggedPath(r.URL.Path), "err", err)
 	}

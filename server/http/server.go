@@ -20,6 +20,7 @@ import (
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/blobstore"
 	"github.com/betaport/betaport/server/keyring"
+	"github.com/betaport/betaport/server/metrics"
 	"github.com/betaport/betaport/server/publish"
 )
 
@@ -51,6 +52,9 @@ type Server struct {
 	// EventPoll is how often a replica reads the revision of an extension
 	// a browser watches (live lists); 0 means DefaultEventPoll.
 	EventPoll time.Duration
+	// Metrics records what the service does (nil: nothing); serve
+	// --metrics-addr serves them on a listener of their own.
+	Metrics *metrics.Metrics
 	// NoUI serves the API without the browser app's pages (serve
 	// --no-ui), for a binary built without the app.
 	NoUI bool

@@ -161,6 +161,7 @@ func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request, _ *subject
 	}
 	keys := []string{"email:" + email, "ip:" + clientIP(r)}
 	if wait := s.signInLimiter().wait(keys); wait > 0 {
+		s.Metrics.RateLimited("sign_in")
 		p := problem(http.StatusTooManyRequests, api.ProblemTooManyRequests,
 			"Too many failed sign-ins. Wait "+strconv.Itoa(wait)+" seconds, then try again.")
 		p.RetryAfter = wait
@@ -174,6 +175,7 @@ func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request, _ *subject
 	}
 	if !credential.CheckPassword(hash, in.Password) {
 		s.signInLimiter().fail(keys)
+		s.Metrics.Session("sign_in_failed")
 		s.Error(w, r, errWrongSignIn)
 		return
 	}
@@ -182,6 +184,7 @@ func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request, _ *subject
 		s.Error(w, r, err)
 		return
 	}
+	s.Metrics.Session("signed_in")
 	s.handleGetSession(w, r, who)
 }
 
@@ -194,6 +197,7 @@ func (s *Server) handleSignOut(w http.ResponseWriter, r *http.Request, who *subj
 		}
 	}
 	http.SetCookie(w, s.sessionCookie("", time.Time{}))
+	s.Metrics.Session("signed_out")
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
@@ -18,17 +20,40 @@ import (
 // submitKey reads the key object of calls 1 and 3 and authorises it. A body
 // without an apiKey, {"extensionId": …}, is authorised by the session of an
 // admin of that extension's team (the upload panel in the browser).
-func (s *Server) submitKey(w http.ResponseWriter, r *http.Request, who *subject) (*betaport.Extension, bool) {
+func (s *Server) submitKey(w http.ResponseWriter, r *http.Request, who *subject, step string) (*betaport.Extension, bool) {
 	var raw map[string]json.RawMessage
 	if !s.readJSON(w, r, &raw) {
 		return nil, false
 	}
 	ext, err := s.authorizeSubmit(r, raw, who)
 	if err != nil {
-		s.Error(w, r, err)
+		if p, ok := api.AsProblem(err); ok && p.Type == api.ProblemTooManyRequests {
+			s.Metrics.RateLimited("submit")
+		}
+		s.submitFailed(w, r, step, err)
 		return nil, false
 	}
 	return ext, true
+}
+
+// Steps of the submit flow, as the metrics name them.
+const (
+	stepUploadURL = "upload_url"
+	stepPut       = "put"
+	stepSign      = "sign"
+)
+
+// submitFailed answers a submit call's error and counts it by its problem
+// type (internal for any other error).
+func (s *Server) submitFailed(w http.ResponseWriter, r *http.Request, step string, err error) {
+	outcome := api.ProblemInternal
+	if p, ok := api.AsProblem(err); ok {
+		outcome = p.Type
+	} else if code := betaport.ErrorCode(err); code != betaport.EINTERNAL {
+		outcome = codeStatus[code].typ
+	}
+	s.Metrics.Submit(step, outcome)
+	s.Error(w, r, err)
 }
 
 func (s *Server) authorizeSubmit(r *http.Request, raw map[string]json.RawMessage, who *subject) (*betaport.Extension, error) {
@@ -60,43 +85,62 @@ func (s *Server) authorizeSubmit(r *http.Request, raw map[string]json.RawMessage
 
 // handleSubmitUpload is call 1: issue an upload URL.
 func (s *Server) handleSubmitUpload(w http.ResponseWriter, r *http.Request, who *subject) {
-	ext, ok := s.submitKey(w, r, who)
+	ext, ok := s.submitKey(w, r, who, stepUploadURL)
 	if !ok {
 		return
 	}
 	u, err := s.Publish.RequestUpload(r.Context(), ext)
 	if err != nil {
-		s.Error(w, r, err)
+		s.submitFailed(w, r, stepUploadURL, err)
 		return
 	}
+	s.Metrics.Submit(stepUploadURL, "ok")
 	writeJSON(w, r, http.StatusOK, u)
 }
 
 // handleUploadPut is call 2 on file storage: the zip is PUT to the URL
 // call 1 gave out.
 func (s *Server) handleUploadPut(w http.ResponseWriter, r *http.Request, _ *subject) {
+	start := time.Now()
+	body := &countingBody{r: r.Body}
 	err := s.Publish.Receive(r.Context(), publish.Put{
 		UploadID:      r.PathValue("upload"),
 		Path:          r.URL.Path,
 		Query:         r.URL.Query(),
 		ContentType:   r.Header.Get("Content-Type"),
 		ContentLength: r.ContentLength,
-		Body:          r.Body,
+		Body:          body,
 	})
 	switch {
 	case err == nil:
+		s.Metrics.Submit(stepPut, "ok")
+		s.Metrics.Put(body.n, time.Since(start).Seconds())
 		w.WriteHeader(http.StatusOK)
 	case errors.Is(err, publish.ErrIncomplete) && isTimeout(err):
+		s.Metrics.Submit(stepPut, api.ProblemRequestTimeout)
 		t := s.Timeouts.withDefaults()
 		writeProblem(w, problem(http.StatusRequestTimeout, api.ProblemRequestTimeout,
 			fmt.Sprintf("The zip arrived slower than %d KiB/s, so the upload was stopped and nothing was kept. Send it again to the same URL, from a faster connection.", t.UploadMinRate>>10)))
 	case errors.Is(err, publish.ErrIncomplete):
+		s.Metrics.Submit(stepPut, api.ProblemBadRequest)
 		s.Logger.WarnContext(r.Context(), "upload not stored", "err", err)
 		writeProblem(w, problem(http.StatusBadRequest, api.ProblemBadRequest,
 			"The upload did not complete, so nothing was kept. Send the zip again to the same URL."))
 	default:
-		s.Error(w, r, err)
+		s.submitFailed(w, r, stepPut, err)
 	}
+}
+
+// countingBody counts the bytes of a PUT's body that were read.
+type countingBody struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingBody) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // uploadMethodNotAllowed answers any method but PUT on an upload URL.
@@ -107,15 +151,18 @@ func uploadMethodNotAllowed(w http.ResponseWriter, r *http.Request) {
 
 // handleSubmitSign is call 3: validate the latest upload's zip and publish it.
 func (s *Server) handleSubmitSign(w http.ResponseWriter, r *http.Request, who *subject) {
-	ext, ok := s.submitKey(w, r, who)
+	ext, ok := s.submitKey(w, r, who, stepSign)
 	if !ok {
 		return
 	}
+	start := time.Now()
 	b, err := s.Publish.Sign(r.Context(), ext)
 	if err != nil {
-		s.Error(w, r, err)
+		s.submitFailed(w, r, stepSign, err)
 		return
 	}
+	s.Metrics.Submit(stepSign, "ok")
+	s.Metrics.Signed(time.Since(start).Seconds(), b.Size)
 	writeJSON(w, r, http.StatusOK, *b)
 }
 

@@ -171,6 +171,7 @@ func (s *Server) handleInviteLink(w http.ResponseWriter, r *http.Request, _ *sub
 		s.Error(w, r, err)
 		return
 	}
+	s.Metrics.Session("tester_link")
 	// The token must not stay in the address bar or the history.
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, "/builds", http.StatusSeeOther)

@@ -50,6 +50,7 @@ func (s *Server) handleUpdateCheck(w http.ResponseWriter, r *http.Request, _ *su
 		s.Error(w, r, err)
 		return
 	}
+	s.Metrics.UpdateCheck()
 	w.Header().Set("Content-Type", "application/xml; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Write(xml)

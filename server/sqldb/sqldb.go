@@ -137,3 +137,6 @@ func nullMillis(t *time.Time) sql.NullInt64 {
 	}
 	return sql.NullInt64{Int64: millis(*t), Valid: true}
 }
+
+// SQL is the database pool, for its statistics (metrics).
+func (s *DB) SQL() *sql.DB { return s.db.DB }
