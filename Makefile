@@ -10,7 +10,7 @@ SERVER_SOURCES := $(shell find server web -name '*.go' -not -name '*_test.go') $
 # every replica of one build agrees and a new build updates browsers.
 BUILD_ID = $(shell sha256sum web/app.wasm | cut -c1-12)
 
-.PHONY: all build wasm run test vet test-go test-wasm axe chromium scaleout-deps versitygw postgresql bench fuzz clean help
+.PHONY: all build wasm run test vet lint test-go test-wasm axe chromium scaleout-deps versitygw postgresql bench fuzz clean help
 
 all: build
 
@@ -49,11 +49,20 @@ run: build
 	./bin/betaport serve --data ./data
 
 ## Checks.
-test: vet test-go test-wasm
+test: vet lint test-go test-wasm
 
 vet: wasm
 	$(GO) vet ./...
 	GOOS=js GOARCH=wasm $(GO) vet ./app/...
+
+# The README's GitHub Actions recipe, checked by actionlint (its tests also
+# run its submit step against a real service).
+ACTIONLINT_VERSION := v1.7.12
+lint:
+	@command -v actionlint >/dev/null 2>&1 || [ -x "$(GOBIN_DIR)/actionlint" ] || { \
+	  echo "Installing actionlint $(ACTIONLINT_VERSION) into $(GOBIN_DIR) to check the Actions recipe…"; \
+	  $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION); }
+	PATH="$(GOBIN_DIR):$$PATH" actionlint server/recipes/github-actions.yml
 
 # Browser tests need Chromium; they share one browser and the built wasm.
 # The scale-out tests (store and API tests on PostgreSQL + S3, replicas) need

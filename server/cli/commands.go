@@ -37,6 +37,8 @@ func init() {
 		"key revoke":       keyRevoke,
 		"submit":           submit,
 		"seed":             seed,
+		"backup":           backup,
+		"restore":          restore,
 		"signing-key":      signingKey,
 	}
 }

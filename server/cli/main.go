@@ -332,6 +332,8 @@ Usage:
   betaport key revoke --extension ID --key KEYID
   betaport submit --base-url URL --key key.json FILE.zip
   betaport seed
+  betaport backup --out FILE         (while it serves: the database, secret, keyring and blobs)
+  betaport restore --from FILE --data EMPTYDIR
   betaport signing-key generate | rewrap
   betaport version
 

@@ -140,3 +140,14 @@ func nullMillis(t *time.Time) sql.NullInt64 {
 
 // SQL is the database pool, for its statistics (metrics).
 func (s *DB) SQL() *sql.DB { return s.db.DB }
+
+// BackupTo writes a consistent copy of a SQLite database to path (VACUUM
+// INTO: one snapshot, taken while the service keeps serving). PostgreSQL
+// is backed up with its own tools (pg_dump).
+func (s *DB) BackupTo(ctx context.Context, path string) error {
+	if s.dialect != SQLite {
+		return betaport.Errorf(betaport.EINVALID, "This store is PostgreSQL: back it up with pg_dump (see the README, \"Backup and restore\").")
+	}
+	_, err := s.db.ExecContext(ctx, `VACUUM INTO ?`, path)
+	return err
+}

@@ -1,0 +1,238 @@
+package cli
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gocloud.dev/blob"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
+	"github.com/betaport/betaport/server/blobstore"
+	"github.com/betaport/betaport/server/sqlite"
+)
+
+// Backup and restore of the embedded default: a SQLite file and local
+// blobs in the data dir. A backup is a gzipped tar of a consistent copy of
+// the database (VACUUM INTO, taken while the service serves), the data
+// dir's secret and signing keyring (without which the CRX signing keys
+// cannot be opened), and every blob the copy's records point to. Blobs are
+// written before the records that name them and never rewritten, so every
+// blob the copy names is whole in storage when it is read. The PostgreSQL +
+// S3 deployment is backed up with those systems' own tools (README).
+
+// Names inside a backup.
+const (
+	backupDB      = "betaport.db"
+	backupSecret  = "secret"
+	backupKeyring = keyringFile
+	backupBlobs   = "blobs/"
+)
+
+func backup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := DefaultConfig()
+	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
+	out := fs.String("out", "", "write the backup to this `file` (required); it holds the secret and the signing keyring")
+	c.storageFlags(fs)
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	if *out == "" {
+		return usageError{"--out is required"}
+	}
+	if c.sharedDB() || (c.Blob != "" && !strings.HasPrefix(c.Blob, "file://")) {
+		return betaport.Errorf(betaport.EINVALID, "backup copies the embedded default (SQLite and local files). Back up PostgreSQL with pg_dump and S3 with its own tools; see the README, \"Backup and restore\".")
+	}
+	return withStorage(ctx, c, func(st *Storage) error {
+		dir, err := os.MkdirTemp("", "betaport-backup-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		snapshot := filepath.Join(dir, backupDB)
+		db, ok := st.Store.(interface {
+			BackupTo(context.Context, string) error
+		})
+		if !ok {
+			return errors.New("this store cannot be backed up by betaport")
+		}
+		if err := db.BackupTo(ctx, snapshot); err != nil {
+			return err
+		}
+		copyDB, err := sqlite.Open(ctx, snapshot)
+		if err != nil {
+			return err
+		}
+		live, err := copyDB.LiveBlobs(ctx)
+		copyDB.Close()
+		if err != nil {
+			return err
+		}
+		n, err := writeBackup(ctx, *out, c.Data, snapshot, st.Blobs, live)
+		if err != nil {
+			os.Remove(*out)
+			return err
+		}
+		fmt.Fprintf(stderr, "Wrote %s: the database, the secret, the signing keyring and %d blobs. Keep it as safe as the data dir.\n", *out, n)
+		return nil
+	})
+}
+
+// writeBackup writes the archive and returns how many blobs it holds.
+func writeBackup(ctx context.Context, out, data, snapshot string, blobs *blob.Bucket, live *betaport.LiveBlobs) (int, error) {
+	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	gz := gzip.NewWriter(f)
+	tw := tar.NewWriter(gz)
+	for name, path := range map[string]string{backupDB: snapshot, backupSecret: filepath.Join(data, "secret"), backupKeyring: filepath.Join(data, keyringFile)} {
+		if err := addFile(tw, name, path); err != nil {
+			return 0, err
+		}
+	}
+	n := 0
+	for key := range live.Keys {
+		r, err := blobs.NewReader(ctx, key, nil)
+		if err != nil {
+			return n, fmt.Errorf("blob %s: %w", key, err)
+		}
+		err = tw.WriteHeader(&tar.Header{Name: backupBlobs + key, Mode: 0o600, Size: r.Size(), ModTime: r.ModTime(), Typeflag: tar.TypeReg,
+			PAXRecords: map[string]string{"BETAPORT.content_type": r.ContentType()}})
+		if err == nil {
+			_, err = io.Copy(tw, r)
+		}
+		r.Close()
+		if err != nil {
+			return n, err
+		}
+		n++
+	}
+	if err := tw.Close(); err != nil {
+		return n, err
+	}
+	if err := gz.Close(); err != nil {
+		return n, err
+	}
+	return n, f.Close()
+}
+
+func addFile(tw *tar.Writer, name, path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) && name != backupDB {
+		return nil // a data dir that never made one
+	} else if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o600, Size: fi.Size(), ModTime: fi.ModTime(), Typeflag: tar.TypeReg}); err != nil {
+		return err
+	}
+	_, err = io.Copy(tw, f)
+	return err
+}
+
+func restore(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := DefaultConfig()
+	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
+	from := fs.String("from", "", "the backup `file` to restore (required)")
+	fs.StringVar(&c.Data, "data", env("BETAPORT_DATA", c.Data), "the empty data `directory` to restore into (env BETAPORT_DATA)")
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	if *from == "" {
+		return usageError{"--from is required"}
+	}
+	if entries, err := os.ReadDir(c.Data); err == nil && len(entries) > 0 {
+		return betaport.Errorf(betaport.ECONFLICT, "%s is not empty: restore only into an empty data dir, then serve from it.", c.Data)
+	}
+	if err := os.MkdirAll(c.Data, 0o700); err != nil {
+		return err
+	}
+	n, err := readBackup(ctx, *from, c.Data)
+	if err != nil {
+		return fmt.Errorf("restoring %s: %w (the data dir %s may hold part of it: empty it before trying again)", *from, err, c.Data)
+	}
+	fmt.Fprintf(stderr, "Restored %s into %s: the database, the secret, the signing keyring and %d blobs. Serve it with betaport serve --data %s.\n", *from, c.Data, n, c.Data)
+	return nil
+}
+
+func readBackup(ctx context.Context, from, data string) (int, error) {
+	f, err := os.Open(from)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		return 0, fmt.Errorf("not a betaport backup: %w", err)
+	}
+	blobURL, err := blobstore.FileURL(filepath.Join(data, "blobs"))
+	if err != nil {
+		return 0, err
+	}
+	bucket, err := blobstore.Open(ctx, blobURL)
+	if err != nil {
+		return 0, err
+	}
+	defer bucket.Close()
+	tr := tar.NewReader(gz)
+	n, sawDB := 0, false
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		} else if err != nil {
+			return n, fmt.Errorf("not a betaport backup: %w", err)
+		}
+		switch name := h.Name; {
+		case name == backupDB || name == backupSecret || name == backupKeyring:
+			sawDB = sawDB || name == backupDB
+			if err := writeNewFile(filepath.Join(data, name), tr); err != nil {
+				return n, err
+			}
+		case strings.HasPrefix(name, backupBlobs) && !strings.Contains(name, ".."):
+			key := strings.TrimPrefix(name, backupBlobs)
+			ct := h.PAXRecords["BETAPORT.content_type"]
+			if ct == "" {
+				ct = api.ZipContentType
+			}
+			if err := bucket.Upload(ctx, key, tr, &blob.WriterOptions{ContentType: ct}); err != nil {
+				return n, err
+			}
+			n++
+		default:
+			return n, fmt.Errorf("not a betaport backup: it holds %q", name)
+		}
+	}
+	if !sawDB {
+		return n, errors.New("not a betaport backup: it holds no database")
+	}
+	return n, nil
+}
+
+// writeNewFile writes a file that must not exist yet.
+func writeNewFile(path string, r io.Reader) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
