@@ -117,14 +117,15 @@ func TestAccess(t *testing.T) {
 	signIn := func() any { return api.SignIn{Email: "admin-a@example.com", Password: "admin a password"} }
 	invite := func() any { return api.Invite{Email: uniqueEmail("invitee"), Name: "New"} }
 	table := map[string]row{
-		"GET /healthz":        {"/healthz", nil, [6]int{200, 200, 200, 200, 200, 200}},
-		"GET /readyz":         {"/readyz", nil, [6]int{200, 200, 200, 200, 200, 200}},
-		"POST /api/session":   {"/api/session", signIn, [6]int{200, 200, 200, 200, 200, 200}},
-		"GET /api/session":    {"/api/session", nil, [6]int{401, 200, 200, 200, 200, 401}},
-		"DELETE /api/session": {"/api/session", nil, [6]int{204, 204, 204, 204, 204, 204}},
-		"GET /t/{token}":      {"", nil, [6]int{303, 303, 303, 303, 303, 303}},
-		"GET /api/extensions": {"/api/extensions", nil, [6]int{401, 200, 200, 200, 200, 401}},
-		"GET /api/builds":     {"/api/builds", nil, [6]int{401, 200, 200, 200, 200, 401}},
+		"GET /healthz":          {"/healthz", nil, [6]int{200, 200, 200, 200, 200, 200}},
+		"GET /readyz":           {"/readyz", nil, [6]int{200, 200, 200, 200, 200, 200}},
+		"GET /api/openapi.json": {"/api/openapi.json", nil, [6]int{200, 200, 200, 200, 200, 200}},
+		"POST /api/session":     {"/api/session", signIn, [6]int{200, 200, 200, 200, 200, 200}},
+		"GET /api/session":      {"/api/session", nil, [6]int{401, 200, 200, 200, 200, 401}},
+		"DELETE /api/session":   {"/api/session", nil, [6]int{204, 204, 204, 204, 204, 204}},
+		"GET /t/{token}":        {"", nil, [6]int{303, 303, 303, 303, 303, 303}},
+		"GET /api/extensions":   {"/api/extensions", nil, [6]int{401, 200, 200, 200, 200, 401}},
+		"GET /api/builds":       {"/api/builds", nil, [6]int{401, 200, 200, 200, 200, 401}},
 		"GET /api/extensions/{id}": {
 			"/api/extensions/" + id, nil, [6]int{401, 200, 404, 200, 404, 401}},
 		"GET /api/extensions/{id}/testers": {

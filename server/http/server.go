@@ -98,6 +98,7 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	s.route(mux, "GET "+api.PathHealth, Public, s.handleHealth)
 	s.route(mux, "GET "+api.PathReady, Public, s.handleReady)
+	s.route(mux, "GET /api/openapi.json", Public, s.handleOpenAPI)
 
 	s.route(mux, "POST /api/session", Public, s.handleSignIn)
 	s.route(mux, "GET /api/session", SignedIn, s.handleGetSession)

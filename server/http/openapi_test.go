@@ -1,0 +1,180 @@
+package http_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"github.com/betaport/betaport/app/api"
+	bphttp "github.com/betaport/betaport/server/http"
+)
+
+// The OpenAPI document is kept true by tests, not by hand: this one walks
+// the router's routes and the document's operations, which must be the
+// same; every API test validates the requests and answers it makes
+// against the document (checkContract, in roundTrip).
+
+var contract struct {
+	once   sync.Once
+	doc    *openapi3.T
+	router routers.Router
+	err    error
+}
+
+func loadContract(t testing.TB) (*openapi3.T, routers.Router) {
+	t.Helper()
+	contract.once.Do(func() {
+		for _, ct := range []string{api.ZipContentType, api.CRXContentType, "application/xml", "text/event-stream"} {
+			openapi3filter.RegisterBodyDecoder(ct, openapi3filter.FileBodyDecoder)
+		}
+		loader := openapi3.NewLoader()
+		contract.doc, contract.err = loader.LoadFromData(bphttp.OpenAPI())
+		if contract.err == nil {
+			contract.err = contract.doc.Validate(context.Background())
+		}
+		if contract.err == nil {
+			// The document's server is "/": relative to wherever it is
+			// served. The tests' servers are on other ports each time, so
+			// routes are matched by path alone.
+			contract.doc.Servers = nil
+			contract.router, contract.err = legacy.NewRouter(contract.doc)
+		}
+	})
+	if contract.err != nil {
+		t.Fatalf("the OpenAPI document: %v", contract.err)
+	}
+	return contract.doc, contract.router
+}
+
+func TestOpenAPIDescribesEveryRoute(t *testing.T) {
+	e := newEnv(t)
+	doc, _ := loadContract(t)
+	described := map[string]bool{}
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			described[method+" "+path] = true
+		}
+	}
+	routes := e.App.Routes()
+	for _, rt := range routes {
+		if !described[rt.Pattern] {
+			t.Errorf("route %q is not in the OpenAPI document", rt.Pattern)
+		}
+		delete(described, rt.Pattern)
+	}
+	for op := range described {
+		t.Errorf("the OpenAPI document describes %q, which is not a route", op)
+	}
+	t.Logf("the document describes %d operations", len(routes))
+
+	// Every problem type the API answers with is listed.
+	var listed []string
+	for _, v := range doc.Components.Schemas["Problem"].Value.Properties["type"].Value.Enum {
+		listed = append(listed, v.(string))
+	}
+	sources, _ := filepath.Glob(filepath.Join("..", "..", "app", "api", "*.go"))
+	for _, f := range sources {
+		b, _ := os.ReadFile(f)
+		for _, typ := range regexp.MustCompile(`"(/problems/[a-z-]+)"`).FindAllStringSubmatch(string(b), -1) {
+			if !slices.Contains(listed, typ[1]) {
+				t.Errorf("problem type %s is not listed in the document", typ[1])
+			}
+		}
+	}
+	// It is served.
+	resp, body := e.do(t, "GET", "/api/openapi.json", nil)
+	if resp.StatusCode != 200 || !bytes.Equal(body, bphttp.OpenAPI()) {
+		t.Fatalf("/api/openapi.json = %d (%d bytes)", resp.StatusCode, len(body))
+	}
+}
+
+// contractPaths are the paths the document describes: the API, and the
+// links browsers and Chromium's updater follow.
+var contractPaths = regexp.MustCompile(`^/(api/|t/|update/|uploads/|healthz$|readyz$)`)
+
+// checkContract validates one request the tests made, and its answer,
+// against the document: a request the service accepted must be one the
+// document describes; every answer must be (a problem for an error).
+func checkContract(t testing.TB, req *http.Request, reqBody []byte, resp *http.Response, body []byte) {
+	t.Helper()
+	_, router := loadContract(t)
+	for _, e := range contractErrors(router, req, reqBody, resp.StatusCode, resp.Header, body) {
+		t.Error(e)
+	}
+}
+
+func contractErrors(router routers.Router, req *http.Request, reqBody []byte, status int, header http.Header, body []byte) []string {
+	if req.Method == http.MethodHead || !contractPaths.MatchString(req.URL.Path) {
+		return nil
+	}
+	probe := req.Clone(context.Background())
+	probe.Body = io.NopCloser(bytes.NewReader(reqBody))
+	route, params, err := router.FindRoute(probe)
+	if err != nil {
+		return nil // a path or method no route has, on purpose: its 404 or 405 is checked by the test
+	}
+	var errs []string
+	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, IncludeResponseStatus: true}
+	in := &openapi3filter.RequestValidationInput{Request: probe, PathParams: params, Route: route, Options: opts}
+	if status < 300 {
+		if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
+			errs = append(errs, fmt.Sprintf("%s %s was accepted but breaks the OpenAPI document: %v", req.Method, req.URL.Path, short(err)))
+		}
+	}
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: status, Header: header,
+		Body: io.NopCloser(bytes.NewReader(body)), Options: opts}
+	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+		errs = append(errs, fmt.Sprintf("the answer %d to %s %s breaks the OpenAPI document: %v", status, req.Method, req.URL.Path, short(err)))
+	}
+	return errs
+}
+
+// The check itself: answers and requests that break the document are
+// caught, so that a test passing says something.
+func TestContractCheckCatchesBreaks(t *testing.T) {
+	_, router := loadContract(t)
+	jsonHeader := http.Header{"Content-Type": {"application/json"}}
+	get, _ := http.NewRequest("GET", "http://127.0.0.1/api/extensions/7", nil)
+	for name, c := range map[string]struct {
+		status int
+		body   string
+	}{
+		"an id that is a string":      {200, `{"id": "seven", "teamId": 1, "name": "E", "createdAt": "2026-11-25T00:00:00Z"}`},
+		"a required field missing":    {200, `{"id": 7, "teamId": 1, "createdAt": "2026-11-25T00:00:00Z"}`},
+		"an error that is no problem": {404, `{"error": "not found"}`},
+	} {
+		if errs := contractErrors(router, get, nil, c.status, jsonHeader, []byte(c.body)); len(errs) == 0 {
+			t.Errorf("%s: not caught", name)
+		}
+	}
+	if errs := contractErrors(router, get, nil, 200, jsonHeader, []byte(`{"id": 7, "teamId": 1, "name": "E", "createdAt": "2026-11-25T00:00:00Z"}`)); len(errs) != 0 {
+		t.Errorf("a good answer: %v", errs)
+	}
+	post, _ := http.NewRequest("POST", "http://127.0.0.1/api/extensions/7/keys", strings.NewReader(`{"name": "CI"}`))
+	post.Header.Set("Content-Type", "application/json")
+	if errs := contractErrors(router, post, []byte(`{"name": "CI"}`), 201, jsonHeader, []byte(`{}`)); len(errs) < 2 {
+		t.Errorf("a request without its label, accepted, and an empty answer: %v", errs)
+	}
+}
+
+func short(err error) string {
+	s := err.Error()
+	if len(s) > 600 {
+		s = s[:600] + "…"
+	}
+	return strings.ReplaceAll(s, "\n", " ")
+}
