@@ -159,12 +159,24 @@ func restore(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if entries, err := os.ReadDir(c.Data); err == nil && len(entries) > 0 {
 		return betaport.Errorf(betaport.ECONFLICT, "%s is not empty: restore only into an empty data dir, then serve from it.", c.Data)
 	}
-	if err := os.MkdirAll(c.Data, 0o700); err != nil {
+	// Into a folder beside the data dir, renamed to it once whole: a
+	// refused or cut backup leaves nothing behind.
+	parent := filepath.Dir(filepath.Clean(c.Data))
+	if err := os.MkdirAll(parent, 0o700); err != nil {
 		return err
 	}
-	n, err := readBackup(ctx, *from, c.Data)
+	work, err := os.MkdirTemp(parent, ".betaport-restore-")
 	if err != nil {
-		return fmt.Errorf("restoring %s: %w (the data dir %s may hold part of it: empty it before trying again)", *from, err, c.Data)
+		return err
+	}
+	defer os.RemoveAll(work)
+	n, err := readBackup(ctx, *from, work)
+	if err != nil {
+		return fmt.Errorf("restoring %s: %w; nothing was restored", *from, err)
+	}
+	os.Remove(c.Data) // empty, or absent
+	if err := os.Rename(work, c.Data); err != nil {
+		return err
 	}
 	fmt.Fprintf(stderr, "Restored %s into %s: the database, the secret, the signing keyring and %d blobs. Serve it with betaport serve --data %s.\n", *from, c.Data, n, c.Data)
 	return nil

@@ -91,6 +91,13 @@ func (m *Metrics) Request(route, method string, status int, seconds float64) {
 	if route == "" {
 		route = "unmatched"
 	}
+	// A client chooses the method: any other than HTTP's own is "other",
+	// or each made-up one would be a new series.
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
+	default:
+		method = "other"
+	}
 	m.requests.WithLabelValues(route, method, statusClass(status)).Inc()
 	m.latency.WithLabelValues(route, method).Observe(seconds)
 }
