@@ -15,16 +15,16 @@ import (
 // Config is what every storage-touching command needs. Each field has a flag
 // and a BETAPORT_* environment variable; the flag wins.
 type Config struct {
-	Addr    string // listen address (serve only)
-	NoUI    bool   // serve the API without the browser app (serve only)
+	Addr string // listen address (serve only)
+	NoUI bool   // serve the API without the browser app (serve only)
 	// MetricsAddr is where Prometheus metrics are served (serve only;
 	// "" for nowhere): a listener of their own, never the public one.
 	MetricsAddr string
-	Data    string // data directory
-	DB      string // metadata store URL; default: SQLite file in Data
-	Blob    string // zip storage URL; default: file:// folder in Data
-	BaseURL string // public URL; default: derived from Addr
-	Secret  string // server secret; default: generated once into Data
+	Data        string // data directory
+	DB          string // metadata store URL; default: SQLite file in Data
+	Blob        string // zip storage URL; default: file:// folder in Data
+	BaseURL     string // public URL; default: derived from Addr
+	Secret      string // server secret; default: generated once into Data
 	// SigningKeyring seals extensions' CRX signing keys (keyring text);
 	// default: the data dir's signing-keyring file, made on first start.
 	SigningKeyring string
