@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/betaport/betaport/app/api"
@@ -52,7 +53,13 @@ func HasApp() bool {
 // BuildID names this build, as pages, /healthz and --version show it: the
 // linker's Version (make sets the first 12 hex digits of app.wasm's
 // SHA-256), else the same digits of the embedded app.wasm, else "dev".
-func BuildID() string {
+//
+// It is worked out once: /healthz answers with it on every check, and
+// hashing the 10 MB wasm each time would make a health check cost a
+// download's worth of CPU.
+func BuildID() string { return buildID() }
+
+var buildID = sync.OnceValue(func() string {
 	if Version != "" {
 		return Version
 	}
@@ -64,7 +71,7 @@ func BuildID() string {
 	h := sha256.New()
 	io.Copy(h, f)
 	return hex.EncodeToString(h.Sum(nil))[:12]
-}
+})
 
 func newAssets(logger *slog.Logger) *assets {
 	a := &assets{fsys: web.FS, files: map[string]*asset{}}
