@@ -57,6 +57,7 @@ type VList struct {
 	observer    app.Value
 	onIntersect app.Func
 	pending     bool
+	lastTop     float64 // the list's top (viewport px) at the last window
 
 	// The focus, when it is on a row's control: the row and which of its
 	// controls. A focused row is never recycled for another row: it stays
@@ -68,7 +69,10 @@ type VList struct {
 }
 
 // overscan rows are rendered above and below the viewport, so fast
-// scrolling does not show blank space.
+// scrolling does not show blank space. In the direction the reader is
+// scrolling, a further viewport's worth is rendered ahead: a wheel moves
+// the page (on the compositor) before the app has rendered the last
+// window, and on a busy machine that lag is several frames of a fast wheel.
 const overscan = 10
 
 // serverRows is how many rows the server's page holds: a 1440 px tall
@@ -362,8 +366,16 @@ func (v *VList) computeWindow() {
 			}
 		}
 		h := float64(v.rowPx())
-		first = max(0, int(math.Floor(-top/h))-overscan)
-		last = min(v.Count, int(math.Ceil((viewport-top)/h))+overscan)
+		above, below := overscan, overscan
+		switch ahead := int(viewport / h); {
+		case top < v.lastTop:
+			below += ahead // scrolling down
+		case top > v.lastTop:
+			above += ahead // scrolling up
+		}
+		v.lastTop = top
+		first = max(0, int(math.Floor(-top/h))-above)
+		last = min(v.Count, int(math.Ceil((viewport-top)/h))+below)
 		if last < first {
 			last = first
 		}
