@@ -85,6 +85,7 @@ type Upload struct {
 	CreatedAt    time.Time
 	ExpiresAt    time.Time
 	ReceivedAt   *time.Time
+	ReleaseNotes string // what call 1 said about the build
 }
 
 // ExtensionFilter narrows FindExtensions. Zero fields match everything.

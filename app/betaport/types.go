@@ -85,6 +85,13 @@ type Bundle struct {
 	Source          string    `json:"source"`
 	CreatedAt       time.Time `json:"createdAt"`
 	Current         bool      `json:"current,omitempty"`
+	// ReleaseNotes are what the submission said about the build: plain
+	// text with a small Markdown subset (see app/notes), at most
+	// MaxReleaseNotes bytes.
+	ReleaseNotes string `json:"releaseNotes,omitempty"`
+	// RollbackOf is the number of the older bundle this one serves again,
+	// under a higher version; 0 for a bundle built from an upload.
+	RollbackOf int64 `json:"rollbackOf,omitempty"`
 
 	// BlobKey is the key of the immutable zip in blob storage.
 	BlobKey string `json:"-"`
@@ -246,4 +253,25 @@ type AuditEvent struct {
 	Action      string    `json:"action"`  // one of the Audit… actions
 	Subject     string    `json:"subject"` // the key's label or the tester's e-mail
 	CreatedAt   time.Time `json:"createdAt"`
+}
+
+// MaxReleaseNotes is the most release notes a submission may carry, in
+// bytes of UTF-8.
+const MaxReleaseNotes = 10 << 10
+
+// ValidateReleaseNotes reports what is wrong with release notes: too long,
+// not UTF-8, or holding control characters other than newlines and tabs.
+func ValidateReleaseNotes(notes string) error {
+	switch {
+	case len(notes) > MaxReleaseNotes:
+		return Errorf(EINVALID, "Release notes are %d bytes; at most %d (10 KiB) are kept. Shorten them, or link to a longer changelog.", len(notes), MaxReleaseNotes)
+	case !utf8.ValidString(notes):
+		return Errorf(EINVALID, "Release notes must be UTF-8 text.")
+	}
+	for _, r := range notes {
+		if r < 0x20 && r != '\n' && r != '\t' && r != '\r' || r == 0x7f {
+			return Errorf(EINVALID, "Release notes must be plain text: they hold a control character (U+%04X).", r)
+		}
+	}
+	return nil
 }

@@ -24,12 +24,12 @@ func (s *DB) CreateUpload(ctx context.Context, u *betaport.Upload) error {
 			return err
 		}
 		return tx.QueryRowContext(ctx,
-			`INSERT INTO uploads (extension_id, state, created_at, expires_at) VALUES (?, ?, ?, ?) RETURNING id`,
-			u.ExtensionID, u.State, millis(u.CreatedAt), millis(u.ExpiresAt)).Scan(&u.ID)
+			`INSERT INTO uploads (extension_id, state, created_at, expires_at, release_notes) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+			u.ExtensionID, u.State, millis(u.CreatedAt), millis(u.ExpiresAt), u.ReleaseNotes).Scan(&u.ID)
 	})
 }
 
-const uploadColumns = `id, extension_id, state, size, sha256, problems, bundle_number, created_at, expires_at, received_at`
+const uploadColumns = `id, extension_id, state, size, sha256, problems, bundle_number, created_at, expires_at, received_at, release_notes`
 
 func scanUpload(row interface{ Scan(...any) error }) (*betaport.Upload, error) {
 	var u betaport.Upload
@@ -37,7 +37,7 @@ func scanUpload(row interface{ Scan(...any) error }) (*betaport.Upload, error) {
 	var number, received sql.NullInt64
 	var created, expires int64
 	if err := row.Scan(&u.ID, &u.ExtensionID, &u.State, &u.Size, &u.SHA256, &problems, &number,
-		&created, &expires, &received); err != nil {
+		&created, &expires, &received, &u.ReleaseNotes); err != nil {
 		return nil, err
 	}
 	if problems.Valid {
