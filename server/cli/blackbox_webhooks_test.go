@@ -1,0 +1,689 @@
+package cli_test
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/betaport/betaport/server/cli"
+)
+
+// bb20Hook is one request a receiver got.
+type bb20Hook struct {
+	At          time.Time
+	Method      string
+	ContentType string
+	Event       string // Betaport-Event
+	Delivery    string // Betaport-Delivery
+	Signature   string // Betaport-Signature
+	Body        []byte
+	Parsed      bb20Event
+	Status      int // what the receiver answered
+}
+
+type bb20Event struct {
+	ID        string `json:"id"`
+	Type      string `json:"type"`
+	CreatedAt string `json:"createdAt"`
+	Extension struct {
+		ID   json.RawMessage `json:"id"`
+		Name string          `json:"name"`
+	} `json:"extension"`
+	Bundle *struct {
+		Number       int64  `json:"number"`
+		Version      string `json:"version"`
+		VersionName  string `json:"versionName"`
+		ReleaseNotes string `json:"releaseNotes"`
+		RollbackOf   int64  `json:"rollbackOf"`
+		SHA256       string `json:"sha256"`
+		DownloadPath string `json:"downloadPath"`
+	} `json:"bundle"`
+}
+
+// bb20Receiver is a webhook receiver on loopback; status chooses each
+// answer from the number of requests before it.
+type bb20Receiver struct {
+	*httptest.Server
+	mu     sync.Mutex
+	hooks  []bb20Hook
+	status func(n int) (int, string)
+}
+
+func bb20NewReceiver(t *testing.T, status func(n int) (int, string)) *bb20Receiver {
+	r := &bb20Receiver{status: status}
+	if r.status == nil {
+		r.status = func(int) (int, string) { return 200, "ok" }
+	}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		b, _ := io.ReadAll(req.Body)
+		h := bb20Hook{At: time.Now(), Method: req.Method, ContentType: req.Header.Get("Content-Type"),
+			Event: req.Header.Get("Betaport-Event"), Delivery: req.Header.Get("Betaport-Delivery"),
+			Signature: req.Header.Get("Betaport-Signature"), Body: b}
+		json.Unmarshal(b, &h.Parsed)
+		r.mu.Lock()
+		code, body := r.status(len(r.hooks))
+		h.Status = code
+		r.hooks = append(r.hooks, h)
+		r.mu.Unlock()
+		w.WriteHeader(code)
+		io.WriteString(w, body)
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *bb20Receiver) all() []bb20Hook {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]bb20Hook(nil), r.hooks...)
+}
+
+// delivered is the events answered 2xx, in the order they were, once each.
+func (r *bb20Receiver) delivered() []bb20Hook {
+	var out []bb20Hook
+	seen := map[string]bool{}
+	for _, h := range r.all() {
+		if h.Status/100 == 2 && !seen[h.Parsed.ID] {
+			seen[h.Parsed.ID] = true
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+func (r *bb20Receiver) waitDelivered(t *testing.T, n int) []bb20Hook {
+	t.Helper()
+	bb20Eventually(t, fmt.Sprintf("%d events delivered to %s (got %d)", n, r.URL, len(r.delivered())), func() bool { return len(r.delivered()) >= n })
+	return r.delivered()
+}
+
+type bb20Webhook struct {
+	ID        string
+	URL       string `json:"url"`
+	CreatedAt string `json:"createdAt"`
+	CreatedBy string `json:"createdBy"`
+	Secret    string `json:"secret"`
+}
+
+func bb20RawID(raw json.RawMessage) string { return strings.Trim(string(raw), `"`) }
+
+func (e *bb20Env) createHook(t *testing.T, ext, u string) bb20Webhook {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"url": u})
+	resp, b := e.do(t, e.admin, "POST", "/api/extensions/"+ext+"/webhooks", string(body), nil)
+	if resp.StatusCode != 201 {
+		t.Fatalf("create webhook %s: %d %s", u, resp.StatusCode, b)
+	}
+	var w bb20Webhook
+	var raw struct {
+		ID json.RawMessage `json:"id"`
+	}
+	json.Unmarshal(b, &w)
+	json.Unmarshal(b, &raw)
+	w.ID = bb20RawID(raw.ID)
+	if w.ID == "" || w.URL != u || w.CreatedAt == "" || w.CreatedBy != e.adaEmail || !strings.HasPrefix(w.Secret, "whsec_") || len(w.Secret) < 6+16 {
+		t.Errorf("created webhook: %s; want id, url %s, createdAt, createdBy %s, secret whsec_…", b, u, e.adaEmail)
+	}
+	return w
+}
+
+type bb20Delivery struct {
+	ID            string
+	EventID       string
+	Type          string `json:"type"`
+	State         string `json:"state"`
+	Attempts      int    `json:"attempts"`
+	LastStatus    int    `json:"lastStatus"`
+	LastError     string `json:"lastError"`
+	Response      string `json:"response"`
+	CreatedAt     string `json:"createdAt"`
+	DeliveredAt   string `json:"deliveredAt"`
+	NextAttemptAt string `json:"nextAttemptAt"`
+}
+
+func bb20DecodeDelivery(t *testing.T, raw json.RawMessage) bb20Delivery {
+	t.Helper()
+	var d bb20Delivery
+	var ids struct {
+		ID      json.RawMessage `json:"id"`
+		EventID json.RawMessage `json:"eventId"`
+	}
+	if err := json.Unmarshal(raw, &d); err != nil {
+		t.Fatalf("delivery %s: %v", raw, err)
+	}
+	json.Unmarshal(raw, &ids)
+	d.ID, d.EventID = bb20RawID(ids.ID), bb20RawID(ids.EventID)
+	return d
+}
+
+// deliveries walks every page of a webhook's deliveries, newest first.
+func (e *bb20Env) deliveries(t *testing.T, ext, hook string, limit int) []bb20Delivery {
+	t.Helper()
+	var out []bb20Delivery
+	cursor := ""
+	for i := 0; i < 1000; i++ {
+		path := fmt.Sprintf("/api/extensions/%s/webhooks/%s/deliveries?limit=%d", ext, hook, limit)
+		if cursor != "" {
+			path += "&cursor=" + url.QueryEscape(cursor)
+		}
+		resp, b := e.do(t, e.admin, "GET", path, "", nil)
+		if resp.StatusCode != 200 {
+			t.Fatalf("deliveries: %d %s", resp.StatusCode, b)
+		}
+		var page struct {
+			Data       []json.RawMessage `json:"data"`
+			NextCursor string            `json:"nextCursor"`
+		}
+		json.Unmarshal(b, &page)
+		if len(page.Data) > limit {
+			t.Fatalf("a deliveries page of %d with limit %d", len(page.Data), limit)
+		}
+		for _, r := range page.Data {
+			out = append(out, bb20DecodeDelivery(t, r))
+		}
+		if page.NextCursor == "" {
+			return out
+		}
+		cursor = page.NextCursor
+	}
+	t.Fatal("deliveries paging does not end")
+	return nil
+}
+
+// bb20VerifySignature checks Betaport-Signature: t=<unix>,v1=<hex HMAC>.
+func bb20VerifySignature(t *testing.T, h bb20Hook, secret string) {
+	t.Helper()
+	var ts string
+	var sigs []string
+	for _, part := range strings.Split(h.Signature, ",") {
+		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
+		switch k {
+		case "t":
+			ts = v
+		case "v1":
+			sigs = append(sigs, v)
+		}
+	}
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || len(sigs) == 0 {
+		t.Errorf("Betaport-Signature %q: want t=<unix seconds>,v1=<hex>", h.Signature)
+		return
+	}
+	if d := h.At.Sub(time.Unix(sec, 0)); d < -time.Minute || d > 5*time.Minute {
+		t.Errorf("signature timestamp %s is %v from when it arrived", time.Unix(sec, 0), d)
+	}
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(ts + "." + string(h.Body)))
+	want := hex.EncodeToString(mac.Sum(nil))
+	for _, s := range sigs {
+		if hmac.Equal([]byte(s), []byte(want)) {
+			return
+		}
+	}
+	t.Errorf("Betaport-Signature %q does not verify with the webhook's secret over %q.body (want v1=%s)", h.Signature, ts, want)
+}
+
+func bb20Start20(t *testing.T, allowPrivate bool, retryMin time.Duration) *bb20Env {
+	return bb20Start(t, func(m *cli.Main) {
+		bb20Set(t, m, "WebhookRetryMin", retryMin)
+		bb20Set(t, m, "WebhookAllowPrivate", allowPrivate)
+	})
+}
+
+// Published and rolled-back bundles reach every webhook, signed, in order;
+// a test event reaches one; the deliveries list tells what happened; a
+// deleted webhook gets nothing more; bad URLs and other people are refused.
+func TestBB20Webhooks(t *testing.T) {
+	e := bb20Start20(t, true, 100*time.Millisecond)
+	b0 := bb20Publish(t, e, e.keyExt, "0.9.0", "") // before any webhook
+	r1, r2 := bb20NewReceiver(t, nil), bb20NewReceiver(t, nil)
+	w1 := e.createHook(t, e.ext, r1.URL+"/hooks/betaport")
+	w2 := e.createHook(t, e.ext, r2.URL+"/")
+	if w1.Secret == w2.Secret || w1.ID == w2.ID {
+		t.Fatalf("two webhooks share an id or a secret: %+v %+v", w1, w2)
+	}
+	// The list shows both, never a secret.
+	resp, b := e.do(t, e.admin, "GET", "/api/extensions/"+e.ext+"/webhooks", "", nil)
+	if resp.StatusCode != 200 || strings.Contains(string(b), w1.Secret) || strings.Contains(string(b), w2.Secret) || strings.Contains(string(b), "whsec_") {
+		t.Fatalf("webhooks list = %d %s; want both, without secrets", resp.StatusCode, b)
+	}
+	var list struct {
+		Data []struct {
+			ID        json.RawMessage `json:"id"`
+			URL       string          `json:"url"`
+			CreatedBy string          `json:"createdBy"`
+		} `json:"data"`
+	}
+	json.Unmarshal(b, &list)
+	if len(list.Data) != 2 {
+		t.Errorf("webhooks list has %d, want 2: %s", len(list.Data), b)
+	}
+
+	b1 := bb20Publish(t, e, e.keyExt, "1.0.0", "Notes <b>one</b>")
+	b2 := bb20Publish(t, e, e.keyExt, "1.1.0", "")
+	resp, b = e.rollback(t, e.admin, e.ext, b1.Number, nil)
+	if resp.StatusCode != 201 {
+		t.Fatalf("rollback: %d %s", resp.StatusCode, b)
+	}
+	rb := bb20DecodeBundle(t, "rollback", b)
+
+	for _, rc := range []struct {
+		r *bb20Receiver
+		w bb20Webhook
+		o bb20Webhook
+	}{{r1, w1, w2}, {r2, w2, w1}} {
+		got := rc.r.waitDelivered(t, 3)
+		if len(got) != 3 {
+			t.Errorf("%s got %d events, want 3 (none for bundle #%d, published before the webhook)", rc.r.URL, len(got), b0.Number)
+		}
+		wantTypes := []string{"bundle.published", "bundle.published", "bundle.rolled_back"}
+		wantNumbers := []int64{b1.Number, b2.Number, rb.Number}
+		for i, h := range got {
+			if i >= 3 {
+				break
+			}
+			p := h.Parsed
+			if h.Method != "POST" || !strings.HasPrefix(h.ContentType, "application/json") {
+				t.Errorf("event %d: %s with Content-Type %q", i, h.Method, h.ContentType)
+			}
+			if h.Event != wantTypes[i] || p.Type != wantTypes[i] {
+				t.Errorf("event %d: Betaport-Event %q, type %q; want %s", i, h.Event, p.Type, wantTypes[i])
+			}
+			if h.Delivery == "" || p.ID == "" || p.CreatedAt == "" {
+				t.Errorf("event %d: delivery %q id %q createdAt %q", i, h.Delivery, p.ID, p.CreatedAt)
+			}
+			bb20VerifySignature(t, h, rc.w.Secret)
+			if bb20RawID(p.Extension.ID) != e.ext || p.Extension.Name != "Tab Tamer" {
+				t.Errorf("event %d: extension %s %q, want %s Tab Tamer", i, p.Extension.ID, p.Extension.Name, e.ext)
+			}
+			if p.Bundle == nil {
+				t.Errorf("event %d has no bundle: %s", i, h.Body)
+				continue
+			}
+			if p.Bundle.Number != wantNumbers[i] {
+				t.Errorf("event %d: bundle #%d, want #%d (order)", i, p.Bundle.Number, wantNumbers[i])
+			}
+			if want := fmt.Sprintf("/api/extensions/%s/bundles/%d/download", e.ext, p.Bundle.Number); p.Bundle.DownloadPath != want {
+				t.Errorf("event %d: downloadPath %q, want %q", i, p.Bundle.DownloadPath, want)
+			}
+		}
+		if len(got) >= 3 {
+			if p := got[0].Parsed.Bundle; p != nil && (p.ReleaseNotes != "Notes <b>one</b>" || p.SHA256 != b1.SHA256 || p.Version != b1.Version) {
+				t.Errorf("the first event's bundle: %+v, want #%d's notes, sha256 and version", *p, b1.Number)
+			}
+			if p := got[2].Parsed.Bundle; p != nil && (p.RollbackOf != b1.Number || p.Version != rb.Version || p.SHA256 != b1.SHA256 || p.VersionName != "1.0.0") {
+				t.Errorf("the rollback event's bundle: %+v, want rollbackOf %d, version %s, #%d's sha256, versionName 1.0.0", *p, b1.Number, rb.Version, b1.Number)
+			}
+		}
+	}
+
+	// The download path works for the extension's admin.
+	if got := r1.delivered(); len(got) > 0 && got[0].Parsed.Bundle != nil {
+		resp, z := e.do(t, e.admin, "GET", got[0].Parsed.Bundle.DownloadPath, "", nil)
+		if resp.StatusCode != 200 || len(z) != int(b1.Size) {
+			t.Errorf("the event's downloadPath = %d, %d bytes", resp.StatusCode, len(z))
+		}
+	}
+
+	// A test event reaches w1 only.
+	resp, b = e.do(t, e.admin, "POST", "/api/extensions/"+e.ext+"/webhooks/"+w1.ID+"/test", "", nil)
+	if resp.StatusCode != 202 {
+		t.Fatalf("test event = %d %s, want 202", resp.StatusCode, b)
+	}
+	ping := bb20DecodeDelivery(t, b)
+	if ping.Type != "ping" || ping.ID == "" || ping.State == "" {
+		t.Errorf("test event answered %s; want the new ping delivery", b)
+	}
+	got := r1.waitDelivered(t, 4)
+	last := got[len(got)-1]
+	if last.Parsed.Type != "ping" || last.Event != "ping" || last.Parsed.Bundle != nil || strings.Contains(string(last.Body), `"bundle"`) {
+		t.Errorf("the test event: %s %s; want a ping without a bundle", last.Event, last.Body)
+	}
+	if ping.ID != "" && last.Delivery != ping.ID {
+		t.Errorf("the ping arrived as delivery %q; the test answered delivery %q", last.Delivery, ping.ID)
+	}
+	bb20VerifySignature(t, last, w1.Secret)
+
+	// The deliveries of w1: newest first, each delivered once, with the
+	// ids the receiver saw.
+	ds := e.deliveries(t, e.ext, w1.ID, 100)
+	if len(ds) != 4 {
+		t.Fatalf("w1 has %d deliveries, want 4: %+v", len(ds), ds)
+	}
+	for i, d := range ds {
+		h := got[len(got)-1-i]
+		if d.ID != h.Delivery || d.EventID != h.Parsed.ID || d.Type != h.Parsed.Type {
+			t.Errorf("delivery %d: id %q event %q type %q; the receiver got delivery %q event %q type %q (newest first)", i, d.ID, d.EventID, d.Type, h.Delivery, h.Parsed.ID, h.Parsed.Type)
+		}
+		if d.State != "delivered" || d.Attempts != 1 || d.LastStatus != 200 || d.DeliveredAt == "" || d.CreatedAt == "" {
+			t.Errorf("delivery %d: %+v; want delivered at the first attempt with 200", i, d)
+		}
+	}
+	if byOnes := e.deliveries(t, e.ext, w1.ID, 1); len(byOnes) != len(ds) {
+		t.Errorf("deliveries by ones: %d, in one page: %d", len(byOnes), len(ds))
+	} else {
+		for i := range byOnes {
+			if byOnes[i].ID != ds[i].ID {
+				t.Errorf("deliveries by ones differ at %d: %s vs %s", i, byOnes[i].ID, ds[i].ID)
+			}
+		}
+	}
+	// Deliveries never show a secret; bad paging is a 400.
+	resp, b = e.do(t, e.admin, "GET", "/api/extensions/"+e.ext+"/webhooks/"+w1.ID+"/deliveries", "", nil)
+	if strings.Contains(string(b), w1.Secret) {
+		t.Errorf("the deliveries list shows the secret")
+	}
+	for _, q := range []string{"limit=0", "limit=x", "cursor=garbage"} {
+		resp, b := e.do(t, e.admin, "GET", "/api/extensions/"+e.ext+"/webhooks/"+w1.ID+"/deliveries?"+q, "", nil)
+		bb20ProblemOf(t, "deliveries?"+q, resp, b, []int{400}, "")
+	}
+
+	// Other people, and cross-site requests, are refused; nothing changes.
+	hookPath := "/api/extensions/" + e.ext + "/webhooks"
+	for _, c := range []struct {
+		name        string
+		c           *http.Client
+		method, p   string
+		body        string
+		hdr         map[string]string
+		statuses    []int
+		mustBeAdmin bool
+	}{
+		{"a tester lists", e.tester, "GET", hookPath, "", nil, []int{403}, true},
+		{"a tester creates", e.tester, "POST", hookPath, `{"url":"https://example.com/x"}`, nil, []int{403}, true},
+		{"a tester deletes", e.tester, "DELETE", hookPath + "/" + w1.ID, "", nil, []int{403}, true},
+		{"a tester tests", e.tester, "POST", hookPath + "/" + w1.ID + "/test", "", nil, []int{403}, true},
+		{"a tester reads deliveries", e.tester, "GET", hookPath + "/" + w1.ID + "/deliveries", "", nil, []int{403}, true},
+		{"nobody lists", e.anon, "GET", hookPath, "", nil, []int{401}, true},
+		{"nobody creates", e.anon, "POST", hookPath, `{"url":"https://example.com/x"}`, nil, []int{401}, true},
+		{"nobody deletes", e.anon, "DELETE", hookPath + "/" + w1.ID, "", nil, []int{401}, true},
+		{"another team's admin lists", e.bob, "GET", hookPath, "", nil, []int{403, 404}, true},
+		{"another team's admin creates", e.bob, "POST", hookPath, `{"url":"https://example.com/x"}`, nil, []int{403, 404}, true},
+		{"another team's admin deletes", e.bob, "DELETE", hookPath + "/" + w1.ID, "", nil, []int{403, 404}, true},
+		{"another team's admin tests", e.bob, "POST", hookPath + "/" + w1.ID + "/test", "", nil, []int{403, 404}, true},
+		{"another team's admin reads deliveries", e.bob, "GET", hookPath + "/" + w1.ID + "/deliveries", "", nil, []int{403, 404}, true},
+		{"a webhook through another extension's path", e.bob, "DELETE", "/api/extensions/" + e.extB + "/webhooks/" + w1.ID, "", nil, []int{404}, true},
+		{"a webhook through a sibling extension's path", e.admin, "DELETE", "/api/extensions/" + e.ext2 + "/webhooks/" + w1.ID, "", nil, []int{404}, true},
+		{"deliveries through a sibling extension's path", e.admin, "GET", "/api/extensions/" + e.ext2 + "/webhooks/" + w1.ID + "/deliveries", "", nil, []int{404}, true},
+		{"a cross-site create", e.admin, "POST", hookPath, `{"url":"https://example.com/x"}`, map[string]string{"Sec-Fetch-Site": "cross-site"}, []int{403}, true},
+		{"a cross-site delete", e.admin, "DELETE", hookPath + "/" + w1.ID, "", map[string]string{"Sec-Fetch-Site": "cross-site"}, []int{403}, true},
+		{"a cross-site test", e.admin, "POST", hookPath + "/" + w1.ID + "/test", "", map[string]string{"Sec-Fetch-Site": "cross-site"}, []int{403}, true},
+		{"a missing webhook deleted", e.admin, "DELETE", hookPath + "/999999", "", nil, []int{404}, true},
+		{"a garbage webhook id", e.admin, "DELETE", hookPath + "/abc", "", nil, []int{404, 400}, true},
+		{"a missing webhook tested", e.admin, "POST", hookPath + "/999999/test", "", nil, []int{404}, true},
+	} {
+		resp, b := e.do(t, c.c, c.method, c.p, c.body, c.hdr)
+		bb20ProblemOf(t, c.name, resp, b, c.statuses, "")
+	}
+	before := len(r1.all())
+
+	// Bad URLs and bodies.
+	for _, u := range []string{
+		"ftp://example.com/hook", "/relative/hook", "example.com/hook", "", "javascript:alert(1)", "http://", "https:///path",
+		"https://user:pass@example.com/hook", "https://:pass@example.com/hook", "mailto:ops@example.com", "file:///etc/passwd",
+		"https://example.com/" + strings.Repeat("a", 3000), "https://exa mple.com/", "https://example.com/\nInjected: yes",
+	} {
+		body, _ := json.Marshal(map[string]string{"url": u})
+		resp, b := e.do(t, e.admin, "POST", hookPath, string(body), nil)
+		p := bb20ProblemOf(t, fmt.Sprintf("webhook URL %.60q", u), resp, b, []int{400}, "/problems/invalid-webhook-url")
+		if resp.StatusCode == 400 && p.Param != "url" {
+			t.Errorf("webhook URL %.60q: param %q, want url", u, p.Param)
+		}
+	}
+	// Exactly 2048 characters is fine, 2049 is not.
+	long := "https://example.com/"
+	long += strings.Repeat("b", 2048-len(long))
+	resp, b = e.do(t, e.admin, "POST", hookPath, `{"url":"`+long+`"}`, nil)
+	if resp.StatusCode != 201 {
+		t.Errorf("a webhook URL of 2048 characters = %d %s", resp.StatusCode, b)
+	} else {
+		var raw struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.Unmarshal(b, &raw)
+		e.do(t, e.admin, "DELETE", hookPath+"/"+bb20RawID(raw.ID), "", nil)
+	}
+	resp, b = e.do(t, e.admin, "POST", hookPath, `{"url":"`+long+`c"}`, nil)
+	bb20ProblemOf(t, "a webhook URL of 2049 characters", resp, b, []int{400}, "/problems/invalid-webhook-url")
+	for _, body := range []string{`{"url": 5}`, `not json`, `{}`, `{"url":"https://example.com/a","secret":"whsec_mine"}`, `{"url":"https://example.com/a"} {"x":1}`} {
+		resp, b := e.do(t, e.admin, "POST", hookPath, body, nil)
+		bb20ProblemOf(t, "webhook body "+body, resp, b, []int{400}, "")
+	}
+	resp, b = e.do(t, e.admin, "GET", hookPath, "", nil)
+	json.Unmarshal(b, &list)
+	if len(list.Data) != 2 {
+		t.Errorf("after the refusals the list has %d webhooks: %s", len(list.Data), b)
+	}
+
+	// Delete w2: 204, gone from the list, a second delete is 404, and the
+	// next publish reaches w1 only.
+	resp, b = e.do(t, e.admin, "DELETE", hookPath+"/"+w2.ID, "", nil)
+	if resp.StatusCode != 204 {
+		t.Fatalf("delete = %d %s", resp.StatusCode, b)
+	}
+	resp, b = e.do(t, e.admin, "DELETE", hookPath+"/"+w2.ID, "", nil)
+	bb20ProblemOf(t, "deleting again", resp, b, []int{404}, "")
+	resp, b = e.do(t, e.admin, "GET", hookPath+"/"+w2.ID+"/deliveries", "", nil)
+	bb20ProblemOf(t, "a deleted webhook's deliveries", resp, b, []int{404}, "")
+	resp, b = e.do(t, e.admin, "GET", hookPath, "", nil)
+	json.Unmarshal(b, &list)
+	if len(list.Data) != 1 || bb20RawID(list.Data[0].ID) != w1.ID {
+		t.Errorf("after deleting w2 the list is %s", b)
+	}
+	r2Count := len(r2.all())
+	bb20Publish(t, e, e.keyExt, "1.2.0", "")
+	r1.waitDelivered(t, 5)
+	time.Sleep(time.Second) // ten retry periods: w2 would have had its chance
+	if n := len(r2.all()); n != r2Count {
+		t.Errorf("the deleted webhook's receiver got %d more requests", n-r2Count)
+	}
+	if len(r1.all()) != before+1 {
+		t.Errorf("w1's receiver got %d requests after the refusals, want 1 (the publish)", len(r1.all())-before)
+	}
+}
+
+// A receiver that fails, then recovers: every event arrives, in order,
+// each retried under the same delivery and event id with backoff; the
+// deliveries list shows the attempts and the failing answer.
+func TestBB20WebhookReceiverFailsThenRecovers(t *testing.T) {
+	retry := 200 * time.Millisecond
+	e := bb20Start20(t, true, retry)
+	var mu sync.Mutex
+	failing := true
+	longBody := strings.Repeat("E", 3000)
+	r := bb20NewReceiver(t, func(int) (int, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if failing {
+			return 500, longBody
+		}
+		return 200, "thanks"
+	})
+	w := e.createHook(t, e.ext, r.URL+"/hook")
+	var published []bb20Bundle
+	for _, v := range []string{"1.0.0", "1.1.0", "1.2.0"} {
+		published = append(published, bb20Publish(t, e, e.keyExt, v, ""))
+	}
+	// Three failed attempts (all of the first event: the others wait).
+	bb20Eventually(t, "three failed attempts", func() bool { return len(r.all()) >= 3 })
+	ds := e.deliveries(t, e.ext, w.ID, 100)
+	if len(ds) != 3 {
+		t.Fatalf("%d deliveries while failing, want 3: %+v", len(ds), ds)
+	}
+	first := ds[len(ds)-1] // newest first
+	if first.State != "pending" || first.Attempts < 3 || first.LastStatus != 500 || first.NextAttemptAt == "" {
+		t.Errorf("the first event's delivery while failing: %+v; want pending, 3+ attempts, lastStatus 500, nextAttemptAt", first)
+	}
+	if first.Response != longBody[:1024] {
+		t.Errorf("response holds %d bytes of the 3000-byte answer, want the first 1024", len(first.Response))
+	}
+	for _, d := range ds[:len(ds)-1] {
+		if d.State != "pending" || d.Attempts != 0 {
+			t.Errorf("a later event's delivery while the first fails: %+v; want pending, no attempt yet", d)
+		}
+	}
+	mu.Lock()
+	failing = false
+	mu.Unlock()
+
+	got := r.waitDelivered(t, 3)
+	for i, h := range got {
+		if h.Parsed.Bundle == nil || h.Parsed.Bundle.Number != published[i].Number {
+			t.Errorf("delivered event %d: %s; want bundle #%d (order)", i, h.Body, published[i].Number)
+		}
+	}
+	// Strict order: no request for an event before the one before it was
+	// answered 2xx; retries repeat the delivery id and body's event id.
+	all := r.all()
+	done := 0
+	deliveryOf := map[string]string{}
+	var firstAttempts []time.Time
+	for _, h := range all {
+		bb20VerifySignature(t, h, w.Secret)
+		if h.Parsed.Bundle == nil {
+			t.Errorf("a request without a bundle: %s", h.Body)
+			continue
+		}
+		idx := -1
+		for i, p := range published {
+			if p.Number == h.Parsed.Bundle.Number {
+				idx = i
+			}
+		}
+		if idx != done && idx != done-1 {
+			// idx == done-1: a duplicate after success is allowed (at least once).
+			t.Errorf("a request for bundle #%d while #%d was not yet delivered", h.Parsed.Bundle.Number, published[min(done, 2)].Number)
+		}
+		if prev, ok := deliveryOf[h.Parsed.ID]; ok && prev != h.Delivery {
+			t.Errorf("event %s retried under delivery %q, first %q", h.Parsed.ID, h.Delivery, prev)
+		}
+		deliveryOf[h.Parsed.ID] = h.Delivery
+		if idx == 0 {
+			firstAttempts = append(firstAttempts, h.At)
+		}
+		if h.Status/100 == 2 && idx == done {
+			done++
+		}
+	}
+	if len(deliveryOf) != 3 {
+		t.Errorf("%d distinct event ids, want 3", len(deliveryOf))
+	}
+	// Backoff: the gaps grow (lower bounds only: doubling from the minimum,
+	// halved for any jitter).
+	for i := 1; i < len(firstAttempts); i++ {
+		gap := firstAttempts[i].Sub(firstAttempts[i-1])
+		if want := retry << (i - 1) / 2; gap < want {
+			t.Errorf("attempt %d of the first event came %v after the one before; backoff says at least %v", i+1, gap, want)
+		}
+	}
+	ds = e.deliveries(t, e.ext, w.ID, 100)
+	failures := len(firstAttempts) - 1
+	for i, d := range ds {
+		wantAttempts := 1
+		if i == len(ds)-1 {
+			wantAttempts = failures + 1
+		}
+		if d.State != "delivered" || d.Attempts != wantAttempts || d.LastStatus != 200 || d.DeliveredAt == "" {
+			t.Errorf("delivery %d after recovery: %+v; want delivered, %d attempts, lastStatus 200", i, d, wantAttempts)
+		}
+	}
+}
+
+// With WebhookAllowPrivate off, loopback and private addresses are refused
+// at delivery: the delivery says why and nothing reaches the receiver, by
+// whatever spelling of the address.
+func TestBB20WebhookPrivateAddressRefused(t *testing.T) {
+	e := bb20Start20(t, false, 100*time.Millisecond)
+	r := bb20NewReceiver(t, nil)
+	port := r.URL[strings.LastIndex(r.URL, ":")+1:]
+	urls := []string{
+		r.URL + "/hook",
+		"http://localhost:" + port + "/hook",
+		"http://[::ffff:127.0.0.1]:" + port + "/hook",
+		"http://0.0.0.0:" + port + "/hook",
+		"http://127.1:" + port + "/hook",
+		"http://10.0.0.1/hook",
+		"http://192.168.1.1/hook",
+		"http://169.254.169.254/latest/meta-data/",
+		"http://[::1]:" + port + "/hook",
+	}
+	type made struct {
+		u string
+		w bb20Webhook
+	}
+	var hooks []made
+	for _, u := range urls {
+		body, _ := json.Marshal(map[string]string{"url": u})
+		resp, b := e.do(t, e.admin, "POST", "/api/extensions/"+e.ext+"/webhooks", string(body), nil)
+		switch resp.StatusCode {
+		case 201:
+			var w bb20Webhook
+			var raw struct {
+				ID json.RawMessage `json:"id"`
+			}
+			json.Unmarshal(b, &w)
+			json.Unmarshal(b, &raw)
+			w.ID = bb20RawID(raw.ID)
+			hooks = append(hooks, made{u, w})
+		case 400:
+			t.Logf("%s refused at creation: %s", u, b)
+		default:
+			t.Errorf("create %s = %d %s", u, resp.StatusCode, b)
+		}
+	}
+	for _, h := range hooks {
+		resp, b := e.do(t, e.admin, "POST", "/api/extensions/"+e.ext+"/webhooks/"+h.w.ID+"/test", "", nil)
+		if resp.StatusCode != 202 {
+			t.Errorf("test event of %s = %d %s", h.u, resp.StatusCode, b)
+		}
+	}
+	for _, h := range hooks {
+		var ds []bb20Delivery
+		bb20Eventually(t, "an attempt at "+h.u, func() bool {
+			ds = e.deliveries(t, e.ext, h.w.ID, 100)
+			for _, d := range ds {
+				if d.Attempts == 0 {
+					return false
+				}
+			}
+			return len(ds) == 1
+		})
+		for _, d := range ds {
+			if d.State == "delivered" || d.LastStatus != 0 || d.LastError == "" {
+				t.Errorf("delivery to %s: %+v; want not delivered, lastStatus 0 and an error saying why", h.u, d)
+			}
+		}
+	}
+	if n := len(r.all()); n != 0 {
+		t.Errorf("the loopback receiver got %d requests with private addresses refused: %v", n, r.all()[0].Body)
+	}
+}
+
+// Deleting a webhook stops its pending deliveries.
+func TestBB20WebhookDeleteStopsRetries(t *testing.T) {
+	e := bb20Start20(t, true, 100*time.Millisecond)
+	r := bb20NewReceiver(t, func(int) (int, string) { return 503, "down" })
+	w := e.createHook(t, e.ext, r.URL+"/hook")
+	bb20Publish(t, e, e.keyExt, "1.0.0", "")
+	bb20Eventually(t, "two failed attempts", func() bool { return len(r.all()) >= 2 })
+	resp, b := e.do(t, e.admin, "DELETE", "/api/extensions/"+e.ext+"/webhooks/"+w.ID, "", nil)
+	if resp.StatusCode != 204 {
+		t.Fatalf("delete = %d %s", resp.StatusCode, b)
+	}
+	n := len(r.all())
+	time.Sleep(2 * time.Second) // the next attempts were due within 0.2–0.8 s
+	if m := len(r.all()); m > n+1 {
+		t.Errorf("after the delete the receiver got %d more attempts", m-n)
+	}
+}
