@@ -1,15 +1,19 @@
 package cli_test
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +21,7 @@ import (
 	"time"
 
 	"github.com/betaport/betaport/server/cli"
+	"github.com/betaport/betaport/server/testenv"
 )
 
 // bb20Hook is one request a receiver got.
@@ -685,5 +690,168 @@ func TestBB20WebhookDeleteStopsRetries(t *testing.T) {
 	time.Sleep(2 * time.Second) // the next attempts were due within 0.2–0.8 s
 	if m := len(r.all()); m > n+1 {
 		t.Errorf("after the delete the receiver got %d more attempts", m-n)
+	}
+}
+
+// Two replicas on one PostgreSQL database (and one blob folder): each event
+// reaches the receiver once, in order, whichever replica published it; every
+// attempt is one attempt (the count in the deliveries list is what the
+// receiver saw); racing rollbacks on both publish one bundle; adoption
+// counts from both replicas add up.
+func TestBB20Replicas(t *testing.T) {
+	testenv.SkipIfAsked(t)
+	db := testenv.PostgresURL(t)
+	t.Cleanup(testenv.Stop)
+	blob := "file://" + filepath.ToSlash(t.TempDir())
+	secret := "bb20-shared-secret-" + bboRandom(t) + bboRandom(t) + bboRandom(t)
+	code, out, errOut := run(t, "signing-key", "generate")
+	if code != 0 {
+		t.Fatalf("signing-key generate: %s", errOut)
+	}
+	ring := strings.TrimSpace(strings.SplitN(out, "\n", 2)[0])
+	cmd := func(args ...string) string {
+		t.Helper()
+		return bb20Run(t, append(args, "--db", db, "--blob", blob, "--data", t.TempDir(), "--signing-keyring", ring)...)
+	}
+	team := bb20ID(t, cmd("team", "create", "--name", "Acme", "--plan", "professional"))
+	ext := bb20ID(t, cmd("extension", "create", "--team", team, "--name", "Tab Tamer"))
+	cmd("user", "create", "--team", team, "--email", "ada@example.com", "--password", bboPassword)
+	keyPath := filepath.Join(t.TempDir(), "key.json")
+	cmd("key", "create", "--extension", ext, "--label", "CI", "--out", keyPath)
+	kb, _ := os.ReadFile(keyPath)
+	var kf struct{ Service bb20Key }
+	json.Unmarshal(kb, &kf)
+
+	replica := func() *bb20Env {
+		m := cli.NewMain()
+		m.Config.Addr, m.Config.Data = "127.0.0.1:0", t.TempDir()
+		m.Config.DB, m.Config.Blob, m.Config.Secret, m.Config.SigningKeyring = db, blob, secret, ring
+		m.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		bb20Set(t, m, "WebhookRetryMin", 100*time.Millisecond)
+		bb20Set(t, m, "WebhookAllowPrivate", true)
+		bb20Set(t, m, "AdoptionFlush", 200*time.Millisecond)
+		if err := m.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close() })
+		e := &bb20Env{m: m, base: m.URL(), data: m.Config.Data, ext: ext, keyExt: kf.Service, adaEmail: "ada@example.com", work: t.TempDir()}
+		e.admin = bb20SignIn(t, e.base, e.adaEmail)
+		return e
+	}
+	a, b := replica(), replica()
+
+	var mu sync.Mutex
+	failing := false
+	r := bb20NewReceiver(t, func(int) (int, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if failing {
+			return 500, "down"
+		}
+		return 200, "ok"
+	})
+	w := a.createHook(t, ext, r.URL+"/hook")
+
+	var published []bb20Bundle
+	for i := 0; i < 6; i++ {
+		e := a
+		if i%2 == 1 {
+			e = b
+		}
+		published = append(published, bb20Publish(t, e, kf.Service, fmt.Sprintf("1.%d.0", i), ""))
+	}
+	got := r.waitDelivered(t, 6)
+	for i, h := range got {
+		if h.Parsed.Bundle == nil || h.Parsed.Bundle.Number != published[i].Number {
+			t.Errorf("event %d delivered: %s; want bundle #%d (order)", i, h.Body, published[i].Number)
+		}
+		bb20VerifySignature(t, h, w.Secret)
+	}
+	time.Sleep(time.Second) // ten retry periods for a duplicate to show
+	perEvent := map[string]int{}
+	for _, h := range r.all() {
+		perEvent[h.Parsed.ID]++
+	}
+	for id, n := range perEvent {
+		if n != 1 {
+			t.Errorf("event %s reached the receiver %d times with two replicas and a receiver answering 200", id, n)
+		}
+	}
+
+	// Failing, then recovering: the attempts the list counts are the
+	// requests the receiver got.
+	mu.Lock()
+	failing = true
+	mu.Unlock()
+	bb20Publish(t, b, kf.Service, "2.0.0", "")
+	bb20Eventually(t, "four failed attempts", func() bool { return len(r.all()) >= 6+4 })
+	mu.Lock()
+	failing = false
+	mu.Unlock()
+	r.waitDelivered(t, 7)
+	time.Sleep(time.Second)
+	perEvent = map[string]int{}
+	for _, h := range r.all() {
+		perEvent[h.Parsed.ID]++
+	}
+	for _, d := range a.deliveries(t, ext, w.ID, 100) {
+		if d.State != "delivered" || d.Attempts != perEvent[d.EventID] {
+			t.Errorf("delivery of event %s: %s after %d attempts by the list; the receiver got %d requests", d.EventID, d.State, d.Attempts, perEvent[d.EventID])
+		}
+	}
+
+	// Racing rollbacks on both replicas publish one bundle.
+	before := len(bb20Bundles(t, a, a.admin, ext))
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	statuses := make([]int, 8)
+	for i := 0; i < 8; i++ {
+		e := a
+		if i%2 == 1 {
+			e = b
+		}
+		wg.Add(1)
+		go func(i int, e *bb20Env) {
+			defer wg.Done()
+			<-start
+			req, _ := http.NewRequest("POST", fmt.Sprintf("%s/api/extensions/%s/bundles/1/rollback", e.base, ext), nil)
+			if resp, err := e.admin.Do(req); err == nil {
+				statuses[i] = resp.StatusCode
+				resp.Body.Close()
+			}
+		}(i, e)
+	}
+	close(start)
+	wg.Wait()
+	created := 0
+	for _, s := range statuses {
+		if s == 201 {
+			created++
+		} else if s != 200 {
+			t.Errorf("a racing rollback answered %d", s)
+		}
+	}
+	if after := len(bb20Bundles(t, a, a.admin, ext)); after != before+1 || created != 1 {
+		t.Errorf("8 racing rollbacks on two replicas: %d bundles → %d, answers %v; want one new bundle, one 201", before, after, statuses)
+	}
+	bb20Consistent(t, a, ext)
+
+	// Adoption: checks answered by both replicas add up on either.
+	chromeID, updateURL := bb20Updates(t, a, a.admin, ext)
+	v := published[0].Version
+	for i := 0; i < 5; i++ {
+		bb20Check(t, updateURL, chromeID, &v, nil)
+	}
+	bURL := strings.Replace(updateURL, a.base, b.base, 1)
+	for i := 0; i < 3; i++ {
+		bb20Check(t, bURL, chromeID, &v, nil)
+	}
+	bb20Eventually(t, "8 checks from two replicas in the adoption list", func() bool {
+		rows, _ := bb20Adoption(t, a, ext, 1, 100)
+		return bb20Totals(t, rows)[v] == 8
+	})
+	rows, _ := bb20Adoption(t, b, ext, 1, 100)
+	if n := bb20Totals(t, rows)[v]; n != 8 {
+		t.Errorf("replica b counts %d checks of %s, want 8", n, v)
 	}
 }
