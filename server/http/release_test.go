@@ -125,7 +125,6 @@ func TestReleaseNotesUnderSession(t *testing.T) {
 	}
 }
 
-
 // TestRollback: an admin makes bundle 1 current again after bundle 2. The
 // rollback is bundle 3: bundle 1's bytes under a version above 2's, its
 // CRX holds bundle 1's code, the update feed offers it to a copy on bundle
