@@ -520,3 +520,33 @@ func TestBB20RollbackRacingSign(t *testing.T) {
 		}
 	}
 }
+
+// A pipeline that retries its sign after an admin rolled back gets its own
+// bundle again (sign is idempotent), and the rollback stays current: a
+// retry must not undo the rollback.
+func TestBB20RollbackThenRetriedSign(t *testing.T) {
+	e := bb20Start(t, nil)
+	bb20Publish(t, e, e.keyExt, "1.0.0", "")
+	b2 := bb20Publish(t, e, e.keyExt, "1.1.0", "")
+	resp, b := e.rollback(t, e.admin, e.ext, 1, nil)
+	if resp.StatusCode != 201 {
+		t.Fatalf("rollback = %d %s", resp.StatusCode, b)
+	}
+	rb := bb20DecodeBundle(t, "rollback", b)
+	resp, b = bb20Sign(t, e, e.keyExt)
+	if resp.StatusCode != 200 {
+		t.Errorf("the retried sign = %d %s, want 200 with bundle #%d", resp.StatusCode, b, b2.Number)
+	} else if again := bb20DecodeBundle(t, "retried sign", b); again.Number != b2.Number {
+		t.Errorf("the retried sign answered #%d, want #%d", again.Number, b2.Number)
+	}
+	if cur := bb20Current(t, e, e.admin, e.ext); cur.Number != rb.Number {
+		t.Errorf("after a retried sign the current bundle is #%d, want the rollback #%d", cur.Number, rb.Number)
+	}
+	if list := bb20Consistent(t, e, e.ext); len(list) != 3 {
+		t.Errorf("%d bundles, want 3: %v", len(list), bb20Numbers(list))
+	}
+	// A tester of the extension sees the rollback as the current build.
+	if cur := bb20Current(t, e, e.tester, e.ext); cur.Number != rb.Number || cur.RollbackOf != 1 {
+		t.Errorf("the tester's current bundle: #%d rollbackOf %d", cur.Number, cur.RollbackOf)
+	}
+}
