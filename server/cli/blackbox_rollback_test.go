@@ -550,3 +550,48 @@ func TestBB20RollbackThenRetriedSign(t *testing.T) {
 		t.Errorf("the tester's current bundle: #%d rollbackOf %d", cur.Number, cur.RollbackOf)
 	}
 }
+
+// Version edges: a rollback's versionName is the version the old upload's
+// manifest gave, even when the service served it under a derived version;
+// when no higher version exists, the rollback is refused with a problem
+// and nothing changes (never a 5xx).
+func TestBB20RollbackVersionEdges(t *testing.T) {
+	e := bb20Start(t, nil)
+	b1 := bb20Publish(t, e, e.keyExt, "2.0.0", "")
+	b2 := bb20Publish(t, e, e.keyExt, "2.0.0", "") // the same manifest version again
+	if !bb20VersionLess(t, b1.Version, b2.Version) {
+		t.Fatalf("a second upload of 2.0.0 is served as %s after %s", b2.Version, b1.Version)
+	}
+	bb20Publish(t, e, e.keyExt, "2.1.0", "")
+	resp, b := e.rollback(t, e.admin, e.ext, b2.Number, nil)
+	if resp.StatusCode != 201 {
+		t.Fatalf("rollback to #%d = %d %s", b2.Number, resp.StatusCode, b)
+	}
+	if rb := bb20DecodeBundle(t, "rollback", b); rb.VersionName != "2.0.0" {
+		t.Errorf("rollback to #%d (served as %s, uploaded as 2.0.0): versionName %q, want 2.0.0", b2.Number, b2.Version, rb.VersionName)
+	}
+
+	// The highest version there is.
+	top := bb20Publish(t, e, e.keyExt, "65535.65535.65535.65535", "")
+	if top.Version != "65535.65535.65535.65535" {
+		t.Logf("the top version was served as %s", top.Version)
+	}
+	before := bb20Bundles(t, e, e.admin, e.ext)
+	resp, b = e.rollback(t, e.admin, e.ext, 1, nil)
+	switch {
+	case resp.StatusCode >= 500:
+		t.Errorf("rollback above the highest version = %d %s; want a problem that says why", resp.StatusCode, b)
+	case resp.StatusCode == 201:
+		rb := bb20DecodeBundle(t, "rollback", b)
+		if !bb20VersionLess(t, top.Version, rb.Version) {
+			t.Errorf("rollback after %s served %s: not higher, installed copies would not update", top.Version, rb.Version)
+		}
+	default:
+		bb20ProblemOf(t, "rollback above the highest version", resp, b, []int{resp.StatusCode}, "")
+		if after := bb20Bundles(t, e, e.admin, e.ext); len(after) != len(before) {
+			t.Errorf("a refused rollback changed the bundles: %d → %d", len(before), len(after))
+		}
+		t.Logf("rollback above the highest version: %d %s", resp.StatusCode, b)
+	}
+	bb20Consistent(t, e, e.ext)
+}

@@ -236,6 +236,17 @@ func bb20VerifySignature(t *testing.T, h bb20Hook, secret string) {
 			return
 		}
 	}
+	// Which key would it verify with? Say so, to tell a bug from a reading.
+	for name, key := range map[string]string{"the secret without whsec_": strings.TrimPrefix(secret, "whsec_")} {
+		mac := hmac.New(sha256.New, []byte(key))
+		mac.Write([]byte(ts + "." + string(h.Body)))
+		for _, s := range sigs {
+			if s == hex.EncodeToString(mac.Sum(nil)) {
+				t.Errorf("Betaport-Signature verifies with %s as the key, not with the secret as create showed it", name)
+				return
+			}
+		}
+	}
 	t.Errorf("Betaport-Signature %q does not verify with the webhook's secret over %q.body (want v1=%s)", h.Signature, ts, want)
 }
 
@@ -461,7 +472,23 @@ func TestBB20Webhooks(t *testing.T) {
 	}
 	resp, b = e.do(t, e.admin, "POST", hookPath, `{"url":"`+long+`c"}`, nil)
 	bb20ProblemOf(t, "a webhook URL of 2049 characters", resp, b, []int{400}, "/problems/invalid-webhook-url")
-	for _, body := range []string{`{"url": 5}`, `not json`, `{}`, `{"url":"https://example.com/a","secret":"whsec_mine"}`, `{"url":"https://example.com/a"} {"x":1}`} {
+	// A secret of the caller's choosing is refused or ignored.
+	resp, b = e.do(t, e.admin, "POST", hookPath, `{"url":"https://example.com/a","secret":"whsec_mine"}`, nil)
+	if resp.StatusCode == 201 {
+		var w bb20Webhook
+		var raw struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.Unmarshal(b, &w)
+		json.Unmarshal(b, &raw)
+		if w.Secret == "whsec_mine" {
+			t.Errorf("the service took the caller's own secret: %s", b)
+		}
+		e.do(t, e.admin, "DELETE", hookPath+"/"+bb20RawID(raw.ID), "", nil)
+	} else {
+		bb20ProblemOf(t, "a webhook with a secret of its own", resp, b, []int{400}, "")
+	}
+	for _, body := range []string{`{"url": 5}`, `not json`, `{}`, `{"url":"https://example.com/a"} {"x":1}`} {
 		resp, b := e.do(t, e.admin, "POST", hookPath, body, nil)
 		bb20ProblemOf(t, "webhook body "+body, resp, b, []int{400}, "")
 	}
