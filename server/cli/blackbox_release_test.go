@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -721,5 +722,46 @@ func TestBB20SubmitNotesFlags(t *testing.T) {
 	os.WriteFile(zipPath, bb20Zip(t, "3.0.2"), 0o644)
 	if code, _, errOut := run(t, "submit", "--quiet", "--base-url", e.base, "--key", e.keyExt.path, "--notes-file", exact, zipPath); code != 0 {
 		t.Errorf("submit --notes-file of 10240 bytes: exit %d: %s", code, errOut)
+	}
+}
+
+// The OpenAPI document names every operation of issue 20, and its problem
+// types.
+func TestBB20OpenAPINamesTheNewOperations(t *testing.T) {
+	e := bb20Start(t, nil)
+	resp, b := e.do(t, e.anon, "GET", "/api/openapi.json", "", nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("/api/openapi.json = %d", resp.StatusCode)
+	}
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	json.Unmarshal(b, &doc)
+	ops := map[string]bool{}
+	for p, item := range doc.Paths {
+		for method := range item {
+			ops[strings.ToUpper(method)+" "+regexp.MustCompile(`\{[^}]*\}`).ReplaceAllString(p, "{}")] = true
+		}
+	}
+	for _, want := range []string{
+		"POST /api/extensions/{}/bundles/{}/rollback",
+		"GET /api/extensions/{}/adoption",
+		"GET /api/extensions/{}/webhooks",
+		"POST /api/extensions/{}/webhooks",
+		"DELETE /api/extensions/{}/webhooks/{}",
+		"GET /api/extensions/{}/webhooks/{}/deliveries",
+		"POST /api/extensions/{}/webhooks/{}/test",
+	} {
+		if !ops[want] {
+			t.Errorf("the OpenAPI document lacks %s", want)
+		}
+	}
+	for _, typ := range []string{"/problems/invalid-release-notes", "/problems/already-current", "/problems/invalid-webhook-url"} {
+		if !bytes.Contains(b, []byte(typ)) {
+			t.Errorf("the OpenAPI document does not name the problem type %s", typ)
+		}
+	}
+	if !bytes.Contains(b, []byte("releaseNotes")) || !bytes.Contains(b, []byte("rollbackOf")) {
+		t.Errorf("the OpenAPI document's schemas lack releaseNotes or rollbackOf")
 	}
 }

@@ -404,6 +404,13 @@ func TestBB20RollbackRefusals(t *testing.T) {
 	if resp.StatusCode != 200 || !bytes.Contains(b, []byte(`"bundle.rollback"`)) {
 		t.Errorf("the audit trail lacks the command line's rollback: %s", b)
 	}
+	var audit struct {
+		Data []struct{ Actor, Action string }
+	}
+	json.Unmarshal(b, &audit)
+	if len(audit.Data) == 0 || audit.Data[0].Action != "bundle.rollback" || audit.Data[0].Actor != "command line" {
+		t.Errorf("the newest audit event is %+v, want bundle.rollback by command line", audit.Data[:min(1, len(audit.Data))])
+	}
 }
 
 // Racing rollbacks to the same bundle publish exactly one.
