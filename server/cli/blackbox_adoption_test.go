@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -293,5 +294,59 @@ func TestBB20AdoptionSurvivesARestart(t *testing.T) {
 	tot := bb20Totals(t, rows)
 	if tot[b1.Version] != 5 || tot["other"] != 1 {
 		t.Errorf("after a restart: %v, want 5 of %s and 1 other", tot, b1.Version)
+	}
+}
+
+// Checks arriving from many clients at once, while flushes run (every
+// 20 ms, and on every API read), are each counted exactly once.
+func TestBB20AdoptionConcurrentChecks(t *testing.T) {
+	e := bb20Start(t, func(m *cli.Main) { bb20Set(t, m, "AdoptionFlush", 20*time.Millisecond) })
+	b1 := bb20Publish(t, e, e.keyExt, "1.0.0", "")
+	b2 := bb20Publish(t, e, e.keyExt, "1.1.0", "")
+	chromeID, updateURL := bb20Updates(t, e, e.admin, e.ext)
+	const workers, each = 16, 25
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	readerDone := make(chan struct{})
+	go func() { // an admin reading the list all along: each read flushes
+		defer close(readerDone)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			req, _ := http.NewRequest("GET", e.base+"/api/extensions/"+e.ext+"/adoption?days=1", nil)
+			if resp, err := e.admin.Do(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}
+	}()
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			client := &http.Client{}
+			for i := 0; i < each; i++ {
+				v := b1.Version
+				if (w+i)%2 == 1 {
+					v = b2.Version
+				}
+				x := urlQuery("id=" + chromeID + "&v=" + v + "&uc")
+				if resp, err := client.Get(updateURL + "?x=" + x); err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(stop)
+	<-readerDone
+	rows, _ := bb20Adoption(t, e, e.ext, 1, 500)
+	tot := bb20Totals(t, rows)
+	if tot[b1.Version]+tot[b2.Version] != workers*each || tot[b1.Version] != workers*each/2 || len(tot) != 2 {
+		t.Errorf("after %d concurrent checks (half of each version) the counts are %v", workers*each, tot)
 	}
 }
