@@ -168,15 +168,21 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	return len(list), err
 }
 
-// attempt sends one claimed delivery and records the result. A worker
-// closing mid-attempt records nothing: the lease runs out and another
-// attempt is made (at least once).
+// attempt sends one claimed delivery and records the result.
 func (w *Worker) attempt(ctx context.Context, d *betaport.WebhookDelivery) {
 	status, excerpt, sendErr := w.send(ctx, d)
+	at := w.now()
 	if ctx.Err() != nil {
+		// Closing cut the attempt short: hand the delivery back at once,
+		// rather than leave it leased, so another replica (or this one,
+		// restarted) sends it again (at least once).
+		err := w.Store.RecordDelivery(context.WithoutCancel(ctx), betaport.DeliveryResult{DeliveryID: d.ID, Attempt: d.Attempts,
+			Claimer: w.id, At: at, NextAttemptAt: at, Error: "The service stopped during this attempt; it is made again."})
+		if err != nil {
+			w.Logger.Warn("webhooks: handing back a delivery", "delivery", d.ID, "err", err)
+		}
 		return
 	}
-	at := w.now()
 	r := betaport.DeliveryResult{DeliveryID: d.ID, Attempt: d.Attempts, Claimer: w.id, Status: status,
 		Response: excerpt, At: at, Delivered: sendErr == nil && status >= 200 && status < 300}
 	switch {
