@@ -28,9 +28,12 @@ func webhooksPanel(id int64, s *api.Session, loaded bool) app.UI {
 // deliveriesShown is how many of a webhook's recent deliveries are shown.
 const deliveriesShown = 5
 
-// deliveryPoll is how often a webhook's deliveries are read again while
-// one is pending.
-const deliveryPoll = time.Second
+// A webhook's deliveries are read again every second while one is
+// pending, and every few seconds otherwise, so new events show up.
+const (
+	deliveryPoll     = time.Second
+	deliveryIdlePoll = 5 * time.Second
+)
 
 type webhooksSection struct {
 	app.Compo
@@ -228,8 +231,9 @@ func (r *webhookRow) OnMount(ctx app.Context) {
 
 func (r *webhookRow) OnDismount() { r.mounted = false }
 
-// loadDeliveries reads the recent deliveries, and again every second while
-// one is pending, so a delivery's outcome shows without a reload.
+// loadDeliveries reads the recent deliveries, and again and again while
+// the row is shown, so a delivery's outcome, and new events, show without
+// a reload.
 func (r *webhookRow) loadDeliveries() {
 	if r.ctx == nil || !r.mounted {
 		return
@@ -254,15 +258,17 @@ func (r *webhookRow) loadDeliveries() {
 }
 
 func (r *webhookRow) pollWhilePending() {
-	pending := false
+	every := deliveryIdlePoll
 	for _, d := range r.deliveries {
-		pending = pending || d.State == betaport.DeliveryPending
+		if d.State == betaport.DeliveryPending {
+			every = deliveryPoll
+		}
 	}
-	if !pending || r.polling || !r.mounted {
+	if r.polling || !r.mounted {
 		return
 	}
 	r.polling = true
-	r.ctx.After(deliveryPoll, func(app.Context) {
+	r.ctx.After(every, func(app.Context) {
 		r.polling = false
 		r.loadDeliveries()
 	})

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -77,6 +78,19 @@ func TestWebhooksOnSettingsPage(t *testing.T) {
 		t.Fatalf("the ping %s signed %q does not verify with the secret shown", h.body, h.signature)
 	}
 	checkAccessible(t, ctx, "settings, a webhook with a delivery")
+
+	// A pipeline publishes: the event reaches the receiver, and its row
+	// shows up delivered without a reload.
+	zipPath := filepath.Join(t.TempDir(), "next.zip")
+	writeFile(t, zipPath, extensionZip(t, map[string]string{"manifest.json": `{"manifest_version": 3, "name": "Tab Tamer", "version": "9.5.0"}`}))
+	b := submitAsPipeline(t, m.URL(), cliKey(t, m, ext.ID), zipPath)
+	waitJS(t, ctx, `[...document.querySelectorAll('[data-webhook] tr.delivery[data-state="delivered"]')].some(r => r.innerText.includes("bundle.published"))`)
+	mu.Lock()
+	last := hits[len(hits)-1]
+	mu.Unlock()
+	if want := fmt.Sprintf(`"number":%d`, b.Number); !strings.Contains(string(last.body), want) || !strings.Contains(string(last.body), `"type":"bundle.published"`) {
+		t.Fatalf("the receiver got %s, want bundle %d published", last.body, b.Number)
+	}
 
 	// Delete asks first; Keep keeps it; Yes deletes it.
 	do(t, ctx, chromedp.Click(chromedp.CSS(`[data-webhook] .delete-webhook`)))

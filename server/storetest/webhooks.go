@@ -195,6 +195,24 @@ func testWebhooks(t *testing.T, s betaport.Store) {
 	if len(events) != 1 || events[0].Action != betaport.AuditWebhookDeleted || events[0].Subject != h2.URL {
 		t.Fatalf("audit = %+v", events)
 	}
+
+	// Sign publishes an upload: one event, however often it is retried.
+	h3 := MustWebhook(t, s, e.ID, "https://three.example.com/hook")
+	u := &betaport.Upload{ExtensionID: e.ID, ExpiresAt: betaport.Now().Add(time.Hour)}
+	if err := s.CreateUpload(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ReceiveUpload(ctx, u.ID, 100, newBundle(e.ID, 9).SHA256); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, _, err := s.PublishUpload(ctx, u.ID, newBundle(e.ID, 9)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if list, _ := s.FindDeliveries(ctx, h3.ID, 0, 10); len(list) != 1 || list[0].Type != betaport.EventBundlePublished {
+		t.Fatalf("after a sign and its retry, deliveries = %+v", list)
+	}
 }
 
 func record(t *testing.T, s betaport.WebhookStore, r betaport.DeliveryResult) {
