@@ -256,6 +256,18 @@ func TestWebhooks(t *testing.T) {
 	if after, _ := e.DB.FindDeliveries(context.Background(), created.ID, 0, 1); after[0].State != "failed" {
 		t.Fatalf("the deleted webhook's delivery became %+v", after[0])
 	}
+	// A rollback reaches the webhooks as bundle.rolled_back.
+	resp, body = e.send(t, "POST", api.BundlesPath(ext.ID)+"/1/rollback", admin, struct{}{})
+	if resp.StatusCode != 201 {
+		t.Fatalf("rollback = %d %s", resp.StatusCode, body)
+	}
+	got2 = rc2.waitUntil(t, "the rollback at the second webhook", func(got []received) bool {
+		return got[len(got)-1].event.Type == "bundle.rolled_back"
+	})
+	if r := got2[len(got2)-1]; r.header.Get("Betaport-Event") != "bundle.rolled_back" || r.event.Bundle.RollbackOf != 1 || r.event.Bundle.Number != 6 {
+		t.Fatalf("rollback event = %s", r.body)
+	}
+
 	resp, body = e.do(t, "DELETE", api.WebhookPath(ext.ID, created.ID), admin)
 	wantProblem(t, resp, body, 404, api.ProblemNotFound)
 	resp, body = e.send(t, "POST", api.WebhookTestPath(ext.ID, created.ID), admin, nil)

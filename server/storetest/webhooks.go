@@ -213,6 +213,35 @@ func testWebhooks(t *testing.T, s betaport.Store) {
 	if list, _ := s.FindDeliveries(ctx, h3.ID, 0, 10); len(list) != 1 || list[0].Type != betaport.EventBundlePublished {
 		t.Fatalf("after a sign and its retry, deliveries = %+v", list)
 	}
+
+	// A rollback is one bundle.rolled_back event, however often asked.
+	for range 2 {
+		rb := newBundle(e.ID, 2)
+		rb.RollbackOf = 2
+		if _, _, err := s.PublishRollback(ctx, rb, "ada@example.com"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, _ = s.FindDeliveries(ctx, h3.ID, 0, 10)
+	if len(list) != 2 || list[0].Type != betaport.EventBundleRolledBack {
+		t.Fatalf("after a rollback and its retry, deliveries = %+v", list)
+	}
+	// h1 gets both events too: deliver everything, in order, and keep
+	// what reached h3.
+	var toH3 []*betaport.WebhookDelivery
+	for round := 0; round < 3; round++ {
+		for _, d := range claimAll(t, s, "c", later.Add(2*time.Hour)) {
+			if d.WebhookID == h3.ID {
+				toH3 = append(toH3, d)
+			}
+			record(t, s, betaport.DeliveryResult{DeliveryID: d.ID, Attempt: d.Attempts, Claimer: "c", Status: 200, At: later, Delivered: true})
+		}
+	}
+	var rev betaport.WebhookEvent
+	if len(toH3) != 2 || json.Unmarshal(toH3[1].Body, &rev) != nil || rev.Type != betaport.EventBundleRolledBack ||
+		rev.Bundle.RollbackOf != 2 || rev.Bundle.SHA256 != newBundle(e.ID, 2).SHA256 || toH3[0].Type != betaport.EventBundlePublished {
+		t.Fatalf("h3 got %+v; want the published, then the rolled-back event (%+v)", toH3, rev)
+	}
 }
 
 func record(t *testing.T, s betaport.WebhookStore, r betaport.DeliveryResult) {
