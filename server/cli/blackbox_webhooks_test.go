@@ -884,3 +884,158 @@ func TestBB20Replicas(t *testing.T) {
 		t.Errorf("replica b counts %d checks of %s, want 8", n, v)
 	}
 }
+
+// bb20RawReceiver is a receiver with a handler of the test's own, which
+// records the requests it got.
+type bb20RawReceiver struct {
+	*httptest.Server
+	mu    sync.Mutex
+	times []time.Time
+	paths []string
+}
+
+func bb20NewRawReceiver(t *testing.T, h func(n int, w http.ResponseWriter, r *http.Request)) *bb20RawReceiver {
+	rr := &bb20RawReceiver{}
+	rr.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		rr.mu.Lock()
+		n := len(rr.times)
+		rr.times = append(rr.times, time.Now())
+		rr.paths = append(rr.paths, r.URL.Path)
+		rr.mu.Unlock()
+		h(n, w, r)
+	}))
+	t.Cleanup(rr.Close)
+	return rr
+}
+
+func (rr *bb20RawReceiver) count() int {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	return len(rr.times)
+}
+
+// Receivers that misbehave: one that hangs past the 10 s limit (retried,
+// and it holds up no other webhook), one that redirects (a 3xx is not a
+// delivery, and the signed body does not follow it elsewhere), one that
+// answers 10 MB (1 KiB kept), one that drops the connection (retried);
+// another extension's webhook gets only its own extension's events.
+func TestBB20WebhookHostileReceivers(t *testing.T) {
+	e := bb20Start20(t, true, 100*time.Millisecond)
+	hung := bb20NewRawReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n == 0 {
+			select {
+			case <-time.After(15 * time.Second):
+			case <-r.Context().Done():
+			}
+		}
+		w.WriteHeader(200)
+	})
+	normal := bb20NewReceiver(t, nil)
+	elsewhere := bb20NewReceiver(t, nil)
+	redirect := bb20NewRawReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+"/stolen", http.StatusTemporaryRedirect)
+	})
+	huge := bb20NewRawReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(200)
+		chunk := []byte(strings.Repeat("Z", 64<<10))
+		for i := 0; i < 160; i++ {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	drop := bb20NewRawReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n == 0 {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return
+		}
+		w.WriteHeader(204)
+	})
+	other := bb20NewReceiver(t, nil)
+
+	wHung := e.createHook(t, e.ext, hung.URL+"/hung")
+	e.createHook(t, e.ext, normal.URL+"/normal")
+	wRedirect := e.createHook(t, e.ext, redirect.URL+"/redirect")
+	wHuge := e.createHook(t, e.ext, huge.URL+"/huge")
+	wDrop := e.createHook(t, e.ext, drop.URL+"/drop")
+	e.createHook(t, e.ext2, other.URL+"/other")
+
+	start := time.Now()
+	bb20Publish(t, e, e.keyExt, "1.0.0", "")
+	normal.waitDelivered(t, 1)
+	if hung.count() > 0 && hung.count() < 2 && time.Since(start) > 9*time.Second {
+		t.Errorf("the normal webhook got its event %v after the publish, while another webhook's receiver hung: one receiver holds up the others", time.Since(start))
+	}
+
+	// The redirecting webhook: its attempt has an outcome, not delivered.
+	var d bb20Delivery
+	bb20Eventually(t, "an outcome for the redirecting webhook", func() bool {
+		ds := e.deliveries(t, e.ext, wRedirect.ID, 10)
+		if len(ds) == 1 && ds[0].Attempts > 0 && (ds[0].LastStatus != 0 || ds[0].LastError != "" || ds[0].State != "pending") {
+			d = ds[0]
+			return true
+		}
+		return false
+	})
+	if d.State == "delivered" || d.LastStatus/100 != 3 {
+		t.Errorf("the redirecting webhook's delivery: %+v; want not delivered, lastStatus 307", d)
+	}
+	if n := len(elsewhere.all()); n != 0 {
+		t.Errorf("the signed event followed a redirect to another URL (%d requests there)", n)
+	}
+
+	// The huge answer: delivered, 1 KiB kept.
+	bb20Eventually(t, "the huge answer's delivery", func() bool {
+		ds := e.deliveries(t, e.ext, wHuge.ID, 10)
+		d = ds[0]
+		return len(ds) == 1 && ds[0].State != "pending"
+	})
+	if d.State != "delivered" || len(d.Response) > 1024 || !strings.HasPrefix(d.Response, "ZZZZ") {
+		t.Errorf("the huge answer's delivery: state %s, response of %d bytes; want delivered, at most 1024", d.State, len(d.Response))
+	}
+
+	// The dropped connection: retried, then delivered at the second attempt.
+	bb20Eventually(t, "the dropped connection's delivery", func() bool {
+		ds := e.deliveries(t, e.ext, wDrop.ID, 10)
+		d = ds[0]
+		return len(ds) == 1 && ds[0].State == "delivered"
+	})
+	if d.Attempts != 2 || d.LastStatus != 204 || drop.count() != 2 {
+		t.Errorf("the dropped connection's delivery: %+v after %d requests; want delivered at attempt 2 with 204", d, drop.count())
+	}
+
+	// The hung receiver: the first attempt gives up at 10 s, the next
+	// delivers.
+	bb20Eventually(t, "the hung receiver's delivery", func() bool {
+		ds := e.deliveries(t, e.ext, wHung.ID, 10)
+		d = ds[0]
+		return len(ds) == 1 && ds[0].State == "delivered"
+	})
+	if d.Attempts != 2 || hung.count() != 2 {
+		t.Errorf("the hung receiver's delivery: %+v after %d requests; want delivered at attempt 2", d, hung.count())
+	}
+	hung.mu.Lock()
+	if len(hung.times) >= 2 {
+		if gap := hung.times[1].Sub(hung.times[0]); gap < 9*time.Second || gap > 40*time.Second {
+			t.Errorf("the hung receiver's second attempt came %v after the first; want after the 10 s limit and a short backoff", gap)
+		}
+	}
+	hung.mu.Unlock()
+
+	// The other extension's webhook got nothing of ext, then its own event.
+	if n := len(other.all()); n != 0 {
+		t.Errorf("ext2's webhook got %d requests for ext's publish", n)
+	}
+	bb20Publish(t, e, e.keyExt2, "5.0.0", "")
+	got := other.waitDelivered(t, 1)
+	if bb20RawID(got[0].Parsed.Extension.ID) != e.ext2 || got[0].Parsed.Extension.Name != "Second" {
+		t.Errorf("ext2's webhook got an event of extension %s %q", got[0].Parsed.Extension.ID, got[0].Parsed.Extension.Name)
+	}
+	if n := len(normal.all()); n != 1 {
+		t.Errorf("ext's webhook got %d requests, want 1 (ext2's publish is not its)", n)
+	}
+}
