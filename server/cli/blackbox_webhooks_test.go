@@ -1039,3 +1039,118 @@ func TestBB20WebhookHostileReceivers(t *testing.T) {
 		t.Errorf("ext's webhook got %d requests, want 1 (ext2's publish is not its)", n)
 	}
 }
+
+// The webhooks list pages by cursor like the other lists: limit=1 walks
+// every webhook once; bad paging is a 400; another team's admin cannot
+// add a webhook to ext, nor ada to team B's extension.
+func TestBB20WebhookListPaging(t *testing.T) {
+	e := bb20Start20(t, true, time.Second)
+	made := map[string]bool{}
+	for i := 0; i < 5; i++ {
+		w := e.createHook(t, e.ext, fmt.Sprintf("https://hooks%d.example.com/betaport", i))
+		made[w.ID] = true
+	}
+	seen := map[string]bool{}
+	cursor := ""
+	for pages := 0; ; pages++ {
+		if pages > 10 {
+			t.Fatal("the webhooks list does not end")
+		}
+		path := "/api/extensions/" + e.ext + "/webhooks?limit=1"
+		if cursor != "" {
+			path += "&cursor=" + url.QueryEscape(cursor)
+		}
+		resp, b := e.do(t, e.admin, "GET", path, "", nil)
+		if resp.StatusCode != 200 {
+			t.Fatalf("webhooks page: %d %s", resp.StatusCode, b)
+		}
+		var page struct {
+			Data []struct {
+				ID json.RawMessage `json:"id"`
+			} `json:"data"`
+			NextCursor string `json:"nextCursor"`
+		}
+		json.Unmarshal(b, &page)
+		if len(page.Data) > 1 {
+			t.Fatalf("limit=1 answered %d webhooks", len(page.Data))
+		}
+		for _, w := range page.Data {
+			id := bb20RawID(w.ID)
+			if seen[id] {
+				t.Errorf("webhook %s on two pages", id)
+			}
+			seen[id] = true
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		cursor = page.NextCursor
+	}
+	if len(seen) != len(made) {
+		t.Errorf("paging by ones saw %d webhooks, made %d", len(seen), len(made))
+	}
+	for _, q := range []string{"limit=0", "limit=-1", "limit=abc", "cursor=garbage"} {
+		resp, b := e.do(t, e.admin, "GET", "/api/extensions/"+e.ext+"/webhooks?"+q, "", nil)
+		bb20ProblemOf(t, "webhooks?"+q, resp, b, []int{400}, "")
+	}
+	resp, b := e.do(t, e.admin, "POST", "/api/extensions/"+e.extB+"/webhooks", `{"url":"https://example.com/steal"}`, nil)
+	bb20ProblemOf(t, "ada adds a webhook to team B's extension", resp, b, []int{403, 404}, "")
+	resp, b = e.do(t, e.bob, "GET", "/api/extensions/"+e.extB+"/webhooks", "", nil)
+	if resp.StatusCode != 200 || strings.Contains(string(b), "steal") {
+		t.Errorf("team B's webhooks: %d %s", resp.StatusCode, b)
+	}
+}
+
+// The outbox is durable: events pending when the service stops are
+// delivered, in order, by the service started again on the same data.
+func TestBB20WebhookOutboxSurvivesRestart(t *testing.T) {
+	e := bb20Start20(t, true, 100*time.Millisecond)
+	var mu sync.Mutex
+	failing := true
+	r := bb20NewReceiver(t, func(int) (int, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if failing {
+			return 502, "bad gateway"
+		}
+		return 200, "ok"
+	})
+	w := e.createHook(t, e.ext, r.URL+"/hook")
+	b1 := bb20Publish(t, e, e.keyExt, "1.0.0", "")
+	b2 := bb20Publish(t, e, e.keyExt, "1.1.0", "")
+	bb20Eventually(t, "a failed attempt", func() bool { return len(r.all()) >= 1 })
+	if err := e.m.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	mu.Lock()
+	failing = false
+	mu.Unlock()
+	n := len(r.all())
+
+	m := cli.NewMain()
+	m.Config.Addr, m.Config.Data = "127.0.0.1:0", e.data
+	m.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	bb20Set(t, m, "WebhookRetryMin", 100*time.Millisecond)
+	bb20Set(t, m, "WebhookAllowPrivate", true)
+	if err := m.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	e.m, e.base = m, m.URL()
+	e.admin = bb20SignIn(t, e.base, e.adaEmail)
+	got := r.waitDelivered(t, 2)
+	if len(r.all()) <= n {
+		t.Fatal("nothing arrived after the restart")
+	}
+	for i, want := range []int64{b1.Number, b2.Number} {
+		if got[i].Parsed.Bundle == nil || got[i].Parsed.Bundle.Number != want {
+			t.Errorf("after the restart, event %d: %s; want bundle #%d (order)", i, got[i].Body, want)
+		}
+		bb20VerifySignature(t, got[i], w.Secret)
+	}
+	for _, d := range e.deliveries(t, e.ext, w.ID, 10) {
+		if d.State != "delivered" {
+			t.Errorf("after the restart: %+v", d)
+		}
+	}
+}
