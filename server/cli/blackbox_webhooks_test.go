@@ -892,6 +892,7 @@ type bb20RawReceiver struct {
 	mu    sync.Mutex
 	times []time.Time
 	paths []string
+	sigs  []string
 }
 
 func bb20NewRawReceiver(t *testing.T, h func(n int, w http.ResponseWriter, r *http.Request)) *bb20RawReceiver {
@@ -902,6 +903,7 @@ func bb20NewRawReceiver(t *testing.T, h func(n int, w http.ResponseWriter, r *ht
 		n := len(rr.times)
 		rr.times = append(rr.times, time.Now())
 		rr.paths = append(rr.paths, r.URL.Path)
+		rr.sigs = append(rr.sigs, r.Header.Get("Betaport-Signature"))
 		rr.mu.Unlock()
 		h(n, w, r)
 	}))
@@ -1022,6 +1024,20 @@ func TestBB20WebhookHostileReceivers(t *testing.T) {
 	if len(hung.times) >= 2 {
 		if gap := hung.times[1].Sub(hung.times[0]); gap < 9*time.Second || gap > 40*time.Second {
 			t.Errorf("the hung receiver's second attempt came %v after the first; want after the 10 s limit and a short backoff", gap)
+		}
+		// Each attempt is signed when sent: a retry hours later must not
+		// carry a stale timestamp a receiver's tolerance refuses.
+		ts := func(sig string) int64 {
+			for _, part := range strings.Split(sig, ",") {
+				if v, ok := strings.CutPrefix(strings.TrimSpace(part), "t="); ok {
+					n, _ := strconv.ParseInt(v, 10, 64)
+					return n
+				}
+			}
+			return 0
+		}
+		if t0, t1 := ts(hung.sigs[0]), ts(hung.sigs[1]); t1-t0 < 8 {
+			t.Errorf("the retry 10 s later is signed with t=%d, the first attempt t=%d: retries reuse the old timestamp", t1, t0)
 		}
 	}
 	hung.mu.Unlock()
