@@ -48,6 +48,7 @@ func Run(t *testing.T, open Opener) {
 		{"Builds", testBuilds},
 		{"Signing", testSigning},
 		{"BundleCRXAndVersions", testBundleCRXAndVersions},
+		{"Adoption", testAdoption},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
