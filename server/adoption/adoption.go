@@ -15,7 +15,9 @@ import (
 	"context"
 	"hash/maphash"
 	"log/slog"
+	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/betaport/betaport/app/betaport"
@@ -48,8 +50,10 @@ type Counter struct {
 	// for a flush under way, or it could answer without its counts.
 	flushing sync.Mutex
 
-	servedMu sync.RWMutex
-	served   map[int64]servedVersions
+	// served is each extension's served versions, copied on write: every
+	// check reads it, a publish changes it.
+	servedMu sync.Mutex
+	served   atomic.Pointer[map[int64]servedVersions]
 }
 
 type shard struct {
@@ -80,7 +84,7 @@ func (c *Counter) init() {
 		for i := range c.pending {
 			c.pending[i].counts = map[key]int64{}
 		}
-		c.served = map[int64]servedVersions{}
+		c.served.Store(&map[int64]servedVersions{})
 	})
 }
 
@@ -118,9 +122,7 @@ func (c *Counter) resolve(ctx context.Context, ext *betaport.Extension, current,
 	if ext.CurrentBundle == 0 {
 		return betaport.OtherVersion, nil // nothing was ever served
 	}
-	c.servedMu.RLock()
-	sv, ok := c.served[ext.ID]
-	c.servedMu.RUnlock()
+	sv, ok := (*c.served.Load())[ext.ID]
 	if !ok || sv.revision != ext.CurrentBundle {
 		list, err := c.Store.BundleVersions(ctx, ext.ID)
 		if err != nil {
@@ -131,9 +133,13 @@ func (c *Counter) resolve(ctx context.Context, ext *betaport.Extension, current,
 			sv.versions[v] = true
 		}
 		c.servedMu.Lock()
+		old := *c.served.Load()
 		// A racing check may have read a newer revision meanwhile.
-		if old, ok := c.served[ext.ID]; !ok || old.revision <= sv.revision {
-			c.served[ext.ID] = sv
+		if prev, ok := old[ext.ID]; !ok || prev.revision <= sv.revision {
+			next := make(map[int64]servedVersions, len(old)+1)
+			maps.Copy(next, old)
+			next[ext.ID] = sv
+			c.served.Store(&next)
 		}
 		c.servedMu.Unlock()
 	}
@@ -144,7 +150,8 @@ func (c *Counter) resolve(ctx context.Context, ext *betaport.Extension, current,
 }
 
 func (c *Counter) add(k key, n int64) {
-	s := &c.pending[maphash.Comparable(c.seed, k)%shards]
+	h := maphash.String(c.seed, k.version) ^ uint64(k.extensionID)*0x9e3779b97f4a7c15 ^ uint64(k.hour)
+	s := &c.pending[h%shards]
 	s.mu.Lock()
 	s.counts[k] += n
 	s.mu.Unlock()
@@ -162,13 +169,12 @@ func (c *Counter) Flush(ctx context.Context) error {
 		s := &c.pending[i]
 		s.mu.Lock()
 		m := s.counts
-		if len(m) > 0 {
-			s.counts = map[key]int64{}
-		}
-		s.mu.Unlock()
 		if len(m) == 0 {
+			s.mu.Unlock()
 			continue
 		}
+		s.counts = map[key]int64{}
+		s.mu.Unlock()
 		taken = append(taken, m)
 		for k, n := range m {
 			counts = append(counts, betaport.AdoptionCount{ExtensionID: k.extensionID,
