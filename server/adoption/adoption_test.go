@@ -79,8 +79,8 @@ func TestCountAndFlush(t *testing.T) {
 	count("1.1.0")
 	count("1.1.0")
 	count("1.0.0")
-	count("0.1.0") // never served
-	count("")      // no version: not counted
+	count("0.1.0")             // never served
+	count("")                  // no version: not counted
 	now = now.Add(time.Second) // the next hour
 	count("1.1.0")
 	if c.Pending() != 5 {
