@@ -122,6 +122,8 @@ func TestAdoptionChart(t *testing.T) {
 		t.Fatalf("table headers %q", headers)
 	}
 
+	checkAccessible(t, tab, "the adoption chart and table")
+
 	// The chart, kept whatever the outcome.
 	png, err := chromedp.Run(tab, chromedp.Screenshot(chromedp.CSS("#adoption")))
 	if err != nil {
@@ -135,6 +137,18 @@ func TestAdoptionChart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("the adoption chart: %s", path)
+
+	// On a phone's 320 px the chart shrinks with the page and the table
+	// wraps: nothing scrolls sideways.
+	if err := chromedp.Do(tab, chromedp.EmulateViewport(320, 800)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, tab, `innerWidth === 320`)
+	if !evalJS[bool](t, tab, `document.scrollingElement.scrollWidth <= innerWidth &&
+		document.querySelector("#adoption-chart svg").getBoundingClientRect().right <= innerWidth &&
+		document.querySelector("#adoption-table").getBoundingClientRect().right <= innerWidth`) {
+		t.Fatal("at 320 px the adoption section is wider than the window")
+	}
 }
 
 // An extension nobody has installed says so, under the same heading.
