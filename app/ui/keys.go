@@ -59,6 +59,9 @@ var auditText = map[string]string{
 	betaport.AuditInviteResent:   "sent a new invite link to",
 	betaport.AuditTesterRevoked:  "revoked",
 	betaport.AuditTesterRestored: "restored",
+	betaport.AuditBundleRollback: "rolled back to bundle",
+	betaport.AuditWebhookCreated: "added the webhook",
+	betaport.AuditWebhookDeleted: "deleted the webhook",
 }
 
 func auditRow(e betaport.AuditEvent) app.UI {

@@ -33,6 +33,12 @@ type Config struct {
 	// written to the store (serve only; 0 means DefaultAdoptionFlush); they
 	// are written on close too.
 	AdoptionFlush time.Duration
+	// WebhookRetryMin is the wait after a webhook delivery's first failed
+	// attempt; it doubles each time, up to an hour (serve only).
+	WebhookRetryMin time.Duration
+	// WebhookAllowPrivate lets webhooks reach loopback, private and
+	// link-local addresses (serve only; tests, one private network).
+	WebhookAllowPrivate bool
 }
 
 // DefaultAdoptionFlush is how often update-check counts are written: a
@@ -42,7 +48,7 @@ const DefaultAdoptionFlush = time.Minute
 // DefaultConfig returns the embedded defaults: one machine, SQLite and local
 // files under ./data.
 func DefaultConfig() Config {
-	return Config{Addr: "127.0.0.1:8080", Data: "./data", AdoptionFlush: DefaultAdoptionFlush}
+	return Config{Addr: "127.0.0.1:8080", Data: "./data", AdoptionFlush: DefaultAdoptionFlush, WebhookRetryMin: 10 * time.Second}
 }
 
 // storageFlags registers the flags that choose storage.
@@ -60,6 +66,19 @@ func (c *Config) serveFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.BaseURL, "base-url", env("BETAPORT_BASE_URL", c.BaseURL), "public base `URL` (env BETAPORT_BASE_URL; default: http://ADDR)")
 	fs.BoolVar(&c.NoUI, "no-ui", false, "serve the API without the browser app's pages (for a binary built without it)")
 	fs.DurationVar(&c.AdoptionFlush, "adoption-flush", envDuration("BETAPORT_ADOPTION_FLUSH", c.AdoptionFlush), "how often the update checks counted in memory are written to the store, e.g. 30s (env BETAPORT_ADOPTION_FLUSH); they are written when the service stops too")
+	fs.Func("webhook-retry-min", "wait after a webhook delivery's first failed attempt, doubling up to 1h (env BETAPORT_WEBHOOK_RETRY_MIN; default 10s)", func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return errors.New("give a positive duration, like 10s or 1m")
+		}
+		c.WebhookRetryMin = d
+		return nil
+	})
+	if d, err := time.ParseDuration(env("BETAPORT_WEBHOOK_RETRY_MIN", "")); err == nil && d > 0 {
+		c.WebhookRetryMin = d
+	}
+	fs.BoolVar(&c.WebhookAllowPrivate, "webhooks-allow-private", env("BETAPORT_WEBHOOKS_ALLOW_PRIVATE", "") == "1",
+		"let webhooks reach loopback, private and link-local addresses (env BETAPORT_WEBHOOKS_ALLOW_PRIVATE=1; default: refused)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("BETAPORT_METRICS_ADDR", c.MetricsAddr), "serve Prometheus metrics at http://`address`/metrics, e.g. 127.0.0.1:9090 (env BETAPORT_METRICS_ADDR; default: off)")
 }
 

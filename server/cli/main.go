@@ -26,6 +26,7 @@ import (
 	"github.com/betaport/betaport/server/postgres"
 	"github.com/betaport/betaport/server/publish"
 	"github.com/betaport/betaport/server/sqlite"
+	"github.com/betaport/betaport/server/webhook"
 )
 
 // Main is a running Betaport service. Tests start it on port 0:
@@ -46,6 +47,8 @@ type Main struct {
 
 	// Metrics is what the service records, when Config.MetricsAddr is set.
 	Metrics *metrics.Metrics
+	// Webhooks sends extensions' events to their webhooks.
+	Webhooks *webhook.Worker
 
 	ln         net.Listener
 	metricsLn  net.Listener
@@ -179,6 +182,9 @@ func (m *Main) Run(ctx context.Context) error {
 	sweepCtx, stopSweep := context.WithCancel(context.Background())
 	m.stopSweep = stopSweep
 	go m.sweep(sweepCtx)
+	m.Webhooks = &webhook.Worker{Store: m.Store, Logger: m.Logger,
+		RetryMin: m.Config.WebhookRetryMin, AllowPrivate: m.Config.WebhookAllowPrivate}
+	m.Webhooks.Start()
 	go m.Publish.Adoption.Run(sweepCtx, m.Config.AdoptionFlush, m.Logger)
 	return nil
 }
@@ -242,6 +248,9 @@ func (m *Main) close() error {
 	var errs []error
 	if m.stopSweep != nil {
 		m.stopSweep()
+	}
+	if m.Webhooks != nil {
+		errs = append(errs, m.Webhooks.Close()) // before the store it reads closes
 	}
 	if m.metricsSrv != nil {
 		errs = append(errs, m.metricsSrv.Close())
@@ -348,6 +357,7 @@ Usage:
   betaport key create --extension ID --label L --out key.json
   betaport key list --extension ID
   betaport key revoke --extension ID --key KEYID
+  betaport bundle rollback --extension ID --to NUMBER
   betaport submit --base-url URL --key key.json FILE.zip
   betaport seed
   betaport backup --out FILE         (while it serves: the database, secret, keyring and blobs)

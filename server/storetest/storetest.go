@@ -49,6 +49,9 @@ func Run(t *testing.T, open Opener) {
 		{"Signing", testSigning},
 		{"BundleCRXAndVersions", testBundleCRXAndVersions},
 		{"Adoption", testAdoption},
+		{"ReleaseNotes", testReleaseNotes},
+		{"RollbackOnce", testRollbackOnce},
+		{"Webhooks", testWebhooks},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
