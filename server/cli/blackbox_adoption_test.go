@@ -172,6 +172,7 @@ func TestBB20Adoption(t *testing.T) {
 
 	all, _ := bb20Adoption(t, e, e.ext, 7, 500)
 	tot := bb20Totals(t, all)
+	t.Logf("adoption rows: %+v", all)
 	want := map[string]int64{b1.Version: 3, b2.Version: 2, b3.Version: 1}
 	for v, n := range want {
 		if tot[v] != n {
@@ -348,5 +349,37 @@ func TestBB20AdoptionConcurrentChecks(t *testing.T) {
 	tot := bb20Totals(t, rows)
 	if tot[b1.Version]+tot[b2.Version] != workers*each || tot[b1.Version] != workers*each/2 || len(tot) != 2 {
 		t.Errorf("after %d concurrent checks (half of each version) the counts are %v", workers*each, tot)
+	}
+}
+
+// A version counts as served only when this extension served it: another
+// extension's version is "other" here. An extension without checks answers
+// an empty page, not null.
+func TestBB20AdoptionVersionsAreTheExtensionsOwn(t *testing.T) {
+	e := bb20Start(t, nil)
+	b1 := bb20Publish(t, e, e.keyExt, "1.0.0", "")
+	b5 := bb20Publish(t, e, e.keyExt2, "5.0.0", "")
+	resp, b := e.do(t, e.admin, "GET", "/api/extensions/"+e.ext2+"/adoption", "", nil)
+	if resp.StatusCode != 200 || !strings.Contains(strings.ReplaceAll(string(b), " ", ""), `"data":[]`) || strings.Contains(string(b), "nextCursor") {
+		t.Errorf("adoption without checks = %d %s, want {\"data\":[]}", resp.StatusCode, b)
+	}
+	id1, u1 := bb20Updates(t, e, e.admin, e.ext)
+	id2, u2 := bb20Updates(t, e, e.admin, e.ext2)
+	bb20Check(t, u1, id1, &b5.Version, nil)
+	bb20Check(t, u2, id2, &b1.Version, nil)
+	bb20Check(t, u2, id2, &b5.Version, nil)
+	// The token of one extension with the other's Chrome id.
+	bb20Check(t, u1, id2, &b1.Version, nil)
+	rows1, _ := bb20Adoption(t, e, e.ext, 1, 100)
+	rows2, _ := bb20Adoption(t, e, e.ext2, 1, 100)
+	t1, t2 := bb20Totals(t, rows1), bb20Totals(t, rows2)
+	if t1["other"] != 1 || t1[b5.Version] != 0 {
+		t.Errorf("ext: %v; want ext2's version 5.0.0 counted as other", t1)
+	}
+	if t1[b1.Version] > 1 {
+		t.Errorf("ext: %v", t1)
+	}
+	if t2["other"] != 1 || t2[b5.Version] != 1 || t2[b1.Version] != 0 {
+		t.Errorf("ext2: %v; want one 5.0.0 and ext's 1.0.0 as other", t2)
 	}
 }
