@@ -1170,3 +1170,59 @@ func TestBB20WebhookOutboxSurvivesRestart(t *testing.T) {
 		}
 	}
 }
+
+// Each publish is one event: a retried sign, repeated and racing rollbacks
+// and refused rollbacks send nothing more; a rollback made with the
+// betaport command while the service runs reaches the webhook too.
+func TestBB20WebhookEventsOnce(t *testing.T) {
+	e := bb20Start20(t, true, 100*time.Millisecond)
+	r := bb20NewReceiver(t, nil)
+	e.createHook(t, e.ext, r.URL+"/hook")
+	bb20Publish(t, e, e.keyExt, "1.0.0", "")
+	bb20Publish(t, e, e.keyExt, "1.1.0", "")
+	for i := 0; i < 3; i++ { // a pipeline retrying its sign
+		if resp, b := bb20Sign(t, e, e.keyExt); resp.StatusCode != 200 {
+			t.Fatalf("retried sign = %d %s", resp.StatusCode, b)
+		}
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 6; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest("POST", e.base+"/api/extensions/"+e.ext+"/bundles/1/rollback", nil)
+			if resp, err := e.admin.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	e.rollback(t, e.admin, e.ext, 1, nil) // a double click after
+	resp, b := e.rollback(t, e.admin, e.ext, 3, nil)
+	bb20ProblemOf(t, "rollback to the current bundle", resp, b, []int{409}, "/problems/already-current")
+	resp, b = e.rollback(t, e.admin, e.ext, 42, nil)
+	bb20ProblemOf(t, "rollback to a missing bundle", resp, b, []int{404}, "")
+
+	// The betaport command, on the running service's data.
+	code, out, errOut := run(t, "bundle", "rollback", "--data", e.data, "--extension", e.ext, "--to", "2")
+	if code != 0 {
+		t.Fatalf("bundle rollback: exit %d %s", code, errOut)
+	}
+	cliB := bb20DecodeBundle(t, "bundle rollback", []byte(out))
+
+	got := r.waitDelivered(t, 4)
+	time.Sleep(time.Second) // ten retry periods for a stray event to show
+	got = r.delivered()
+	var summary []string
+	for _, h := range got {
+		n := int64(0)
+		if h.Parsed.Bundle != nil {
+			n = h.Parsed.Bundle.Number
+		}
+		summary = append(summary, fmt.Sprintf("%s#%d", h.Parsed.Type, n))
+	}
+	want := []string{"bundle.published#1", "bundle.published#2", "bundle.rolled_back#3", fmt.Sprintf("bundle.rolled_back#%d", cliB.Number)}
+	if strings.Join(summary, " ") != strings.Join(want, " ") {
+		t.Errorf("the receiver got %v, want %v", summary, want)
+	}
+}
