@@ -722,52 +722,74 @@ func TestBB20WebhookDeleteStopsRetries(t *testing.T) {
 	}
 }
 
+// bb20PG is a deployment on a PostgreSQL database of its own (and a blob
+// folder shared by its replicas), with ext, ada and a key made by the
+// betaport command.
+type bb20PG struct {
+	db, blob, secret, ring, ext string
+	key                         bb20Key
+}
+
+func bb20NewPG(t *testing.T) *bb20PG {
+	t.Helper()
+	d := &bb20PG{db: testenv.PostgresURL(t), blob: "file://" + filepath.ToSlash(t.TempDir()),
+		secret: "bb20-shared-secret-" + bboRandom(t) + bboRandom(t) + bboRandom(t)}
+	code, out, errOut := run(t, "signing-key", "generate")
+	if code != 0 {
+		t.Fatalf("signing-key generate: %s", errOut)
+	}
+	d.ring = strings.TrimSpace(strings.SplitN(out, "\n", 2)[0])
+	cmd := func(args ...string) string {
+		t.Helper()
+		return bb20Run(t, append(args, "--db", d.db, "--blob", d.blob, "--data", t.TempDir(), "--signing-keyring", d.ring)...)
+	}
+	team := bb20ID(t, cmd("team", "create", "--name", "Acme", "--plan", "professional"))
+	d.ext = bb20ID(t, cmd("extension", "create", "--team", team, "--name", "Tab Tamer"))
+	cmd("user", "create", "--team", team, "--email", "ada@example.com", "--password", bboPassword)
+	keyPath := filepath.Join(t.TempDir(), "key.json")
+	cmd("key", "create", "--extension", d.ext, "--label", "CI", "--out", keyPath)
+	kb, _ := os.ReadFile(keyPath)
+	var kf struct{ Service bb20Key }
+	json.Unmarshal(kb, &kf)
+	d.key = kf.Service
+	return d
+}
+
+func (d *bb20PG) replica(t *testing.T) *bb20Env {
+	t.Helper()
+	m := cli.NewMain()
+	m.Config.Addr, m.Config.Data = "127.0.0.1:0", t.TempDir()
+	m.Config.DB, m.Config.Blob, m.Config.Secret, m.Config.SigningKeyring = d.db, d.blob, d.secret, d.ring
+	m.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	bb20Set(t, m, "WebhookRetryMin", 100*time.Millisecond)
+	bb20Set(t, m, "WebhookAllowPrivate", true)
+	bb20Set(t, m, "AdoptionFlush", 200*time.Millisecond)
+	if err := m.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	e := &bb20Env{m: m, base: m.URL(), data: m.Config.Data, ext: d.ext, keyExt: d.key, adaEmail: "ada@example.com", work: t.TempDir()}
+	e.admin = bb20SignIn(t, e.base, e.adaEmail)
+	return e
+}
+
+// On PostgreSQL (the scale-out store), as the replicas run it.
+func TestBB20OnPostgreSQL(t *testing.T) {
+	testenv.SkipIfAsked(t)
+	t.Cleanup(testenv.Stop) // after the subtests: one cluster for them all
+	t.Run("Replicas", bb20Replicas)
+	t.Run("HostileBytes", bb20HostileBytes)
+}
+
 // Two replicas on one PostgreSQL database (and one blob folder): each event
 // reaches the receiver once, in order, whichever replica published it; every
 // attempt is one attempt (the count in the deliveries list is what the
 // receiver saw); racing rollbacks on both publish one bundle; adoption
 // counts from both replicas add up.
-func TestBB20Replicas(t *testing.T) {
-	testenv.SkipIfAsked(t)
-	db := testenv.PostgresURL(t)
-	t.Cleanup(testenv.Stop)
-	blob := "file://" + filepath.ToSlash(t.TempDir())
-	secret := "bb20-shared-secret-" + bboRandom(t) + bboRandom(t) + bboRandom(t)
-	code, out, errOut := run(t, "signing-key", "generate")
-	if code != 0 {
-		t.Fatalf("signing-key generate: %s", errOut)
-	}
-	ring := strings.TrimSpace(strings.SplitN(out, "\n", 2)[0])
-	cmd := func(args ...string) string {
-		t.Helper()
-		return bb20Run(t, append(args, "--db", db, "--blob", blob, "--data", t.TempDir(), "--signing-keyring", ring)...)
-	}
-	team := bb20ID(t, cmd("team", "create", "--name", "Acme", "--plan", "professional"))
-	ext := bb20ID(t, cmd("extension", "create", "--team", team, "--name", "Tab Tamer"))
-	cmd("user", "create", "--team", team, "--email", "ada@example.com", "--password", bboPassword)
-	keyPath := filepath.Join(t.TempDir(), "key.json")
-	cmd("key", "create", "--extension", ext, "--label", "CI", "--out", keyPath)
-	kb, _ := os.ReadFile(keyPath)
-	var kf struct{ Service bb20Key }
-	json.Unmarshal(kb, &kf)
-
-	replica := func() *bb20Env {
-		m := cli.NewMain()
-		m.Config.Addr, m.Config.Data = "127.0.0.1:0", t.TempDir()
-		m.Config.DB, m.Config.Blob, m.Config.Secret, m.Config.SigningKeyring = db, blob, secret, ring
-		m.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-		bb20Set(t, m, "WebhookRetryMin", 100*time.Millisecond)
-		bb20Set(t, m, "WebhookAllowPrivate", true)
-		bb20Set(t, m, "AdoptionFlush", 200*time.Millisecond)
-		if err := m.Run(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { m.Close() })
-		e := &bb20Env{m: m, base: m.URL(), data: m.Config.Data, ext: ext, keyExt: kf.Service, adaEmail: "ada@example.com", work: t.TempDir()}
-		e.admin = bb20SignIn(t, e.base, e.adaEmail)
-		return e
-	}
-	a, b := replica(), replica()
+func bb20Replicas(t *testing.T) {
+	d := bb20NewPG(t)
+	ext, kf := d.ext, struct{ Service bb20Key }{d.key}
+	a, b := d.replica(t), d.replica(t)
 
 	var mu sync.Mutex
 	failing := false
@@ -1224,5 +1246,88 @@ func TestBB20WebhookEventsOnce(t *testing.T) {
 	want := []string{"bundle.published#1", "bundle.published#2", "bundle.rolled_back#3", fmt.Sprintf("bundle.rolled_back#%d", cliB.Number)}
 	if strings.Join(summary, " ") != strings.Join(want, " ") {
 		t.Errorf("the receiver got %v, want %v", summary, want)
+	}
+}
+
+// Bytes PostgreSQL's text refuses (NUL, invalid UTF-8, a UTF-8 sequence cut
+// at 1 KiB) in what receivers answer and in what update checks report:
+// deliveries are still recorded and listed, update checks still answered
+// and counted as "other".
+func bb20HostileBytes(t *testing.T) {
+	d := bb20NewPG(t)
+	e := d.replica(t)
+	bodies := map[string]string{
+		"NUL bytes":                   "ok\x00\x00nul",
+		"invalid UTF-8":               "\xff\xfe\xfd not utf-8",
+		"a character cut at 1 KiB":    "a" + strings.Repeat("é", 1000),
+		"a 4-byte character at 1 KiB": "abc" + strings.Repeat("🙂", 400),
+	}
+	type hook struct {
+		name string
+		w    bb20Webhook
+		r    *bb20Receiver
+	}
+	var hooks []hook
+	for name, body := range bodies {
+		body := body
+		r := bb20NewReceiver(t, func(n int) (int, string) {
+			if n == 0 {
+				return 500, body
+			}
+			return 200, body
+		})
+		hooks = append(hooks, hook{name, e.createHook(t, e.ext, r.URL+"/hook"), r})
+	}
+	bb20Publish(t, e, d.key, "1.0.0", "")
+	bb20Publish(t, e, d.key, "1.1.0", "")
+	for _, h := range hooks {
+		got := h.r.waitDelivered(t, 2)
+		if len(got) != 2 {
+			continue
+		}
+		resp, b := e.do(t, e.admin, "GET", "/api/extensions/"+e.ext+"/webhooks/"+h.w.ID+"/deliveries", "", nil)
+		if resp.StatusCode != 200 {
+			t.Errorf("deliveries of a receiver answering %s = %d %s", h.name, resp.StatusCode, b)
+			continue
+		}
+		var page struct{ Data []json.RawMessage }
+		if err := json.Unmarshal(b, &page); err != nil {
+			t.Errorf("deliveries of a receiver answering %s: not JSON: %v", h.name, err)
+		}
+		for _, raw := range page.Data {
+			dl := bb20DecodeDelivery(t, raw)
+			if dl.State != "delivered" || len(dl.Response) > 1024*3 {
+				t.Errorf("receiver answering %s: %+v", h.name, dl)
+			}
+		}
+		// Nothing is delivered twice because a state could not be written.
+		time.Sleep(500 * time.Millisecond)
+		if n := len(h.r.all()); n != 3 {
+			t.Errorf("receiver answering %s got %d requests for 2 events (1 failure), want 3", h.name, n)
+		}
+	}
+
+	// Update checks reporting such versions.
+	chromeID, updateURL := bb20Updates(t, e, e.admin, e.ext)
+	for _, x := range []string{
+		"id%3D" + chromeID + "%26v%3D1.0.0%2500%26uc", // v=1.0.0%00
+		"id%3D" + chromeID + "%26v%3D%25FF%25FE%26uc", // v=%FF%FE
+		"id%3D" + chromeID + "%26v%3D1.0.0%00%26uc",   // a raw NUL in x
+		"id%3D" + chromeID + "%26v%3D%FF%26uc",        // a raw 0xFF in x
+	} {
+		resp, b := bb20Do(t, http.DefaultClient, "GET", updateURL+"?x="+x, nil, nil)
+		if resp.StatusCode >= 500 {
+			t.Errorf("update check x=%s = %d %s", x, resp.StatusCode, b)
+		}
+	}
+	rows, _ := bb20Adoption(t, e, e.ext, 1, 100)
+	tot := bb20Totals(t, rows)
+	for v := range tot {
+		if v != "other" {
+			t.Errorf("a hostile version has a row of its own: %q (%v)", v, tot)
+		}
+	}
+	if tot["other"] < 2 {
+		t.Errorf("hostile versions counted: %v; want them as other", tot)
 	}
 }
