@@ -1,6 +1,9 @@
 package api
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // Paths of the submit flow. The upload URL itself is not under /api: the
 // server hands it out, and it authorises the PUT by its signature.
@@ -51,10 +54,19 @@ const (
 	ProblemAlreadyDone    = "/problems/upload-closed"
 	ProblemNotAZip        = "/problems/not-a-zip"
 	ProblemInvalidZip     = "/problems/invalid-zip"
+	// ProblemInvalidNotes: call 1's releaseNotes are too long or not text.
+	ProblemInvalidNotes = "/problems/invalid-release-notes"
+	// ProblemAlreadyCurrent: a rollback to the bundle testers already get.
+	ProblemAlreadyCurrent = "/problems/already-current"
 )
 
 // Paths of bundles.
 func BundlesPath(extensionID int64) string { return ExtensionPath(extensionID) + "/bundles" }
+
+// RollbackPath makes bundle number current again (POST), as a new bundle.
+func RollbackPath(extensionID, number int64) string {
+	return BundlesPath(extensionID) + "/" + strconv.FormatInt(number, 10) + "/rollback"
+}
 
 // CurrentBundlePath is the record of the bundle testers get.
 func CurrentBundlePath(extensionID int64) string { return BundlesPath(extensionID) + "/current" }

@@ -144,6 +144,13 @@ type BundleStore interface {
 	// and CRX depend on it): if another bundle took it meanwhile, nothing is
 	// published and the error is ECONFLICT. PublishUpload does the same.
 	PublishBundle(ctx context.Context, b *Bundle) error
+	// PublishRollback publishes b, a rollback of bundle b.RollbackOf built
+	// for number b.Number, as PublishBundle does, with an audit event by
+	// actor — unless the current bundle already is a rollback of that
+	// bundle: then nothing is published and that bundle is returned with
+	// false, so racing rollbacks publish one. When b.RollbackOf is current
+	// itself the error is ECONFLICT.
+	PublishRollback(ctx context.Context, b *Bundle, actor string) (*Bundle, bool, error)
 	FindBundle(ctx context.Context, extensionID, number int64) (*Bundle, error)
 	// FindBundles returns up to limit bundles numbered at most maxNumber,
 	// newest first: a range over the number, so a deep page costs what the

@@ -237,6 +237,7 @@ const (
 	AuditInviteResent   = "tester.invite_resent"
 	AuditTesterRevoked  = "tester.revoked"
 	AuditTesterRestored = "tester.restored"
+	AuditBundleRollback = "bundle.rollback"
 )
 
 // ActorCommandLine is the actor of changes made with the betaport command,

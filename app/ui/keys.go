@@ -59,6 +59,7 @@ var auditText = map[string]string{
 	betaport.AuditInviteResent:   "sent a new invite link to",
 	betaport.AuditTesterRevoked:  "revoked",
 	betaport.AuditTesterRestored: "restored",
+	betaport.AuditBundleRollback: "rolled back to bundle",
 }
 
 func auditRow(e betaport.AuditEvent) app.UI {

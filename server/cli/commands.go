@@ -35,6 +35,7 @@ func init() {
 		"key create":       keyCreate,
 		"key list":         keyList,
 		"key revoke":       keyRevoke,
+		"bundle rollback":  bundleRollback,
 		"submit":           submit,
 		"seed":             seed,
 		"backup":           backup,
@@ -243,6 +244,40 @@ func keyRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		fmt.Fprintf(stderr, "Key %d (%s) of extension %d is revoked: calls made with it are refused.\n", k.ID, k.Label, *id)
 		return printJSON(stdout, k)
+	})
+}
+
+// bundleRollback makes an older bundle current again, as the bundles
+// list's Roll back button does. Its CRX is built by the service when first
+// asked for: only the service knows its public update URL.
+func bundleRollback(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := DefaultConfig()
+	fs := flag.NewFlagSet("bundle rollback", flag.ContinueOnError)
+	id := fs.Int64("extension", 0, "the extension's `ID` (required)")
+	to := fs.Int64("to", 0, "the `NUMBER` of the bundle testers should get again (required)")
+	c.storageFlags(fs)
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	if *id == 0 || *to == 0 {
+		return usageError{"--extension and --to are required"}
+	}
+	return withStorage(ctx, c, func(st *Storage) error {
+		ext, err := st.Store.FindExtension(ctx, *id)
+		if err != nil {
+			return err
+		}
+		svc := &publish.Service{Store: st.Store, Blobs: st.Blobs}
+		b, fresh, err := svc.Rollback(ctx, ext, *to, betaport.ActorCommandLine)
+		if err != nil {
+			return err
+		}
+		if fresh {
+			fmt.Fprintf(stderr, "Bundle #%d serves bundle #%d's zip as version %s: testers get it now, and installed copies update to it.\n", b.Number, *to, b.Version)
+		} else {
+			fmt.Fprintf(stderr, "Bundle #%d already serves bundle #%d again: nothing new was published.\n", b.Number, *to)
+		}
+		return printJSON(stdout, b)
 	})
 }
 

@@ -330,6 +330,7 @@ Usage:
   betaport key create --extension ID --label L --out key.json
   betaport key list --extension ID
   betaport key revoke --extension ID --key KEYID
+  betaport bundle rollback --extension ID --to NUMBER
   betaport submit --base-url URL --key key.json FILE.zip
   betaport seed
   betaport backup --out FILE         (while it serves: the database, secret, keyring and blobs)

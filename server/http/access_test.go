@@ -87,6 +87,7 @@ func TestAccess(t *testing.T) {
 	toResend, _ := e.testerOf(t, extA, betaport.TesterInvited)
 	toRevoke := storetest.MustKey(t, e.DB, extA.ID, "To revoke", "to-revoke-secret")
 	e.publish(t, extA, "1.0.0")
+	e.publish(t, extA, "1.1.0") // so that bundle 1 can be rolled back to
 	key := e.key(t, extA)
 
 	// Each request gets its own fresh session, so a sign-out in one cell
@@ -158,6 +159,8 @@ func TestAccess(t *testing.T) {
 			"/api/extensions/" + id + "/bundles/1/download", nil, [6]int{401, 200, 404, 200, 404, 401}},
 		"GET /api/extensions/{id}/bundles/{number}/crx": {
 			"/api/extensions/" + id + "/bundles/1/crx", nil, [6]int{401, 200, 404, 200, 404, 401}},
+		"POST /api/extensions/{id}/bundles/{number}/rollback": {
+			"/api/extensions/" + id + "/bundles/1/rollback", nil, [6]int{401, 201, 404, 403, 404, 401}},
 		"GET /api/extensions/{id}/updates": {
 			"/api/extensions/" + id + "/updates", nil, [6]int{401, 200, 404, 403, 404, 401}},
 		"POST /api/extensions/{id}/updates/token": {

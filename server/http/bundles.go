@@ -205,3 +205,24 @@ func (s *Server) handleListBuilds(w http.ResponseWriter, r *http.Request, who *s
 	}
 	writeJSONPage(w, r, cursorPage(s, "builds", bundles, limit, func(b *betaport.Bundle) int64 { return b.ID }))
 }
+
+// handleRollback makes an older bundle current again, as a new bundle
+// (201), or answers the rollback a racing or retried request published
+// (200).
+func (s *Server) handleRollback(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension) {
+	n, err := strconv.ParseInt(r.PathValue("number"), 10, 64)
+	if err != nil || n <= 0 {
+		s.Error(w, r, betaport.Errorf(betaport.ENOTFOUND, "Bundles are numbered 1, 2, 3…; %q is not a bundle number.", r.PathValue("number")))
+		return
+	}
+	b, fresh, err := s.Publish.Rollback(r.Context(), ext, n, who.user.Email)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	status := http.StatusOK
+	if fresh {
+		status = http.StatusCreated
+	}
+	writeJSON(w, r, status, b)
+}

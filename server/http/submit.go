@@ -21,11 +21,24 @@ import (
 // without an apiKey, {"extensionId": …}, is authorised by the session of an
 // admin of that extension's team (the upload panel in the browser).
 func (s *Server) submitKey(w http.ResponseWriter, r *http.Request, who *subject, step string) (*betaport.Extension, bool) {
+	return s.submitKeyWith(w, r, who, step, nil)
+}
+
+// submitKeyWith is submitKey for a call whose body carries more than the
+// key object: take, when not nil, reads and removes those fields first.
+func (s *Server) submitKeyWith(w http.ResponseWriter, r *http.Request, who *subject, step string, take func(map[string]json.RawMessage) error) (*betaport.Extension, bool) {
 	var raw map[string]json.RawMessage
 	if !s.readJSON(w, r, &raw) {
 		return nil, false
 	}
-	ext, err := s.authorizeSubmit(r, raw, who)
+	var err error
+	if take != nil {
+		err = take(raw)
+	}
+	var ext *betaport.Extension
+	if err == nil {
+		ext, err = s.authorizeSubmit(r, raw, who)
+	}
 	if err != nil {
 		if p, ok := api.AsProblem(err); ok && p.Type == api.ProblemTooManyRequests {
 			s.Metrics.RateLimited("submit")
@@ -85,11 +98,23 @@ func (s *Server) authorizeSubmit(r *http.Request, raw map[string]json.RawMessage
 
 // handleSubmitUpload is call 1: issue an upload URL.
 func (s *Server) handleSubmitUpload(w http.ResponseWriter, r *http.Request, who *subject) {
-	ext, ok := s.submitKey(w, r, who, stepUploadURL)
+	var notes string
+	ext, ok := s.submitKeyWith(w, r, who, stepUploadURL, func(raw map[string]json.RawMessage) error {
+		// Release notes ride beside the key object in call 1 only.
+		text, present := raw["releaseNotes"]
+		delete(raw, "releaseNotes")
+		if present && json.Unmarshal(text, &notes) != nil {
+			p := problem(http.StatusBadRequest, api.ProblemInvalidNotes,
+				`releaseNotes must be a JSON string of plain text, for example "Fixes the popup on small screens."`)
+			p.Param = "releaseNotes"
+			return p
+		}
+		return nil
+	})
 	if !ok {
 		return
 	}
-	u, err := s.Publish.RequestUpload(r.Context(), ext)
+	u, err := s.Publish.RequestUpload(r.Context(), ext, notes)
 	if err != nil {
 		s.submitFailed(w, r, stepUploadURL, err)
 		return

@@ -141,7 +141,7 @@ func (w *bbWorld) request(key api.ServiceKey) *api.UploadURL {
 	if err != nil {
 		w.t.Fatalf("Authorize: %v", err)
 	}
-	u, err := w.svc.RequestUpload(w.ctx, ext)
+	u, err := w.svc.RequestUpload(w.ctx, ext, "")
 	if err != nil {
 		w.t.Fatalf("RequestUpload: %v", err)
 	}

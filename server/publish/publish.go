@@ -200,10 +200,18 @@ func (s *Service) admit(ctx context.Context, id int64) (*betaport.Extension, err
 
 // RequestUpload is call 1: it records a new upload of ext (superseding any
 // earlier one not published) and answers the URL its zip is PUT to.
-func (s *Service) RequestUpload(ctx context.Context, ext *betaport.Extension) (*api.UploadURL, error) {
+//
+// notes are the release notes the bundle will carry (betaport.MaxReleaseNotes
+// at most); refused, they leave the extension's uploads as they were.
+func (s *Service) RequestUpload(ctx context.Context, ext *betaport.Extension, notes string) (*api.UploadURL, error) {
+	if err := betaport.ValidateReleaseNotes(notes); err != nil {
+		p := api.NewProblem(http.StatusBadRequest, api.ProblemInvalidNotes, betaport.ErrorMessage(err))
+		p.Param = "releaseNotes"
+		return nil, p
+	}
 	cfg := s.Config.withDefaults()
 	urlExpires := s.now().Add(cfg.UploadTTL)
-	u := &betaport.Upload{ExtensionID: ext.ID, ExpiresAt: urlExpires}
+	u := &betaport.Upload{ExtensionID: ext.ID, ExpiresAt: urlExpires, ReleaseNotes: notes}
 	if s.Direct() {
 		u.ExpiresAt = urlExpires.Add(directUploadGrace)
 	}

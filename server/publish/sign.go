@@ -212,6 +212,7 @@ func (s *Service) build(ctx context.Context, ext *betaport.Extension, u *betapor
 		Source:          "upload",
 		Size:            u.Size,
 		SHA256:          u.SHA256,
+		ReleaseNotes:    u.ReleaseNotes,
 	}
 	b.BlobKey = dst
 	if res.Prefix == "" {

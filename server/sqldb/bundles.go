@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 
@@ -165,4 +166,57 @@ func (s *DB) SetBundleCRX(ctx context.Context, bundleID int64, c betaport.CRX) e
 		return betaport.Errorf(betaport.ENOTFOUND, "Bundle %d does not exist.", bundleID)
 	}
 	return nil
+}
+
+// errRollbackCurrent: the bundle to roll back to is the current one.
+var errRollbackCurrent = betaport.Errorf(betaport.ECONFLICT, "That bundle is already the current one.")
+
+// PublishRollback publishes a rollback once: see betaport.BundleStore.
+func (s *DB) PublishRollback(ctx context.Context, b *betaport.Bundle, actor string) (*betaport.Bundle, bool, error) {
+	if err := b.Validate(); err != nil {
+		return nil, false, err
+	}
+	if b.RollbackOf <= 0 {
+		return nil, false, betaport.Errorf(betaport.EINVALID, "A rollback names the bundle it serves again.")
+	}
+	if b.CreatedAt.IsZero() {
+		b.CreatedAt = betaport.Now()
+	}
+	var existing int64
+	err := s.inTx(ctx, func(tx *Tx) error {
+		if err := lockExtension(ctx, tx, b.ExtensionID); err != nil {
+			return err
+		}
+		// Decided under the extension's lock: a racing rollback to the same
+		// bundle finds this one current and publishes nothing.
+		var current int64
+		var currentOf sql.NullInt64
+		err := tx.QueryRowContext(ctx,
+			`SELECT e.current_bundle, b.rollback_of FROM extensions e
+			 LEFT JOIN bundles b ON b.extension_id = e.id AND b.number = e.current_bundle
+			 WHERE e.id = ?`, b.ExtensionID).Scan(&current, &currentOf)
+		if err != nil {
+			return err
+		}
+		switch {
+		case current == b.RollbackOf:
+			return errRollbackCurrent
+		case currentOf.Valid && currentOf.Int64 == b.RollbackOf:
+			existing = current
+			return nil
+		}
+		if err := publishInTx(ctx, tx, b, 0); err != nil {
+			return err
+		}
+		return recordAudit(ctx, tx, b.ExtensionID, actor, betaport.AuditBundleRollback,
+			fmt.Sprintf("#%d as #%d (version %s)", b.RollbackOf, b.Number, b.Version))
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	if existing != 0 {
+		found, err := s.FindBundle(ctx, b.ExtensionID, existing)
+		return found, false, err
+	}
+	return b, true, nil
 }

@@ -48,6 +48,8 @@ func Run(t *testing.T, open Opener) {
 		{"Builds", testBuilds},
 		{"Signing", testSigning},
 		{"BundleCRXAndVersions", testBundleCRXAndVersions},
+		{"ReleaseNotes", testReleaseNotes},
+		{"RollbackOnce", testRollbackOnce},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
