@@ -281,7 +281,7 @@ func (p *ExtensionPage) rollback(ctx app.Context, b betaport.Bundle) {
 	if pageCtx == nil {
 		pageCtx = ctx
 	}
-	path := fmt.Sprintf("%s/%d/rollback", api.BundlesPath(b.ExtensionID), b.Number)
+	path := api.RollbackPath(b.ExtensionID, b.Number)
 	pageCtx.Async(func() {
 		reqCtx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 		defer cancel()

@@ -164,11 +164,20 @@ func (p *UploadPanel) Render() app.UI {
 			app.Range(r.Notices).Slice(func(i int) app.UI { return app.Li().Text(r.Notices[i]) }),
 		)),
 		// Files are ready but the notes kept them from going.
-		app.If(r.Phase == upload.Idle && r.CanRetry(), app.Div().Class("upload-actions").Body(
-			button().ID("upload-start").Type("button").Class("primary").Text("Upload "+r.Zip.Name()).OnClick(p.retry),
-		)),
+		p.renderStart(r),
 		app.If(r.Phase != upload.Idle, p.renderRun(r)),
 		live,
+	)
+}
+
+// renderStart is the Upload button of files that wait: the notes kept them
+// from going (app.If would build its content even when hidden).
+func (p *UploadPanel) renderStart(r *upload.Runner) app.UI {
+	if r.Phase != upload.Idle || !r.CanRetry() {
+		return app.Text("")
+	}
+	return app.Div().Class("upload-actions").Body(
+		button().ID("upload-start").Type("button").Class("primary").Text("Upload " + r.Zip.Name()).OnClick(p.retry),
 	)
 }
 
