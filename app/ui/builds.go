@@ -19,7 +19,7 @@ type buildPage = fetch.CursorPage[betaport.Bundle]
 func buildsList() *pageList[buildPage, betaport.Bundle] {
 	return &pageList[buildPage, betaport.Bundle]{listSpec: listSpec[buildPage, betaport.Bundle]{
 		name: "builds", rowsID: "builds", label: "Your builds",
-		grid: "builds-grid", columns: []string{"Extension", "Bundle", "Version", "Published", "Notes", ""},
+		grid: "builds-grid", columns: []string{"Extension", "Bundle", "Version", "Published", ""},
 		loading: "Loading your builds…", end: "That is every build.",
 		pageSize: buildsPageSize, items: func(page buildPage) []betaport.Bundle { return page.Data },
 	}}

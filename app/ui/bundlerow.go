@@ -71,14 +71,19 @@ func (r *bundleRow) Render() app.UI {
 	if r.Build {
 		cells = append(cells, cell(app.Strong().Class("build-name").Text(b.Name)))
 	}
-	cells = append(cells,
-		cell(app.Span().Class("bundle-number").Body(
-			app.Text(number),
-			app.If(!r.Build && b.Current, app.Span().Class("badge badge-active").Text("current")),
-			app.Small().Class("rollback-of").Hidden(b.RollbackOf == 0).Text(fmt.Sprintf("rollback of #%d", b.RollbackOf)),
-		)),
-		cell(versionView(b)),
+	numberCell := app.Span().Class("bundle-number").Body(
+		app.Text(number),
+		app.If(!r.Build && b.Current, app.Span().Class("badge badge-active").Text("current")),
+		app.Small().Class("rollback-of").Hidden(b.RollbackOf == 0).Text(fmt.Sprintf("rollback of #%d", b.RollbackOf)),
 	)
+	if r.Build {
+		// A build's notes go with its number: the row has no room for a
+		// column of its own on a phone.
+		cells = append(cells, app.Span().Attr("role", "cell").Class("build-number").Body(numberCell, r.notesToggle(), r.notesPanel()))
+	} else {
+		cells = append(cells, cell(numberCell))
+	}
+	cells = append(cells, cell(versionView(b)))
 	if !r.Build {
 		cells = append(cells,
 			cell(app.Text(humanSize(b.Size))),
@@ -87,7 +92,6 @@ func (r *bundleRow) Render() app.UI {
 	}
 	cells = append(cells, cell(app.Text(b.CreatedAt.Local().Format(time.DateTime))))
 	if r.Build {
-		cells = append(cells, app.Span().Attr("role", "cell").Class("notes-cell").Body(r.notesToggle(), r.notesPanel()))
 		// The links are the cell's only nodes: nothing after them moves
 		// when they come or go.
 		cells = append(cells, app.Span().Attr("role", "cell").Class("build-links").Body(app.If(b.Current, bundleLinks(b.ExtensionID, b.Number))))
@@ -100,7 +104,22 @@ func (r *bundleRow) Render() app.UI {
 			r.notesPanel(),
 		))
 	}
-	return row.Body(cells...)
+	return row.OnKeyDown(r.onKey).Body(cells...)
+}
+
+// onKey: Escape closes the open notes, or the question, and leaves the
+// focus on the button that opened them.
+func (r *bundleRow) onKey(ctx app.Context, e app.Event) {
+	if e.Get("key").String() != "Escape" {
+		return
+	}
+	switch {
+	case r.asking:
+		r.cancelRollback(ctx, e)
+	case r.open:
+		r.open = false
+		focusFirst(rowCtx(r.ctx, ctx), r.rowSelector()+" .notes-toggle")
+	}
 }
 
 // notesID is the id of the row's notes panel: bundle ids are unique across
@@ -152,9 +171,15 @@ func (r *bundleRow) rollbackControls() app.UI {
 		Text(label).OnClick(r.askRollback)
 }
 
-func (r *bundleRow) selector(class string) string {
-	return `[data-bundle="` + strconv.FormatInt(r.Bundle.Number, 10) + `"] .` + class
+// rowSelector finds this row's element.
+func (r *bundleRow) rowSelector() string {
+	if r.Build {
+		return `[data-build="` + strconv.FormatInt(r.Bundle.ID, 10) + `"]`
+	}
+	return `[data-bundle="` + strconv.FormatInt(r.Bundle.Number, 10) + `"]`
 }
+
+func (r *bundleRow) selector(class string) string { return r.rowSelector() + " ." + class }
 
 func (r *bundleRow) askRollback(ctx app.Context, e app.Event) {
 	if r.RollingBack {

@@ -160,6 +160,13 @@ func TestReleaseNotesFromPanelToTester(t *testing.T) {
 	if rnRead(t, tctx, fmt.Sprintf(`document.getElementById(%q)`, panel)).Shown {
 		t.Error("the notes stay open after a second press")
 	}
+	// With the keyboard: Enter opens them, Escape closes them and leaves
+	// the focus on the button.
+	waitJS(t, tctx, `document.activeElement === `+toggle)
+	bbPress(t, tctx, kb.Enter)
+	waitJS(t, tctx, toggle+`.getAttribute("aria-expanded") === "true"`)
+	bbPress(t, tctx, kb.Escape)
+	waitJS(t, tctx, toggle+`.getAttribute("aria-expanded") === "false" && document.activeElement === `+toggle)
 }
 
 // An admin rolls back to an older bundle from the bundles list: Roll back,
