@@ -270,7 +270,7 @@ func ValidateReleaseNotes(notes string) error {
 		return Errorf(EINVALID, "Release notes must be UTF-8 text.")
 	}
 	for _, r := range notes {
-		if r < 0x20 && r != '\n' && r != '\t' && r != '\r' || r == 0x7f {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r' {
 			return Errorf(EINVALID, "Release notes must be plain text: they hold a control character (U+%04X).", r)
 		}
 	}

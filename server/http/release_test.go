@@ -50,6 +50,7 @@ func TestReleaseNotes(t *testing.T) {
 		"10 KiB and one byte": strings.Repeat("a", betaport.MaxReleaseNotes+1),
 		"a NUL":               "fine\x00then not",
 		"an escape":           "colour \x1b[31m red",
+		"a C1 control":        "next\u0085line",
 		"a number":            42,
 		"an object":           map[string]string{"text": "hi"},
 	} {
@@ -58,6 +59,10 @@ func TestReleaseNotes(t *testing.T) {
 			t.Errorf("notes with %s: %+v", name, prob)
 		}
 	}
+	// Bytes that are not UTF-8 are refused, not published as U+FFFD.
+	raw := json.RawMessage(`{"extensionId": "` + p.key.ExtensionID + `", "apiKey": "` + p.key.APIKey + `", "releaseNotes": "caf` + "\xe9" + `"}`)
+	resp, body = e.send(t, "POST", api.PathSubmitUpload, nil, raw)
+	wantProblem(t, resp, body, http.StatusBadRequest, api.ProblemInvalidNotes)
 	// Sign takes the key object only.
 	resp, body = e.send(t, "POST", api.PathSubmitSign, nil, p.withNotes("late"))
 	if resp.StatusCode != http.StatusBadRequest {

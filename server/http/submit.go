@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
@@ -103,7 +104,9 @@ func (s *Server) handleSubmitUpload(w http.ResponseWriter, r *http.Request, who 
 		// Release notes ride beside the key object in call 1 only.
 		text, present := raw["releaseNotes"]
 		delete(raw, "releaseNotes")
-		if present && json.Unmarshal(text, &notes) != nil {
+		// JSON text is UTF-8: the decoder would quietly turn other bytes
+		// into U+FFFD, and publish notes nobody wrote.
+		if present && (!utf8.Valid(text) || json.Unmarshal(text, &notes) != nil) {
 			p := problem(http.StatusBadRequest, api.ProblemInvalidNotes,
 				`releaseNotes must be a JSON string of plain text, for example "Fixes the popup on small screens."`)
 			p.Param = "releaseNotes"
