@@ -240,26 +240,12 @@ func (p *ExtensionPage) currentVersion(e betaport.Extension) string {
 // there are some, and by what the last rollback did.
 func (p *ExtensionPage) renderBundles() app.UI {
 	loaded := p.bundles.rows().Len()
-	status := ""
-	switch {
-	case p.rollingBack != 0:
-		status = fmt.Sprintf("Rolling back to #%d…", p.rollingBack)
-	case p.rollbackDone != nil:
-		b := p.rollbackDone
-		status = fmt.Sprintf("Rolled back: bundle #%d serves the code of #%d again, as version %s. Testers get it now.", b.Number, p.rollbackOf, b.Version)
-	}
-	errText := ""
-	if p.rollbackErr != nil {
-		errText = fmt.Sprintf("Rolling back to #%d failed: %s", p.rollbackOf, problemText(p.rollbackErr))
-	}
 	return &listView[[]betaport.Bundle, betaport.Bundle]{
 		List: p.bundles,
 		Header: app.Div().Body(
 			app.H2().Body(app.Text("Bundles"), app.If(loaded > 0,
 				app.Text(" "), app.Span().ID("bundles-total").Class("muted").Text(fmt.Sprintf("(%d loaded)", loaded)))),
-			// Both always there, so screen readers hear what lands in them.
-			app.P().ID("rollback-status").Class("rollback-status").Attr("role", "status").Text(status),
-			app.P().ID("rollback-error").Class("rollback-error state-error").Attr("role", "alert").Text(errText),
+			rollbackViews(p.rollingBack, p.rollbackOf, p.rollbackDone, p.rollbackErr),
 		),
 		Empty: "No bundles yet. Submit a zip from your pipeline, or upload one here, and it appears on top.",
 		Row: func(b betaport.Bundle) app.UI {
@@ -270,38 +256,74 @@ func (p *ExtensionPage) renderBundles() app.UI {
 }
 
 // rollback serves bundle b again, as a new bundle on top with a higher
-// version (POST …/bundles/{n}/rollback): the list and the header show it
-// as a publish does, and the focus stays on b's row. One at a time.
+// version: the list and the header show it as a publish does, and the
+// focus stays on b's row. One at a time.
 func (p *ExtensionPage) rollback(ctx app.Context, b betaport.Bundle) {
 	if p.rollingBack != 0 {
 		return
 	}
 	p.rollingBack, p.rollbackOf, p.rollbackErr, p.rollbackDone = b.Number, b.Number, nil, nil
-	c, pageCtx := apiClient(), p.pageCtx
+	pageCtx := p.pageCtx
 	if pageCtx == nil {
 		pageCtx = ctx
 	}
-	path := api.RollbackPath(b.ExtensionID, b.Number)
-	pageCtx.Async(func() {
+	postRollback(pageCtx, b, func(ctx app.Context, nb *betaport.Bundle, err error) {
+		p.rollingBack = 0
+		if err != nil {
+			p.rollbackErr = err
+			focusFirst(ctx, rollbackButton(b))
+			return
+		}
+		p.rollbackDone, p.refocus = nb, rollbackButton(b)
+		p.published(*nb)
+	})
+}
+
+// postRollback asks the service to serve b again (POST
+// …/bundles/{n}/rollback) and hands done, on the UI goroutine of ctx (the
+// page's), the new bundle or what went wrong. A 401 signs out instead.
+func postRollback(ctx app.Context, b betaport.Bundle, done func(ctx app.Context, nb *betaport.Bundle, err error)) {
+	c, path := apiClient(), api.RollbackPath(b.ExtensionID, b.Number)
+	ctx.Async(func() {
 		reqCtx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 		defer cancel()
 		var nb betaport.Bundle
 		err := c.Do(reqCtx, http.MethodPost, path, struct{}{}, &nb)
-		pageCtx.Dispatch(func(ctx app.Context) {
-			p.rollingBack = 0
+		ctx.Dispatch(func(ctx app.Context) {
 			if signedOut(ctx, err) {
 				return
 			}
 			if err != nil {
-				p.rollbackErr = err
-				focusFirst(ctx, `[data-bundle="`+strconv.FormatInt(b.Number, 10)+`"] .rollback`)
+				done(ctx, nil, err)
 				return
 			}
-			p.rollbackDone = &nb
-			p.refocus = `[data-bundle="` + strconv.FormatInt(b.Number, 10) + `"] .rollback`
-			p.published(nb)
+			done(ctx, &nb, nil)
 		})
 	})
+}
+
+// rollbackButton selects the "Roll back to #N" button of b's row.
+func rollbackButton(b betaport.Bundle) string {
+	return `[data-bundle="` + strconv.FormatInt(b.Number, 10) + `"] .rollback`
+}
+
+// rollbackViews are the status of the last rollback and why it failed,
+// always in the tree (screen readers hear what lands in them).
+func rollbackViews(rollingBack, of int64, done *betaport.Bundle, err error) app.UI {
+	status, errText := "", ""
+	switch {
+	case rollingBack != 0:
+		status = fmt.Sprintf("Rolling back to #%d…", rollingBack)
+	case done != nil:
+		status = fmt.Sprintf("Rolled back: bundle #%d serves the code of #%d again, as version %s. Testers get it now.", done.Number, of, done.Version)
+	}
+	if err != nil {
+		errText = fmt.Sprintf("Rolling back to #%d failed: %s", of, problemText(err))
+	}
+	return app.Div().Body(
+		app.P().ID("rollback-status").Class("rollback-status").Attr("role", "status").Text(status),
+		app.P().ID("rollback-error").Class("rollback-error state-error").Attr("role", "alert").Text(errText),
+	)
 }
 
 // published shows a bundle the upload panel just published without a

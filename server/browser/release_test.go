@@ -248,6 +248,17 @@ func TestRollbackFromTheBundlesList(t *testing.T) {
 	}
 	checkAccessible(t, ctx, "bundles after a rollback")
 
+	// The page-by-page view offers the same, and reads its page again.
+	openApp(t, ctx, url+"/pages")
+	classicRow := fmt.Sprintf(`#classic-rows [data-bundle="%d"]`, last)
+	bbkClickFound(t, ctx, "Roll back on the page-by-page view", fmt.Sprintf(`document.querySelector('%s .rollback')`, classicRow))
+	bbkClickFound(t, ctx, "Yes, roll back", fmt.Sprintf(`document.querySelector('%s .confirm-rollback')`, classicRow))
+	waitJS(t, ctx, fmt.Sprintf(`document.querySelector("#classic-rows [data-bundle]")?.dataset.bundle === "%d"`, last+2))
+	if got, want := text(t, ctx, fmt.Sprintf(`#classic-rows [data-bundle="%d"] .rollback-of`, last+2)), fmt.Sprintf("rollback of #%d", last); got != want {
+		t.Errorf("the page-by-page view's new row says %q, want %q", got, want)
+	}
+	waitJS(t, ctx, fmt.Sprintf(`document.activeElement === document.querySelector('%s .rollback')`, classicRow))
+
 	// A refusal: an extension that served the highest version Chrome takes
 	// can never be updated again, so the service refuses to roll it back.
 	ext2 := d.Extensions[2] // no bundles yet
