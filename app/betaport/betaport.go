@@ -280,6 +280,7 @@ type Store interface {
 	TesterStore
 	UserStore
 	SessionStore
+	WebhookStore
 
 	// Ping checks that the store can answer queries (readiness).
 	Ping(ctx context.Context) error

@@ -60,6 +60,8 @@ var auditText = map[string]string{
 	betaport.AuditTesterRevoked:  "revoked",
 	betaport.AuditTesterRestored: "restored",
 	betaport.AuditBundleRollback: "rolled back to bundle",
+	betaport.AuditWebhookCreated: "added the webhook",
+	betaport.AuditWebhookDeleted: "deleted the webhook",
 }
 
 func auditRow(e betaport.AuditEvent) app.UI {

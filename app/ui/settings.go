@@ -116,6 +116,7 @@ func (p *SettingsPage) Render() app.UI {
 		app.H1().Text("Settings"),
 		extensionNav(p.id, "settings"),
 		body,
+		webhooksPanel(p.id, p.session, p.extension != nil && p.err == nil),
 		app.P().ID("settings-status").Class("visually-hidden").Attr("role", "status").
 			Aria("live", "polite").Aria("atomic", "true").Text(p.announce),
 	)

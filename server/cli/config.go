@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Config is what every storage-touching command needs. Each field has a flag
@@ -28,12 +29,18 @@ type Config struct {
 	// SigningKeyring seals extensions' CRX signing keys (keyring text);
 	// default: the data dir's signing-keyring file, made on first start.
 	SigningKeyring string
+	// WebhookRetryMin is the wait after a webhook delivery's first failed
+	// attempt; it doubles each time, up to an hour (serve only).
+	WebhookRetryMin time.Duration
+	// WebhookAllowPrivate lets webhooks reach loopback, private and
+	// link-local addresses (serve only; tests, one private network).
+	WebhookAllowPrivate bool
 }
 
 // DefaultConfig returns the embedded defaults: one machine, SQLite and local
 // files under ./data.
 func DefaultConfig() Config {
-	return Config{Addr: "127.0.0.1:8080", Data: "./data"}
+	return Config{Addr: "127.0.0.1:8080", Data: "./data", WebhookRetryMin: 10 * time.Second}
 }
 
 // storageFlags registers the flags that choose storage.
@@ -50,6 +57,19 @@ func (c *Config) serveFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Addr, "addr", env("BETAPORT_ADDR", c.Addr), "listen `address` (env BETAPORT_ADDR)")
 	fs.StringVar(&c.BaseURL, "base-url", env("BETAPORT_BASE_URL", c.BaseURL), "public base `URL` (env BETAPORT_BASE_URL; default: http://ADDR)")
 	fs.BoolVar(&c.NoUI, "no-ui", false, "serve the API without the browser app's pages (for a binary built without it)")
+	fs.Func("webhook-retry-min", "wait after a webhook delivery's first failed attempt, doubling up to 1h (env BETAPORT_WEBHOOK_RETRY_MIN; default 10s)", func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return errors.New("give a positive duration, like 10s or 1m")
+		}
+		c.WebhookRetryMin = d
+		return nil
+	})
+	if d, err := time.ParseDuration(env("BETAPORT_WEBHOOK_RETRY_MIN", "")); err == nil && d > 0 {
+		c.WebhookRetryMin = d
+	}
+	fs.BoolVar(&c.WebhookAllowPrivate, "webhooks-allow-private", env("BETAPORT_WEBHOOKS_ALLOW_PRIVATE", "") == "1",
+		"let webhooks reach loopback, private and link-local addresses (env BETAPORT_WEBHOOKS_ALLOW_PRIVATE=1; default: refused)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("BETAPORT_METRICS_ADDR", c.MetricsAddr), "serve Prometheus metrics at http://`address`/metrics, e.g. 127.0.0.1:9090 (env BETAPORT_METRICS_ADDR; default: off)")
 }
 

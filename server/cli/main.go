@@ -25,6 +25,7 @@ import (
 	"github.com/betaport/betaport/server/postgres"
 	"github.com/betaport/betaport/server/publish"
 	"github.com/betaport/betaport/server/sqlite"
+	"github.com/betaport/betaport/server/webhook"
 )
 
 // Main is a running Betaport service. Tests start it on port 0:
@@ -45,6 +46,8 @@ type Main struct {
 
 	// Metrics is what the service records, when Config.MetricsAddr is set.
 	Metrics *metrics.Metrics
+	// Webhooks sends extensions' events to their webhooks.
+	Webhooks *webhook.Worker
 
 	ln         net.Listener
 	metricsLn  net.Listener
@@ -171,6 +174,9 @@ func (m *Main) Run(ctx context.Context) error {
 	sweepCtx, stopSweep := context.WithCancel(context.Background())
 	m.stopSweep = stopSweep
 	go m.sweep(sweepCtx)
+	m.Webhooks = &webhook.Worker{Store: m.Store, Logger: m.Logger,
+		RetryMin: m.Config.WebhookRetryMin, AllowPrivate: m.Config.WebhookAllowPrivate}
+	m.Webhooks.Start()
 	return nil
 }
 
@@ -233,6 +239,9 @@ func (m *Main) close() error {
 	var errs []error
 	if m.stopSweep != nil {
 		m.stopSweep()
+	}
+	if m.Webhooks != nil {
+		errs = append(errs, m.Webhooks.Close()) // before the store it reads closes
 	}
 	if m.metricsSrv != nil {
 		errs = append(errs, m.metricsSrv.Close())

@@ -86,6 +86,13 @@ func TestAccess(t *testing.T) {
 	}
 	toResend, _ := e.testerOf(t, extA, betaport.TesterInvited)
 	toRevoke := storetest.MustKey(t, e.DB, extA.ID, "To revoke", "to-revoke-secret")
+	hook := &betaport.Webhook{ExtensionID: extA.ID, URL: "https://hooks.example.com/a", Secret: "whsec_a", CreatedBy: "admin-a@example.com"}
+	toDelete := &betaport.Webhook{ExtensionID: extA.ID, URL: "https://hooks.example.com/b", Secret: "whsec_b", CreatedBy: "admin-a@example.com"}
+	for _, h := range []*betaport.Webhook{hook, toDelete} {
+		if err := e.DB.CreateWebhook(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+	}
 	e.publish(t, extA, "1.0.0")
 	e.publish(t, extA, "1.1.0") // so that bundle 1 can be rolled back to
 	key := e.key(t, extA)
@@ -147,6 +154,16 @@ func TestAccess(t *testing.T) {
 			"/api/extensions/" + id + "/testers/" + strconv.FormatInt(toRestore.ID, 10) + "/restore", nil, [6]int{401, 200, 404, 403, 404, 401}},
 		"POST /api/extensions/{id}/testers/{testerId}/invite": {
 			"/api/extensions/" + id + "/testers/" + strconv.FormatInt(toResend.ID, 10) + "/invite", nil, [6]int{401, 200, 404, 403, 404, 401}},
+		"GET /api/extensions/{id}/webhooks": {
+			"/api/extensions/" + id + "/webhooks", nil, [6]int{401, 200, 404, 403, 404, 401}},
+		"POST /api/extensions/{id}/webhooks": {
+			"/api/extensions/" + id + "/webhooks", func() any { return api.NewWebhook{URL: "https://hooks.example.com/new"} }, [6]int{401, 201, 404, 403, 404, 401}},
+		"DELETE /api/extensions/{id}/webhooks/{webhookId}": {
+			"/api/extensions/" + id + "/webhooks/" + strconv.FormatInt(toDelete.ID, 10), nil, [6]int{401, 204, 404, 403, 404, 401}},
+		"GET /api/extensions/{id}/webhooks/{webhookId}/deliveries": {
+			"/api/extensions/" + id + "/webhooks/" + strconv.FormatInt(hook.ID, 10) + "/deliveries", nil, [6]int{401, 200, 404, 403, 404, 401}},
+		"POST /api/extensions/{id}/webhooks/{webhookId}/test": {
+			"/api/extensions/" + id + "/webhooks/" + strconv.FormatInt(hook.ID, 10) + "/test", nil, [6]int{401, 202, 404, 403, 404, 401}},
 		"GET /api/extensions/{id}/bundles": {
 			"/api/extensions/" + id + "/bundles?page=0", nil, [6]int{401, 200, 404, 200, 404, 401}},
 		"GET /api/extensions/{id}/events": {

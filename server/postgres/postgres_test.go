@@ -43,6 +43,22 @@ func TestStore(t *testing.T) {
 	})
 }
 
+// Replicas sharing one database lease each webhook delivery attempt to one
+// of them: racing workers on two stores never both claim one.
+func TestReplicasClaimDeliveriesOnce(t *testing.T) {
+	url := testenv.PostgresURL(t)
+	var stores []betaport.Store
+	for range 2 {
+		s, err := postgres.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		stores = append(stores, s)
+	}
+	storetest.RunClaimRace(t, stores)
+}
+
 // Replicas starting at once on one empty database migrate it once: the
 // migrations are serialised by an advisory lock, not run twice.
 func TestReplicasMigrateOnce(t *testing.T) {

@@ -55,7 +55,7 @@ func publishInTx(ctx context.Context, tx *Tx, b *betaport.Bundle, uploadID int64
 		return err
 	}
 	b.Current = true
-	return nil
+	return publishEvent(ctx, tx, b)
 }
 
 // FindBundle returns one bundle of an extension by its number.

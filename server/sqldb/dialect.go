@@ -253,6 +253,9 @@ func (c conn) QueryRowContext(ctx context.Context, q string, args ...any) *sql.R
 type Tx struct {
 	*sql.Tx
 	d *Dialect
+	// deliveries: the transaction wrote webhook deliveries, and the worker
+	// is told once it commits.
+	deliveries bool
 }
 
 func (t *Tx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {

@@ -30,6 +30,9 @@ type DB struct {
 	db      conn
 	dialect *Dialect
 	name    string // the file or the redacted URL, for error messages
+	// added is DeliveriesAdded's channel: one slot, so a nudge waits for
+	// the worker without holding up the writer.
+	added chan struct{}
 }
 
 var _ betaport.Store = (*DB)(nil)
@@ -37,7 +40,7 @@ var _ betaport.Store = (*DB)(nil)
 // Open wraps db, which speaks dialect d, and brings its schema up to date.
 // name says which database it is in errors (never with a password).
 func Open(ctx context.Context, db *sql.DB, d *Dialect, name string) (*DB, error) {
-	s := &DB{db: conn{DB: db, d: d}, dialect: d, name: name}
+	s := &DB{db: conn{DB: db, d: d}, dialect: d, name: name, added: make(chan struct{}, 1)}
 	if err := s.migrate(ctx); err != nil {
 		return nil, err
 	}
@@ -111,10 +114,17 @@ func (s *DB) inTx(ctx context.Context, fn func(tx *Tx) error) error {
 		return err
 	}
 	defer tx.Rollback()
-	if err := fn(&Tx{Tx: tx, d: s.dialect}); err != nil {
+	t := &Tx{Tx: tx, d: s.dialect}
+	if err := fn(t); err != nil {
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if t.deliveries {
+		s.deliveriesAdded()
+	}
+	return nil
 }
 
 // Times are stored as Unix milliseconds: exact, sortable and the same in

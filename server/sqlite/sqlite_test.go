@@ -50,6 +50,13 @@ func TestStore(t *testing.T) {
 	storetest.RunSQL(t, mustOpenSQL)
 }
 
+// Workers racing on one SQLite store (one replica, several claimers) never
+// both claim one delivery attempt either.
+func TestClaimDeliveriesOnce(t *testing.T) {
+	s := MustOpenDB(t)
+	storetest.RunClaimRace(t, []betaport.Store{s, s})
+}
+
 // The FTS5 index the triggers keep stays sound through inserts, renames
 // and deletes, one at a time and many at once: FTS5's own integrity check
 // finds nothing wrong.

@@ -50,6 +50,7 @@ func Run(t *testing.T, open Opener) {
 		{"BundleCRXAndVersions", testBundleCRXAndVersions},
 		{"ReleaseNotes", testReleaseNotes},
 		{"RollbackOnce", testRollbackOnce},
+		{"Webhooks", testWebhooks},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

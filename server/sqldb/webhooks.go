@@ -1,0 +1,360 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
+)
+
+var errNoWebhook = betaport.Errorf(betaport.ENOTFOUND, "There is no such webhook: it may have been deleted.")
+
+const webhookColumns = `id, extension_id, url, secret, created_at, created_by, deleted_at`
+
+func scanWebhook(row interface{ Scan(...any) error }) (*betaport.Webhook, error) {
+	var w betaport.Webhook
+	var created int64
+	var deleted sql.NullInt64
+	if err := row.Scan(&w.ID, &w.ExtensionID, &w.URL, &w.Secret, &created, &w.CreatedBy, &deleted); err != nil {
+		return nil, err
+	}
+	w.CreatedAt, w.DeletedAt = fromMillis(created), fromNullMillis(deleted)
+	return &w, nil
+}
+
+// CreateWebhook inserts a webhook and its audit event in one transaction.
+func (s *DB) CreateWebhook(ctx context.Context, w *betaport.Webhook) error {
+	if err := w.Validate(); err != nil {
+		return err
+	}
+	w.CreatedAt, w.DeletedAt = betaport.Now(), nil
+	return s.inTx(ctx, func(tx *Tx) error {
+		if err := lockExtension(ctx, tx, w.ExtensionID); err != nil {
+			return err
+		}
+		err := tx.QueryRowContext(ctx,
+			`INSERT INTO webhooks (extension_id, url, secret, created_at, created_by) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+			w.ExtensionID, w.URL, w.Secret, millis(w.CreatedAt), w.CreatedBy).Scan(&w.ID)
+		if err != nil {
+			return err
+		}
+		return recordAudit(ctx, tx, w.ExtensionID, w.CreatedBy, betaport.AuditWebhookCreated, w.URL)
+	})
+}
+
+// FindWebhook returns an extension's webhook unless it was deleted.
+func (s *DB) FindWebhook(ctx context.Context, extensionID, id int64) (*betaport.Webhook, error) {
+	w, err := scanWebhook(s.db.QueryRowContext(ctx, `SELECT `+webhookColumns+` FROM webhooks
+		WHERE id = ? AND extension_id = ? AND deleted_at IS NULL`, id, extensionID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errNoWebhook
+	}
+	return w, err
+}
+
+// FindWebhooks returns a page of an extension's webhooks, newest first.
+func (s *DB) FindWebhooks(ctx context.Context, extensionID, beforeID int64, limit int) ([]*betaport.Webhook, error) {
+	if beforeID <= 0 {
+		beforeID = math.MaxInt64
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+webhookColumns+` FROM webhooks
+		WHERE extension_id = ? AND deleted_at IS NULL AND id < ? ORDER BY id DESC LIMIT ?`, extensionID, beforeID, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	list := []*betaport.Webhook{}
+	for rows.Next() {
+		w, err := scanWebhook(rows)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, w)
+	}
+	return list, rows.Err()
+}
+
+// DeleteWebhook marks a webhook deleted and fails its pending deliveries,
+// in one transaction: an attempt running meanwhile can no longer record a
+// result (RecordDelivery wants the delivery pending).
+func (s *DB) DeleteWebhook(ctx context.Context, extensionID, id int64, actor string) error {
+	return s.inTx(ctx, func(tx *Tx) error {
+		if err := lockExtension(ctx, tx, extensionID); err != nil {
+			return err
+		}
+		var url string
+		err := tx.QueryRowContext(ctx, `SELECT url FROM webhooks WHERE id = ? AND extension_id = ? AND deleted_at IS NULL`,
+			id, extensionID).Scan(&url)
+		if errors.Is(err, sql.ErrNoRows) {
+			return errNoWebhook
+		} else if err != nil {
+			return err
+		}
+		now := millis(betaport.Now())
+		if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET deleted_at = ? WHERE id = ?`, now, id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries
+			SET state = 'failed', last_error = ?, claimed_until = 0, claimed_by = ''
+			WHERE webhook_id = ? AND state = 'pending'`,
+			"The webhook was deleted before this event was delivered.", id); err != nil {
+			return err
+		}
+		return recordAudit(ctx, tx, extensionID, actor, betaport.AuditWebhookDeleted, url)
+	})
+}
+
+// PingWebhook writes a ping event and its one delivery.
+func (s *DB) PingWebhook(ctx context.Context, extensionID, webhookID int64) (*betaport.WebhookDelivery, error) {
+	var deliveryID int64
+	err := s.inTx(ctx, func(tx *Tx) error {
+		// The extension's lock orders this event among its publishes: a
+		// webhook's deliveries are numbered in the order they commit.
+		if err := lockExtension(ctx, tx, extensionID); err != nil {
+			return err
+		}
+		var exists int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM webhooks WHERE id = ? AND extension_id = ? AND deleted_at IS NULL`,
+			webhookID, extensionID).Scan(&exists)
+		if errors.Is(err, sql.ErrNoRows) {
+			return errNoWebhook
+		} else if err != nil {
+			return err
+		}
+		eventID, created, err := writeEvent(ctx, tx, extensionID, betaport.EventPing, nil)
+		if err != nil {
+			return err
+		}
+		err = tx.QueryRowContext(ctx, `INSERT INTO webhook_deliveries
+			(webhook_id, event_id, state, next_attempt_at, expires_at, created_at)
+			VALUES (?, ?, 'pending', ?, ?, ?) RETURNING id`,
+			webhookID, eventID, millis(created), millis(created.Add(betaport.WebhookRetryWindow)), millis(created)).Scan(&deliveryID)
+		tx.deliveries = true
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	list, err := s.queryDeliveries(ctx, `d.id = ?`, deliveryID)
+	if err != nil {
+		return nil, err
+	}
+	return list[0], nil
+}
+
+// publishEvent writes the event of a bundle published in tx (or rolled
+// back: a rollback is published as a new bundle), and a delivery of it to
+// each of the extension's webhooks: the outbox commits with the publish or
+// not at all.
+func publishEvent(ctx context.Context, tx *Tx, b *betaport.Bundle) error {
+	typ := betaport.EventBundlePublished
+	if b.RollbackOf != 0 {
+		typ = betaport.EventBundleRolledBack
+	}
+	eventID, created, err := writeEvent(ctx, tx, b.ExtensionID, typ, &betaport.EventBundle{
+		Number:       b.Number,
+		Version:      b.Version,
+		VersionName:  b.VersionName,
+		ReleaseNotes: b.ReleaseNotes,
+		RollbackOf:   b.RollbackOf,
+		SHA256:       b.SHA256,
+		DownloadPath: api.BundleDownloadPath(b.ExtensionID, b.Number),
+	})
+	if err != nil || eventID == 0 {
+		return err
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries
+		(webhook_id, event_id, state, next_attempt_at, expires_at, created_at)
+		SELECT id, ?, 'pending', ?, ?, ? FROM webhooks WHERE extension_id = ? AND deleted_at IS NULL ORDER BY id`,
+		eventID, millis(created), millis(created.Add(betaport.WebhookRetryWindow)), millis(created), b.ExtensionID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		tx.deliveries = true
+	}
+	return nil
+}
+
+// writeEvent adds an event of the extension to the outbox and returns its
+// id and time. An extension without webhooks gets no event: nobody would
+// receive it.
+func writeEvent(ctx context.Context, tx *Tx, extensionID int64, typ string, bundle *betaport.EventBundle) (int64, time.Time, error) {
+	var name string
+	var hooks int
+	err := tx.QueryRowContext(ctx, `SELECT e.name, (SELECT COUNT(*) FROM webhooks w WHERE w.extension_id = e.id AND w.deleted_at IS NULL)
+		FROM extensions e WHERE e.id = ?`, extensionID).Scan(&name, &hooks)
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	if hooks == 0 {
+		return 0, time.Time{}, nil
+	}
+	ev := betaport.WebhookEvent{
+		Type:      typ,
+		CreatedAt: betaport.Now(),
+		Extension: betaport.EventExtension{ID: strconv.FormatInt(extensionID, 10), Name: name},
+		Bundle:    bundle,
+	}
+	var id int64
+	err = tx.QueryRowContext(ctx, `INSERT INTO webhook_events (extension_id, type, body, created_at) VALUES (?, ?, '', ?) RETURNING id`,
+		extensionID, typ, millis(ev.CreatedAt)).Scan(&id)
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	// The body holds its own id: written once it is known, and then sent
+	// byte for byte on every attempt.
+	ev.ID = strconv.FormatInt(id, 10)
+	body, err := json.Marshal(ev)
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE webhook_events SET body = ? WHERE id = ?`, string(body), id); err != nil {
+		return 0, time.Time{}, err
+	}
+	return id, ev.CreatedAt, nil
+}
+
+const deliveryColumns = `d.id, d.webhook_id, d.event_id, e.type, d.state, d.attempts, d.last_status, d.last_error,
+	d.response, d.created_at, d.delivered_at, d.next_attempt_at, d.expires_at, w.url, w.secret, e.body`
+
+func (s *DB) queryDeliveries(ctx context.Context, where string, args ...any) ([]*betaport.WebhookDelivery, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries d
+		JOIN webhook_events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id WHERE `+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	list := []*betaport.WebhookDelivery{}
+	for rows.Next() {
+		var d betaport.WebhookDelivery
+		var eventID, created, next, expires int64
+		var delivered sql.NullInt64
+		var body string
+		if err := rows.Scan(&d.ID, &d.WebhookID, &eventID, &d.Type, &d.State, &d.Attempts, &d.LastStatus, &d.LastError,
+			&d.Response, &created, &delivered, &next, &expires, &d.URL, &d.Secret, &body); err != nil {
+			return nil, err
+		}
+		d.EventID = strconv.FormatInt(eventID, 10)
+		d.CreatedAt, d.DeliveredAt, d.ExpiresAt = fromMillis(created), fromNullMillis(delivered), fromMillis(expires)
+		if d.State == betaport.DeliveryPending {
+			t := fromMillis(next)
+			d.NextAttemptAt = &t
+		}
+		d.Body = []byte(body)
+		list = append(list, &d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(list) == 0 && strings.HasPrefix(where, "d.id = ?") {
+		return nil, betaport.Errorf(betaport.ENOTFOUND, "There is no such delivery.")
+	}
+	return list, nil
+}
+
+// FindDeliveries returns a page of a webhook's deliveries, newest first.
+func (s *DB) FindDeliveries(ctx context.Context, webhookID, beforeID int64, limit int) ([]*betaport.WebhookDelivery, error) {
+	if beforeID <= 0 {
+		beforeID = math.MaxInt64
+	}
+	list, err := s.queryDeliveries(ctx, `d.webhook_id = ? AND d.id < ? ORDER BY d.id DESC LIMIT ?`, webhookID, beforeID, limit)
+	for _, d := range list {
+		d.URL, d.Secret, d.Body = "", "", nil // a list shows no secrets
+	}
+	return list, err
+}
+
+// ClaimDeliveries picks due deliveries, then leases each with a
+// conditional UPDATE that succeeds only while no lease runs on it: of
+// claimers racing for one delivery, one updates the row and the others,
+// their UPDATE re-checked against the row it left (PostgreSQL's read
+// committed, or SQLite's one writer), update nothing.
+func (s *DB) ClaimDeliveries(ctx context.Context, claimer string, now time.Time, lease time.Duration, limit int) ([]*betaport.WebhookDelivery, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT d.id, d.attempts FROM webhook_deliveries d
+		WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND d.claimed_until <= ?
+		  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p
+		                  WHERE p.webhook_id = d.webhook_id AND p.state = 'pending' AND p.id < d.id)
+		ORDER BY d.next_attempt_at, d.id LIMIT ?`, millis(now), millis(now), limit)
+	if err != nil {
+		return nil, err
+	}
+	type due struct {
+		id       int64
+		attempts int
+	}
+	var candidates []due
+	for rows.Next() {
+		var c due
+		if err := rows.Scan(&c.id, &c.attempts); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		candidates = append(candidates, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	claimed := []*betaport.WebhookDelivery{}
+	for _, c := range candidates {
+		res, err := s.db.ExecContext(ctx, `UPDATE webhook_deliveries
+			SET claimed_until = ?, claimed_by = ?, attempts = attempts + 1
+			WHERE id = ? AND state = 'pending' AND attempts = ? AND claimed_until <= ?`,
+			millis(now.Add(lease)), claimer, c.id, c.attempts, millis(now))
+		if err != nil {
+			return claimed, err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			continue // another claimer's
+		}
+		list, err := s.queryDeliveries(ctx, `d.id = ?`, c.id)
+		if err != nil {
+			return claimed, err
+		}
+		claimed = append(claimed, list[0])
+	}
+	return claimed, nil
+}
+
+// RecordDelivery records one attempt's result while its lease is the
+// claimer's, and the delivery still pending.
+func (s *DB) RecordDelivery(ctx context.Context, r betaport.DeliveryResult) error {
+	state, delivered, next := betaport.DeliveryPending, sql.NullInt64{}, millis(r.NextAttemptAt)
+	switch {
+	case r.Delivered:
+		state, delivered, next = betaport.DeliveryDelivered, sql.NullInt64{Int64: millis(r.At), Valid: true}, millis(r.At)
+	case r.NextAttemptAt.IsZero():
+		state, next = betaport.DeliveryFailed, millis(r.At)
+	}
+	_, err := s.db.ExecContext(ctx, `UPDATE webhook_deliveries
+		SET state = ?, last_status = ?, last_error = ?, response = ?, delivered_at = ?, next_attempt_at = ?,
+		    claimed_until = 0, claimed_by = ''
+		WHERE id = ? AND state = 'pending' AND claimed_by = ? AND attempts = ?`,
+		state, r.Status, r.Error, r.Response, delivered, next, r.DeliveryID, r.Claimer, r.Attempt)
+	if err != nil {
+		return err
+	}
+	if state != betaport.DeliveryPending {
+		// The next delivery of the webhook may be due now.
+		s.deliveriesAdded()
+	}
+	return nil
+}
+
+// DeliveriesAdded receives after this store wrote deliveries.
+func (s *DB) DeliveriesAdded() <-chan struct{} { return s.added }
+
+func (s *DB) deliveriesAdded() {
+	select {
+	case s.added <- struct{}{}:
+	default: // a nudge is waiting already
+	}
+}

@@ -1,0 +1,338 @@
+// Package webhook sends extensions' events to their webhooks: a worker
+// that leases due deliveries from the store's outbox, signs each event,
+// POSTs it and records what the receiver answered, retrying with backoff.
+//
+// Every replica runs one. The leases are rows in the shared database, so
+// replicas never both send one attempt; per webhook, events go out in
+// order, as the store only hands out a webhook's earliest pending delivery.
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/betaport/betaport/app/betaport"
+)
+
+// Headers of every POST.
+const (
+	HeaderEvent     = "Betaport-Event"
+	HeaderDelivery  = "Betaport-Delivery"
+	HeaderSignature = "Betaport-Signature"
+)
+
+// Defaults.
+const (
+	DefaultRetryMin = 10 * time.Second
+	MaxRetry        = time.Hour
+	DefaultPoll     = 3 * time.Second
+	// Timeout bounds one attempt, from dialling to the answer's excerpt.
+	Timeout = 10 * time.Second
+	// lease is how long a claimed attempt is the claimer's: well over
+	// Timeout, so a live worker always records before another may retry.
+	lease = time.Minute
+	batch = 16
+)
+
+// Worker delivers the events of one store. Set its fields, then Start.
+type Worker struct {
+	Store  betaport.WebhookStore
+	Logger *slog.Logger
+	// RetryMin is the wait after a first failed attempt; each next wait
+	// doubles, up to MaxRetry. 0 means DefaultRetryMin.
+	RetryMin time.Duration
+	// AllowPrivate lets events go to loopback, private and link-local
+	// addresses (tests, and services on one private network).
+	AllowPrivate bool
+	// Poll is how often the store is asked for due deliveries when
+	// nothing nudged the worker; 0 means DefaultPoll.
+	Poll time.Duration
+	// Now is the clock (tests); nil means time.Now.
+	Now func() time.Time
+
+	id     string
+	client *http.Client
+	stop   context.CancelFunc
+	done   chan struct{}
+	once   sync.Once
+}
+
+// Sign returns the Betaport-Signature value of body sent at t: the Unix
+// time, and the hex HMAC-SHA256 of "<t>.<body>" keyed with the secret.
+func Sign(secret string, t time.Time, body []byte) string {
+	ts := strconv.FormatInt(t.Unix(), 10)
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(ts))
+	m.Write([]byte("."))
+	m.Write(body)
+	return "t=" + ts + ",v1=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// Start runs the worker until Close.
+func (w *Worker) Start() {
+	if w.Logger == nil {
+		w.Logger = slog.Default()
+	}
+	if w.RetryMin <= 0 {
+		w.RetryMin = DefaultRetryMin
+	}
+	if w.Poll <= 0 {
+		w.Poll = DefaultPoll
+	}
+	host, _ := os.Hostname()
+	raw := make([]byte, 6)
+	rand.Read(raw)
+	w.id = host + "/" + hex.EncodeToString(raw)
+	w.client = newClient(w.AllowPrivate)
+	ctx, cancel := context.WithCancel(context.Background())
+	w.stop, w.done = cancel, make(chan struct{})
+	go w.run(ctx)
+}
+
+// Close stops the worker and waits for attempts under way (at most
+// Timeout). Closing twice, or a worker never started, is fine.
+func (w *Worker) Close() error {
+	w.once.Do(func() {
+		if w.stop != nil {
+			w.stop()
+			<-w.done
+		}
+	})
+	return nil
+}
+
+func (w *Worker) now() time.Time {
+	if w.Now != nil {
+		return w.Now().UTC().Truncate(time.Millisecond)
+	}
+	return betaport.Now()
+}
+
+func (w *Worker) run(ctx context.Context) {
+	defer close(w.done)
+	t := time.NewTicker(w.Poll)
+	defer t.Stop()
+	for {
+		// Work until nothing is due, then wait for a nudge or the poll.
+		for ctx.Err() == nil {
+			n, err := w.RunOnce(ctx)
+			if err != nil && ctx.Err() == nil {
+				w.Logger.Warn("webhooks: claiming deliveries", "err", err)
+			}
+			if n == 0 || err != nil {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.Store.DeliveriesAdded():
+		case <-t.C:
+		}
+	}
+}
+
+// RunOnce claims the deliveries due now and attempts each, one goroutine
+// per webhook (the store gives at most one delivery per webhook), and
+// returns how many it attempted.
+func (w *Worker) RunOnce(ctx context.Context) (int, error) {
+	list, err := w.Store.ClaimDeliveries(ctx, w.id, w.now(), lease, batch)
+	var wg sync.WaitGroup
+	for _, d := range list {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.attempt(ctx, d)
+		}()
+	}
+	wg.Wait()
+	return len(list), err
+}
+
+// attempt sends one claimed delivery and records the result.
+func (w *Worker) attempt(ctx context.Context, d *betaport.WebhookDelivery) {
+	status, excerpt, sendErr := w.send(ctx, d)
+	at := w.now()
+	if ctx.Err() != nil {
+		// Closing cut the attempt short: hand the delivery back at once,
+		// rather than leave it leased, so another replica (or this one,
+		// restarted) sends it again (at least once).
+		err := w.Store.RecordDelivery(context.WithoutCancel(ctx), betaport.DeliveryResult{DeliveryID: d.ID, Attempt: d.Attempts,
+			Claimer: w.id, At: at, NextAttemptAt: at, Error: "The service stopped during this attempt; it is made again."})
+		if err != nil {
+			w.Logger.Warn("webhooks: handing back a delivery", "delivery", d.ID, "err", err)
+		}
+		return
+	}
+	r := betaport.DeliveryResult{DeliveryID: d.ID, Attempt: d.Attempts, Claimer: w.id, Status: status,
+		Response: excerpt, At: at, Delivered: sendErr == nil && status >= 200 && status < 300}
+	switch {
+	case r.Delivered:
+	case sendErr != nil:
+		r.Error = sendErr.Error()
+	default:
+		r.Error = fmt.Sprintf("The receiver answered %d %s; only a 2xx answer delivers.", status, http.StatusText(status))
+	}
+	if !r.Delivered {
+		next := at.Add(Backoff(w.RetryMin, d.Attempts))
+		if next.Before(d.ExpiresAt) {
+			r.NextAttemptAt = next
+		} else {
+			r.Error += " No attempt is left: events are retried for 24 hours."
+		}
+	}
+	if err := w.Store.RecordDelivery(context.WithoutCancel(ctx), r); err != nil {
+		w.Logger.Warn("webhooks: recording a delivery", "delivery", d.ID, "err", err)
+	}
+}
+
+// Backoff is the wait after the attempts-th failed attempt: min, doubling,
+// at most MaxRetry.
+func Backoff(min time.Duration, attempts int) time.Duration {
+	d := min
+	for i := 1; i < attempts && d < MaxRetry; i++ {
+		d *= 2
+	}
+	return minDuration(d, MaxRetry)
+}
+
+func minDuration(a, b time.Duration) time.Duration {
+	if a < b {
+		return a
+	}
+	return b
+}
+
+// send POSTs the event and returns the answer's status and the start of
+// its body.
+func (w *Worker) send(ctx context.Context, d *betaport.WebhookDelivery) (int, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(d.Body))
+	if err != nil {
+		return 0, "", errors.New("The webhook URL cannot be requested: " + err.Error())
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "Betaport-Webhooks/1")
+	req.Header.Set(HeaderEvent, d.Type)
+	req.Header.Set(HeaderDelivery, strconv.FormatInt(d.ID, 10))
+	req.Header.Set(HeaderSignature, Sign(d.Secret, time.Now(), d.Body))
+	resp, err := w.client.Do(req)
+	if err != nil {
+		return 0, "", explain(err)
+	}
+	defer resp.Body.Close()
+	// The status decides; a body cut short still leaves its start.
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, betaport.MaxDeliveryResponse))
+	return resp.StatusCode, excerptOf(b), nil
+}
+
+// excerptOf keeps what of b is text: valid UTF-8 without NULs (which
+// PostgreSQL's text refuses), cut at a whole character.
+func excerptOf(b []byte) string {
+	for len(b) > 0 && !utf8.Valid(b) {
+		r, size := utf8.DecodeLastRune(b)
+		if r != utf8.RuneError || size != 1 {
+			break
+		}
+		b = b[:len(b)-1]
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(string(b), "\uFFFD"), "\x00", "\uFFFD")
+}
+
+// explain turns a failed request into a sentence for the deliveries list.
+func explain(err error) error {
+	var refused *refusedError
+	if errors.As(err, &refused) {
+		return refused
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	if errors.Is(err, context.DeadlineExceeded) || os.IsTimeout(err) {
+		return errors.New("No answer within 10 seconds.")
+	}
+	return errors.New("The request failed: " + err.Error())
+}
+
+// refusedError is a destination refused at dial time.
+type refusedError struct{ addr, why string }
+
+func (e *refusedError) Error() string {
+	return "Refused to connect to " + e.addr + ": it is " + e.why +
+		". Webhooks go only to public addresses (a service may allow private ones with --webhooks-allow-private)."
+}
+
+// newClient is the HTTP client of deliveries: no proxy (the dial check
+// must see the receiver's address), no redirects (a 3xx is an answer, not
+// a delivery), and, unless allowPrivate, a dialer that refuses addresses
+// inside the service's own networks, checked on the address it connects
+// to, after name resolution, so a name cannot point it there.
+func newClient(allowPrivate bool) *http.Client {
+	dialer := &net.Dialer{Timeout: Timeout}
+	if !allowPrivate {
+		dialer.Control = func(network, address string, _ syscall.RawConn) error {
+			host, _, err := net.SplitHostPort(address)
+			if err != nil {
+				return err
+			}
+			ip, err := netip.ParseAddr(host)
+			if err != nil {
+				return &refusedError{address, "not an IP address"}
+			}
+			if why := privateAddr(ip.Unmap()); why != "" {
+				return &refusedError{host, why}
+			}
+			return nil
+		}
+	}
+	return &http.Client{
+		Transport: &http.Transport{
+			DialContext:           dialer.DialContext,
+			TLSHandshakeTimeout:   Timeout,
+			ResponseHeaderTimeout: Timeout,
+			MaxIdleConnsPerHost:   2,
+			IdleConnTimeout:       time.Minute,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+var sharedAddressSpace = netip.MustParsePrefix("100.64.0.0/10") // carrier-grade NAT
+
+// privateAddr says why ip is not a public address, or "" when it is.
+func privateAddr(ip netip.Addr) string {
+	switch {
+	case ip.IsLoopback():
+		return "a loopback address"
+	case ip.IsPrivate() || sharedAddressSpace.Contains(ip):
+		return "a private address"
+	case ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast():
+		return "a link-local address"
+	case ip.IsUnspecified():
+		return "the unspecified address"
+	case ip.IsMulticast() || ip.IsInterfaceLocalMulticast():
+		return "a multicast address"
+	}
+	return ""
+}
