@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/betaport/betaport/app/notes"
 	"github.com/betaport/betaport/server/cli"
 )
 
@@ -716,6 +717,22 @@ func TestBB20SubmitNotesFlags(t *testing.T) {
 		requests = nil
 		mu.Unlock()
 	}
+	// Notes the service refuses (a NUL, invalid UTF-8): a failure exit and
+	// nothing published.
+	before := len(bb20Bundles(t, e, e.admin, e.ext))
+	for name, content := range map[string]string{"a NUL": "nul\x00inside", "invalid UTF-8": "bad \xff byte"} {
+		f := filepath.Join(e.work, "refused.md")
+		os.WriteFile(f, []byte(content), 0o644)
+		os.WriteFile(zipPath, bb20Zip(t, "3.0.9"), 0o644)
+		code, _, errOut := run(t, "submit", "--quiet", "--retries", "0", "--base-url", e.base, "--key", e.keyExt.path, "--notes-file", f, zipPath)
+		if code == 0 || strings.TrimSpace(errOut) == "" {
+			t.Errorf("submit --notes-file with %s: exit %d, stderr %q; want a failure that says why", name, code, errOut)
+		}
+		t.Logf("submit --notes-file with %s: exit %d, %s", name, code, strings.TrimSpace(errOut))
+	}
+	if after := len(bb20Bundles(t, e, e.admin, e.ext)); after != before {
+		t.Errorf("refused notes published %d bundles", after-before)
+	}
 	// Exactly 10240 bytes of notes from a file are fine.
 	exact := filepath.Join(e.work, "EXACT.md")
 	os.WriteFile(exact, bytes.Repeat([]byte("c"), 10240), 0o644)
@@ -763,5 +780,123 @@ func TestBB20OpenAPINamesTheNewOperations(t *testing.T) {
 	}
 	if !bytes.Contains(b, []byte("releaseNotes")) || !bytes.Contains(b, []byte("rollbackOf")) {
 		t.Errorf("the OpenAPI document's schemas lack releaseNotes or rollbackOf")
+	}
+}
+
+// The notes reader (app/notes, plain Go) by its public API: links only to
+// http and https, HTML as text, the list and paragraph rules, no panic and
+// no blow-up on hostile notes.
+func TestBB20NotesMarkdownSubset(t *testing.T) {
+	links := func(s string) []notes.Span {
+		var out []notes.Span
+		for _, b := range notes.Parse(s) {
+			for _, it := range b.Items {
+				for _, sp := range it {
+					if sp.URL != "" {
+						out = append(out, sp)
+					}
+				}
+			}
+		}
+		return out
+	}
+	for _, bad := range []string{
+		"[x](javascript:alert(1))", "[x](JavaScript:alert(1))", "[x]( javascript:alert(1))", "[x](java\tscript:alert(1))",
+		"[x](data:text/html,<script>alert(1)</script>)", "[x](//evil.example/)", "[x](/relative)", "[x](ftp://a.example/)",
+		"[x](http://)", "[x](https:///nohost)", "[x](vbscript:msgbox)", "[x](file:///etc/passwd)", "[x](https://a.example/",
+		"[x]\n(https://a.example/)", "<a href=\"javascript:alert(1)\">x</a>", "[x](\x00javascript:alert(1))",
+	} {
+		if got := links(bad); len(got) != 0 {
+			t.Errorf("notes %q made links %+v", bad, got)
+		}
+	}
+	for _, good := range []struct{ notes, text, url string }{
+		{"see [the docs](https://docs.example.com/a?b=1&c=2)", "the docs", "https://docs.example.com/a?b=1&c=2"},
+		{"[home](http://example.com)", "home", "http://example.com"},
+		{"- [a <b>](https://x.example/)", "a <b>", "https://x.example/"},
+	} {
+		got := links(good.notes)
+		if len(got) != 1 || got[0].Text != good.text || got[0].URL != good.url {
+			t.Errorf("notes %q: links %+v, want one %q → %q", good.notes, got, good.text, good.url)
+		}
+	}
+	// Every link a random soup makes is a web URL.
+	soup := []string{"[", "]", "(", ")", "https://", "http://", "javascript:", "a", " ", "\n", "- ", "1. ", "<", ">", "\"", "é", "\r", "*"}
+	seed := uint64(20)
+	for i := 0; i < 3000; i++ {
+		var b strings.Builder
+		for j := 0; j < 30; j++ {
+			seed = seed*6364136223846793005 + 1442695040888963407
+			b.WriteString(soup[(seed>>33)%uint64(len(soup))])
+		}
+		for _, sp := range links(b.String()) {
+			if !notes.WebURL(sp.URL) || !(strings.HasPrefix(sp.URL, "http://") || strings.HasPrefix(sp.URL, "https://")) {
+				t.Fatalf("notes %q made a link to %q", b.String(), sp.URL)
+			}
+		}
+	}
+	// HTML is text, as written.
+	if bs := notes.Parse("<script>alert(1)</script>"); len(bs) != 1 || bs[0].Kind != notes.Paragraph || len(bs[0].Items) != 1 || bs[0].Items[0].String() != "<script>alert(1)</script>" {
+		t.Errorf("HTML notes parsed as %+v", bs)
+	}
+	// Paragraphs and lists.
+	type shape struct {
+		kind  notes.Kind
+		items int
+		start int
+	}
+	for _, c := range []struct {
+		notes string
+		want  []shape
+	}{
+		{"one\n\ntwo", []shape{{notes.Paragraph, 1, 0}, {notes.Paragraph, 1, 0}}},
+		{"one\r\n\r\ntwo", []shape{{notes.Paragraph, 1, 0}, {notes.Paragraph, 1, 0}}},
+		{"one\ntwo", []shape{{notes.Paragraph, 1, 0}}},
+		{"- a\n- b\n* c", []shape{{notes.Bullets, 3, 0}}},
+		{"1. a\n2. b", []shape{{notes.Numbered, 2, 1}}},
+		{"3. a\n4. b", []shape{{notes.Numbered, 2, 3}}},
+		{"Intro\n\n- a\n- b\n\nOutro", []shape{{notes.Paragraph, 1, 0}, {notes.Bullets, 2, 0}, {notes.Paragraph, 1, 0}}},
+		{"-a", []shape{{notes.Paragraph, 1, 0}}},
+	} {
+		bs := notes.Parse(c.notes)
+		var got []shape
+		for _, b := range bs {
+			s := shape{b.Kind, len(b.Items), 0}
+			if b.Kind == notes.Numbered {
+				s.start = b.Start
+			}
+			got = append(got, s)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("Parse(%q) = %v, want %v", c.notes, got, c.want)
+		}
+	}
+	// Hostile notes of the largest size cost about what plain notes cost
+	// (a ratio measured side by side, not a time).
+	plain := strings.Repeat("plain text ", 931)[:10240]
+	cost := func(s string) time.Duration {
+		best := time.Duration(1 << 62)
+		for i := 0; i < 5; i++ {
+			start := time.Now()
+			notes.Parse(s)
+			if d := time.Since(start); d < best {
+				best = d
+			}
+		}
+		return best
+	}
+	base := cost(plain)
+	for name, s := range map[string]string{
+		"[[[[…":     strings.Repeat("[", 10240),
+		"[](((((…":  "[]" + strings.Repeat("(", 10238),
+		"[a](…":     strings.Repeat("[a](", 2560),
+		"]]]](((…":  strings.Repeat("]", 5120) + strings.Repeat("(", 5120),
+		"- - - - …": strings.Repeat("- ", 5120),
+		"newlines":  strings.Repeat("\n", 10240),
+		"[x](http…": strings.Repeat("[x](https://a.example/", 465),
+	} {
+		if c := cost(s); c > 50*base+5*time.Millisecond {
+			t.Errorf("parsing 10 KiB of %s costs %v, plain text %v", name, c, base)
+		}
 	}
 }
