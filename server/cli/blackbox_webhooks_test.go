@@ -286,7 +286,7 @@ func TestBB20Webhooks(t *testing.T) {
 		t.Errorf("webhooks list has %d, want 2: %s", len(list.Data), b)
 	}
 
-	b1 := bb20Publish(t, e, e.keyExt, "1.0.0", "Notes <b>one</b>")
+	b1 := bb20Publish(t, e, e.keyExt, "1.0.0", "Notes <b>one</b> & 🙂 é\n- \"two\"")
 	b2 := bb20Publish(t, e, e.keyExt, "1.1.0", "")
 	resp, b = e.rollback(t, e.admin, e.ext, b1.Number, nil)
 	if resp.StatusCode != 201 {
@@ -335,7 +335,15 @@ func TestBB20Webhooks(t *testing.T) {
 			}
 		}
 		if len(got) >= 3 {
-			if p := got[0].Parsed.Bundle; p != nil && (p.ReleaseNotes != "Notes <b>one</b>" || p.SHA256 != b1.SHA256 || p.Version != b1.Version) {
+			if p := got[2].Parsed.Bundle; p != nil && p.ReleaseNotes != b1.ReleaseNotes {
+				t.Errorf("the rollback event's notes %q, want bundle #%d's %q", p.ReleaseNotes, b1.Number, b1.ReleaseNotes)
+			}
+			for i, h := range got {
+				if _, err := time.Parse(time.RFC3339, h.Parsed.CreatedAt); err != nil {
+					t.Errorf("event %d: createdAt %q is not RFC 3339", i, h.Parsed.CreatedAt)
+				}
+			}
+			if p := got[0].Parsed.Bundle; p != nil && (p.ReleaseNotes != b1.ReleaseNotes || p.SHA256 != b1.SHA256 || p.Version != b1.Version) {
 				t.Errorf("the first event's bundle: %+v, want #%d's notes, sha256 and version", *p, b1.Number)
 			}
 			if p := got[2].Parsed.Bundle; p != nil && (p.RollbackOf != b1.Number || p.Version != rb.Version || p.SHA256 != b1.SHA256 || p.VersionName != "1.0.0") {
@@ -488,6 +496,9 @@ func TestBB20Webhooks(t *testing.T) {
 	} else {
 		bb20ProblemOf(t, "a webhook with a secret of its own", resp, b, []int{400}, "")
 	}
+	// A 10 MB body is refused, not read whole into a 5xx.
+	resp, b = e.do(t, e.admin, "POST", hookPath, `{"url":"https://example.com/`+strings.Repeat("a", 10<<20)+`"}`, nil)
+	bb20ProblemOf(t, "a 10 MB webhook body", resp, b, []int{400, 413}, "")
 	for _, body := range []string{`{"url": 5}`, `not json`, `{}`, `{"url":"https://example.com/a"} {"x":1}`} {
 		resp, b := e.do(t, e.admin, "POST", hookPath, body, nil)
 		bb20ProblemOf(t, "webhook body "+body, resp, b, []int{400}, "")
