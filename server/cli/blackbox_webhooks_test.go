@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -1340,5 +1341,31 @@ func bb20HostileBytes(t *testing.T) {
 	}
 	if tot["other"] < 2 {
 		t.Errorf("hostile versions counted: %v; want them as other", tot)
+	}
+}
+
+// The defaults the contract names, and serve's flags for them.
+func TestBB20ConfigDefaultsAndFlags(t *testing.T) {
+	c := cli.DefaultConfig()
+	v := reflect.ValueOf(c)
+	for field, want := range map[string]any{
+		"WebhookRetryMin":     10 * time.Second,
+		"WebhookAllowPrivate": false,
+		"AdoptionFlush":       time.Minute,
+	} {
+		f := v.FieldByName(field)
+		if !f.IsValid() {
+			t.Errorf("cli.Config has no %s", field)
+			continue
+		}
+		if got := f.Interface(); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("DefaultConfig().%s = %v, want %v", field, got, want)
+		}
+	}
+	_, out, errOut := run(t, "serve", "-h")
+	for _, flag := range []string{"-webhook-retry-min", "-webhooks-allow-private"} {
+		if !strings.Contains(out+errOut, flag) {
+			t.Errorf("betaport serve -h does not list -%s", flag)
+		}
 	}
 }
