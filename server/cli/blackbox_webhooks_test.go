@@ -382,7 +382,18 @@ func TestBB20Webhooks(t *testing.T) {
 
 	// The deliveries of w1: newest first, each delivered once, with the
 	// ids the receiver saw.
-	ds := e.deliveries(t, e.ext, w1.ID, 100)
+	// The receiver has the ping before the service has written down its
+	// answer: wait for that, as a person refreshing the list would.
+	var ds []bb20Delivery
+	bb20Eventually(t, "w1's deliveries are all answered", func() bool {
+		ds = e.deliveries(t, e.ext, w1.ID, 100)
+		for _, d := range ds {
+			if d.State == "pending" {
+				return false
+			}
+		}
+		return true
+	})
 	if len(ds) != 4 {
 		t.Fatalf("w1 has %d deliveries, want 4: %+v", len(ds), ds)
 	}
