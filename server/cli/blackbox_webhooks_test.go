@@ -207,6 +207,23 @@ func (e *bb20Env) deliveries(t *testing.T, ext, hook string, limit int) []bb20De
 	return nil
 }
 
+// settled waits until none of a webhook's deliveries is pending: a
+// receiver has an event before the service writes down its answer.
+func (e *bb20Env) settled(t *testing.T, ext, hook string) []bb20Delivery {
+	t.Helper()
+	var ds []bb20Delivery
+	bb20Eventually(t, "the deliveries' answers recorded", func() bool {
+		ds = e.deliveries(t, ext, hook, 100)
+		for _, d := range ds {
+			if d.State == "pending" {
+				return false
+			}
+		}
+		return true
+	})
+	return ds
+}
+
 // bb20VerifySignature checks Betaport-Signature: t=<unix>,v1=<hex HMAC>.
 func bb20VerifySignature(t *testing.T, h bb20Hook, secret string) {
 	t.Helper()
@@ -572,7 +589,13 @@ func TestBB20WebhookReceiverFailsThenRecovers(t *testing.T) {
 	}
 	// Three failed attempts (all of the first event: the others wait).
 	bb20Eventually(t, "three failed attempts", func() bool { return len(r.all()) >= 3 })
-	ds := e.deliveries(t, e.ext, w.ID, 100)
+	// The service writes an answer down after the receiver sent it: wait
+	// for the third failure's record.
+	var ds []bb20Delivery
+	bb20Eventually(t, "three failed attempts recorded", func() bool {
+		ds = e.deliveries(t, e.ext, w.ID, 100)
+		return len(ds) > 0 && ds[len(ds)-1].Attempts >= 3 && ds[len(ds)-1].LastStatus != 0
+	})
 	if len(ds) != 3 {
 		t.Fatalf("%d deliveries while failing, want 3: %+v", len(ds), ds)
 	}
@@ -642,7 +665,7 @@ func TestBB20WebhookReceiverFailsThenRecovers(t *testing.T) {
 			t.Errorf("attempt %d of the first event came %v after the one before; backoff says at least %v", i+1, gap, want)
 		}
 	}
-	ds = e.deliveries(t, e.ext, w.ID, 100)
+	ds = e.settled(t, e.ext, w.ID)
 	failures := len(firstAttempts) - 1
 	for i, d := range ds {
 		wantAttempts := 1
@@ -868,7 +891,7 @@ func bb20Replicas(t *testing.T) {
 	for _, h := range r.all() {
 		perEvent[h.Parsed.ID]++
 	}
-	for _, d := range a.deliveries(t, ext, w.ID, 100) {
+	for _, d := range a.settled(t, ext, w.ID) {
 		if d.State != "delivered" || d.Attempts != perEvent[d.EventID] {
 			t.Errorf("delivery of event %s: %s after %d attempts by the list; the receiver got %d requests", d.EventID, d.State, d.Attempts, perEvent[d.EventID])
 		}
@@ -1209,7 +1232,7 @@ func TestBB20WebhookOutboxSurvivesRestart(t *testing.T) {
 		}
 		bb20VerifySignature(t, got[i], w.Secret)
 	}
-	for _, d := range e.deliveries(t, e.ext, w.ID, 10) {
+	for _, d := range e.settled(t, e.ext, w.ID) {
 		if d.State != "delivered" {
 			t.Errorf("after the restart: %+v", d)
 		}
@@ -1308,6 +1331,7 @@ func bb20HostileBytes(t *testing.T) {
 		if len(got) != 2 {
 			continue
 		}
+		e.settled(t, e.ext, h.w.ID)
 		resp, b := e.do(t, e.admin, "GET", "/api/extensions/"+e.ext+"/webhooks/"+h.w.ID+"/deliveries", "", nil)
 		if resp.StatusCode != 200 {
 			t.Errorf("deliveries of a receiver answering %s = %d %s", h.name, resp.StatusCode, b)
