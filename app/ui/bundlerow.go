@@ -186,7 +186,7 @@ func (r *bundleRow) askRollback(ctx app.Context, e app.Event) {
 		return
 	}
 	r.asking = true
-	focusFirst(rowCtx(r.ctx, ctx), r.selector("confirm-rollback"))
+	focusFirst(ctx, r.selector("confirm-rollback"))
 }
 
 func (r *bundleRow) cancelRollback(ctx app.Context, e app.Event) {

@@ -215,7 +215,7 @@ func (r *keyRow) Render() app.UI {
 
 func (r *keyRow) ask(ctx app.Context, e app.Event) {
 	r.asking = true
-	focusFirst(rowCtx(r.ctx, ctx), `[data-key="`+itoa(int(r.Key.ID))+`"] .confirm-revoke`)
+	focusFirst(ctx, `[data-key="`+itoa(int(r.Key.ID))+`"] .confirm-revoke`)
 }
 
 func (r *keyRow) cancel(ctx app.Context, e app.Event) {

@@ -79,7 +79,7 @@ func (r *testerRow) selector(class string) string {
 
 func (r *testerRow) ask(ctx app.Context, e app.Event) {
 	r.asking = true
-	focusFirst(rowCtx(r.ctx, ctx), r.selector("confirm-revoke"))
+	focusFirst(ctx, r.selector("confirm-revoke"))
 }
 
 func (r *testerRow) cancel(ctx app.Context, e app.Event) {
