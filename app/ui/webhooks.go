@@ -117,7 +117,8 @@ func (s *webhooksSection) Render() app.UI {
 		app.Form().ID("webhook-form").Class("invite").OnSubmit(s.create).Body(
 			app.Label().For("webhook-url").Text("URL"),
 			typedValue(app.Input().ID("webhook-url").Type("url").Required(true).MaxLength(betaport.MaxWebhookURL).
-				Placeholder("https://ci.example.com/betaport").Attr("autocomplete", "off").Attr("spellcheck", "false"), s.url).
+				Placeholder("https://ci.example.com/betaport").Attr("autocomplete", "off").Attr("spellcheck", "false").
+				Aria("invalid", s.createErr != nil).Aria("describedby", map[bool]string{true: "webhook-error"}[s.createErr != nil]), s.url).
 				OnInput(ctx2str(&s.url)),
 			button().ID("add-webhook").Type("submit").Class("primary").Aria("disabled", s.busy).
 				Text(map[bool]string{true: "Adding…", false: "Add webhook"}[s.busy]),
@@ -295,7 +296,7 @@ func (r *webhookRow) Render() app.UI {
 			app.THead().Body(app.Tr().Body(
 				app.Th().Scope("col").Text("Event"), app.Th().Scope("col").Text("State"),
 				app.Th().Scope("col").Text("Attempts"), app.Th().Scope("col").Text("Status"),
-				app.Th().Scope("col").Text("When"),
+				app.Th().Scope("col").Text("When"), app.Th().Scope("col").Text("Answer"),
 			)),
 			app.TBody().Body(app.Range(r.deliveries).Slice(func(i int) app.UI { return deliveryRow(r.deliveries[i]) })),
 		)
@@ -328,13 +329,30 @@ func deliveryRow(d betaport.WebhookDelivery) app.UI {
 		when += ", next attempt " + d.NextAttemptAt.Local().Format(time.TimeOnly)
 	}
 	state := app.Span().Class("badge badge-" + d.State).Text(d.State)
-	return app.Tr().Class("delivery").DataSet("delivery", d.ID).DataSet("state", d.State).Title(d.LastError).Body(
+	return app.Tr().Class("delivery").DataSet("delivery", d.ID).DataSet("state", d.State).Body(
 		app.Td().Text(d.Type),
 		app.Td().Body(state),
 		app.Td().Text(strconv.Itoa(d.Attempts)),
 		app.Td().Class("delivery-status").Text(status),
 		app.Td().Text(when),
+		app.Td().Class("delivery-answer").Body(deliveryAnswer(d)),
 	)
+}
+
+// deliveryAnswer is what the receiver said (the start of its last
+// answer's body) or why the last attempt failed, as text anyone can read.
+func deliveryAnswer(d betaport.WebhookDelivery) app.UI {
+	var parts []app.UI
+	if d.LastError != "" {
+		parts = append(parts, app.Span().Class("delivery-error").Text(d.LastError))
+	}
+	if d.Response != "" {
+		parts = append(parts, app.Code().Class("delivery-response").Text(d.Response))
+	}
+	if len(parts) == 0 {
+		return app.Text("—")
+	}
+	return app.Div().Body(parts...)
 }
 
 func (r *webhookRow) test(ctx app.Context, e app.Event) {
