@@ -452,3 +452,440 @@ func TestBB20WebhookDoubleAdd(t *testing.T) {
 		t.Errorf("the page lists %d webhooks, the API %d", n, len(list.Data))
 	}
 }
+
+// ---------------------------------------------------------------- adoption
+
+// bb20Check sends one update check to updateURL as Chromium's updater does
+// (a plain GET, no cookie), reporting version v ("" reports none).
+func bb20Check(t *testing.T, updateURL, chromeID, v string) {
+	t.Helper()
+	x := "id%3D" + chromeID
+	if v != "" {
+		x += "%26v%3D" + v
+	}
+	resp, err := http.Get(updateURL + "?x=" + x + "%26uc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("update check from %q: %d", v, resp.StatusCode)
+	}
+}
+
+// bb20Adoption is the extension page's Adoption section, read.
+type bb20Adoption struct {
+	Found   bool       `json:"found"`
+	Text    string     `json:"text"`
+	SVG     bool       `json:"svg"`
+	SVGText string     `json:"svgText"`
+	Rows    [][]string `json:"rows"`
+}
+
+// bb20ReadAdoption reads the section under the heading "Adoption": all its
+// text, its chart's text, and the rows of its table.
+func bb20ReadAdoption(t *testing.T, ctx context.Context) bb20Adoption {
+	t.Helper()
+	return evalJS[bb20Adoption](t, ctx, `(() => {
+		const h = [...document.querySelectorAll("main h2, main h3")].find(h => h.textContent.trim().startsWith("Adoption"));
+		if (!h) return {found: false, text: "", svg: false, svgText: "", rows: []};
+		const sec = h.closest("section") || h.parentElement;
+		const svg = sec.querySelector("svg");
+		const rows = [...sec.querySelectorAll("table tr, [role=table] [role=row]")].map(r => [...r.querySelectorAll("th, td, [role=cell], [role=columnheader], [role=rowheader]")].map(c => c.textContent.trim()));
+		return {found: true, text: sec.innerText, svg: !!svg, svgText: svg ? [...svg.querySelectorAll("text, title, desc")].map(e => e.textContent).join("|") : "", rows};
+	})()`)
+}
+
+// TestBB20AdoptionChart: with no update checks the extension page says so
+// under "Adoption"; after checks from several versions, sent over HTTP to
+// the update URL, it shows a chart labelled by version, "N% on the current
+// build" with N the share of the current version, and a table of the same
+// numbers.
+func TestBB20AdoptionChart(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[0]
+	api := bb20AdminAPI(t, m, d)
+	ctx := adminTab(t, m, d)
+	page := fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID)
+
+	// No checks yet: an empty state, no percentage made up from nothing.
+	openApp(t, ctx, page)
+	bb20Wait(t, ctx, `[...document.querySelectorAll("main h2, main h3")].some(h => h.textContent.trim().startsWith("Adoption"))`, `the extension page has no "Adoption" heading`)
+	bb20Wait(t, ctx, `(() => { const h = [...document.querySelectorAll("main h2, main h3")].find(h => h.textContent.trim().startsWith("Adoption"));
+		const s = h.closest("section") || h.parentElement; return !/loading/i.test(s.innerText) && s.innerText.trim() !== h.innerText.trim(); })()`, "the Adoption section never finished loading")
+	empty := bb20ReadAdoption(t, ctx)
+	if strings.Contains(empty.Text, "% on the current build") || strings.Contains(empty.Text, "NaN") {
+		t.Errorf("with no update checks the Adoption section reads %q, want an empty state", empty.Text)
+	}
+	if !strings.Contains(strings.ToLower(empty.Text), "no ") {
+		t.Errorf("with no update checks the Adoption section reads %q: no empty state", empty.Text)
+	}
+
+	// Checks: three from the current version, one from the one before,
+	// one from a version never served ("other"), one with no version (not
+	// counted).
+	var upd struct {
+		ChromeID  string `json:"chromeId"`
+		UpdateURL string `json:"updateUrl"`
+	}
+	api.get(fmt.Sprintf("/api/extensions/%d/updates", ext.ID), &upd)
+	if upd.UpdateURL == "" || upd.ChromeID == "" {
+		t.Fatalf("GET updates answered %+v", upd)
+	}
+	bs := api.bundles(ext.ID)
+	if len(bs) < 2 || !bs[0].Current {
+		t.Fatalf("the bundles list is %+v, want the current on top of others", bs)
+	}
+	cur, prev := bs[0].Version, bs[1].Version
+	for _, v := range []string{cur, cur, cur, prev, "0.0.0.7", ""} {
+		bb20Check(t, upd.UpdateURL, upd.ChromeID, v)
+	}
+	// What the API counted is what the page must show.
+	var ad struct {
+		Data []struct {
+			Hour    string `json:"hour"`
+			Version string `json:"version"`
+			Checks  int    `json:"checks"`
+		} `json:"data"`
+	}
+	api.get(fmt.Sprintf("/api/extensions/%d/adoption?days=7", ext.ID), &ad)
+	byVersion := map[string]int{}
+	total := 0
+	for _, r := range ad.Data {
+		byVersion[r.Version] += r.Checks
+		total += r.Checks
+	}
+	t.Logf("the API counted %v", byVersion)
+	if byVersion[cur] != 3 || byVersion[prev] != 1 || byVersion["other"] != 1 || total != 5 {
+		t.Errorf("the API counted %v, want %s:3 %s:1 other:1", byVersion, cur, prev)
+	}
+	want := (100*byVersion[cur] + total/2) / total
+
+	openApp(t, ctx, page)
+	bb20Wait(t, ctx, `(() => { const h = [...document.querySelectorAll("main h2, main h3")].find(h => h.textContent.trim().startsWith("Adoption"));
+		return !!h && (h.closest("section") || h.parentElement).innerText.includes("% on the current build"); })()`, `after update checks the page never said "N% on the current build"`)
+	got := bb20ReadAdoption(t, ctx)
+	if !strings.Contains(got.Text, fmt.Sprintf("%d%% on the current build", want)) {
+		t.Errorf("the Adoption section reads %q, want \"%d%% on the current build\"", got.Text, want)
+	}
+	// The chart: an SVG labelled with each version in text, not colour alone.
+	if !got.SVG {
+		t.Fatalf("the Adoption section has no SVG chart: %q", got.Text)
+	}
+	for _, v := range []string{cur, prev, "other"} {
+		if !strings.Contains(got.SVGText, v) {
+			t.Errorf("the chart's text (%q) does not name version %q: it is told apart by colour alone", got.SVGText, v)
+		}
+	}
+	// The table: a row per (day, version) with the same checks, and the
+	// share; today's row of the current version says 60%.
+	today := time.Now().UTC().Format("2006-01-02")
+	t.Logf("the table: %v", got.Rows)
+	seen := map[string]bool{}
+	for _, r := range got.Rows {
+		line := strings.Join(r, " | ")
+		for v, n := range byVersion {
+			if len(r) >= 3 && slicesContains(r, v) {
+				seen[v] = true
+				if !slicesContains(r, strconv.Itoa(n)) {
+					t.Errorf("the table's row for %s reads %q, want %d checks", v, line, n)
+				}
+				if v == cur && !strings.Contains(line, fmt.Sprintf("%d%%", want)) {
+					t.Errorf("the table's row for the current version reads %q, want a share of %d%%", line, want)
+				}
+				if !strings.Contains(line, today) && !strings.Contains(line, time.Now().UTC().Format("Jan 2")) && !strings.Contains(line, time.Now().UTC().Format("2 Jan")) {
+					t.Errorf("the table's row for %s reads %q: which day?", v, line)
+				}
+			}
+		}
+	}
+	for v := range byVersion {
+		if !seen[v] {
+			t.Errorf("the table has no row for version %q: %v", v, got.Rows)
+		}
+	}
+	checkAccessible(t, ctx, "extension page with adoption")
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// ---------------------------------------------------------------- release notes
+
+// bb20NotesBox is the upload panel's notes box.
+const bb20NotesBox = `document.querySelector("#upload-panel textarea")`
+
+// bb20Zip is a small extension zip of version v.
+func bb20Zip(t *testing.T, v string) pageFile {
+	return pageFile{Name: "tab-tamer-" + v + ".zip", Type: "application/zip", Data: extensionZip(t, map[string]string{
+		"manifest.json": fmt.Sprintf(`{"manifest_version": 3, "name": "Tab Tamer", "version": %q}`, v),
+		"background.js": "console.log(" + strconv.Quote(v) + ")\n",
+	})}
+}
+
+// TestBB20NotesPublishedAndShownToTesters: an admin types notes with a
+// list, a link and an HTML tag into the upload panel and drops a zip; a
+// tester opening their invite link sees the notes on the builds page, the
+// list as a list, the link opening a new tab without the opener, the tag
+// as text; no script runs. The row's notes open and close from the
+// keyboard with aria-expanded following.
+func TestBB20NotesPublishedAndShownToTesters(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[0]
+	api := bb20AdminAPI(t, m, d)
+	ctx := adminTab(t, m, d)
+	dialogs := bb20WatchDialogs(t, ctx)
+	openUploadPanel(t, ctx, m.URL(), ext.ID)
+	bb20Wait(t, ctx, bb20NotesBox+` !== null`, "the upload panel has no notes box")
+	if lbl := evalJS[string](t, ctx, `(() => { const b = `+bb20NotesBox+`; return (b.labels && b.labels[0] ? b.labels[0].textContent : "") + (b.getAttribute("aria-label") || ""); })()`); strings.TrimSpace(lbl) == "" {
+		t.Errorf("the notes box has no label")
+	}
+
+	notes := "Faster tabs.\n\n- one\n- two with [the site](https://example.com/x)\n\n<img src=x onerror=alert(1)>"
+	bb20Click(t, ctx, "the notes box", bb20NotesBox)
+	do(t, ctx, chromedp.KeyEvent(notes))
+	if got := evalJS[string](t, ctx, bb20NotesBox+`.value`); got != notes {
+		t.Fatalf("the notes box holds %q after typing, want %q", got, notes)
+	}
+	dropFiles(t, ctx, bb20Zip(t, "9.2.0"))
+	bb20Wait(t, ctx, `document.querySelector("#upload-result") !== null`, "the dropped zip was never published")
+	bs := api.bundles(ext.ID)
+	if bs[0].Version != "9.2.0" || bs[0].ReleaseNotes != notes {
+		t.Fatalf("the published bundle is %+v, want 9.2.0 with the notes typed", bs[0])
+	}
+	n := bs[0].Number
+
+	// The admin's bundles list shows them on the new bundle's row.
+	adminRow := fmt.Sprintf(`document.querySelector('#bundle-rows [data-bundle="%d"]')`, n)
+	bb20Wait(t, ctx, adminRow+` !== null`, "the new bundle never showed in the admin's list")
+	bb20Wait(t, ctx, `(() => { const r = `+adminRow+`; return r.textContent.includes("Faster tabs") || !!r.querySelector("[aria-expanded]"); })()`,
+		"the admin's bundles list shows nothing of the notes on the new bundle")
+	// After the panel, no script ran in the admin's page either.
+	if s := dialogs.seen(); len(s) > 0 {
+		t.Fatalf("the admin's page opened dialogs: %v", s)
+	}
+
+	// The tester.
+	tester := bbkPrivateTab(t)
+	tdialogs := bb20WatchDialogs(t, tester)
+	openApp(t, tester, m.URL()+d.TesterLink)
+	bb20Wait(t, tester, fmt.Sprintf(`[...document.querySelectorAll("#builds [data-build]")].some(r => r.textContent.includes("#%d"))`, n), "the tester's builds never showed the new bundle")
+	// The current build's notes show on the page, as Markdown made safe.
+	bb20Wait(t, tester, `[...document.querySelectorAll("main ul li")].some(li => li.textContent.trim() === "one")`,
+		"the tester's builds page never showed the current build's notes as a list")
+	type link struct {
+		Href, Rel, Target, Text string
+	}
+	links := evalJS[[]link](t, tester, `[...document.querySelectorAll("main a")].filter(a => a.textContent.trim() === "the site").map(a => ({Href: a.href, Rel: a.rel, Target: a.target, Text: a.textContent}))`)
+	if len(links) == 0 {
+		t.Fatalf("the notes' link is not a link: %q", evalJS[string](t, tester, `document.querySelector("main").innerText`))
+	}
+	for _, l := range links {
+		if l.Href != "https://example.com/x" || !strings.Contains(l.Rel, "noopener") || l.Target != "_blank" {
+			t.Errorf("the notes' link is %+v, want https://example.com/x, rel noopener, target _blank", l)
+		}
+	}
+	if !evalJS[bool](t, tester, `document.querySelector("main").innerText.includes("<img src=x onerror=alert(1)>")`) {
+		t.Errorf("the HTML in the notes is not shown as text: %q", evalJS[string](t, tester, `document.querySelector("main").innerText`))
+	}
+	if evalJS[bool](t, tester, `[...document.querySelectorAll("img")].some(i => i.getAttribute("src") === "x") || !!document.querySelector("[onerror]")`) {
+		t.Errorf("the notes' HTML became an element")
+	}
+	bbFrames(t, tester)
+
+	// Each row's notes: Tab to the row's toggle, Enter opens, Space closes.
+	openApp(t, tester, m.URL()+"/builds")
+	bb20Wait(t, tester, fmt.Sprintf(`!!document.querySelector('#builds [data-build] [aria-expanded]') && [...document.querySelectorAll("#builds [data-build]")].some(r => r.textContent.includes("#%d"))`, n),
+		"no row of the builds list has a toggle (aria-expanded) for its notes")
+	var onToggle bool
+	for i := 0; i < 60 && !onToggle; i++ {
+		bbPress(t, tester, kb.Tab)
+		onToggle = evalJS[bool](t, tester, fmt.Sprintf(`(() => { const e = document.activeElement; const r = e.closest("[data-build]");
+			return e.hasAttribute("aria-expanded") && !!r && r.textContent.includes("#%d"); })()`, n))
+	}
+	if !onToggle {
+		t.Fatalf("Tab never reached the notes toggle of bundle #%d's row (focus on %v)", n, focused(t, tester))
+	}
+	expanded := func() string { return evalJS[string](t, tester, `document.activeElement.getAttribute("aria-expanded")`) }
+	notesShown := `(() => { const e = document.activeElement; const id = e.getAttribute("aria-controls");
+		const p = id ? document.getElementById(id) : e.closest("[data-build]").parentElement;
+		return !!p && p.checkVisibility() && p.innerText.includes("Faster tabs"); })()`
+	if expanded() != "false" {
+		t.Errorf("the toggle starts with aria-expanded=%q, want false", expanded())
+	}
+	bbPress(t, tester, kb.Enter)
+	bb20Wait(t, tester, `document.activeElement.getAttribute("aria-expanded") === "true"`, "Enter on the toggle did not open the notes (aria-expanded)")
+	bb20Wait(t, tester, notesShown, "with aria-expanded=true the row's notes do not show")
+	bbPress(t, tester, " ")
+	bb20Wait(t, tester, `document.activeElement.getAttribute("aria-expanded") === "false"`, "Space on the toggle did not close the notes (aria-expanded), or the toggle lost focus")
+	if evalJS[bool](t, tester, `(() => { const e = document.activeElement; const id = e.getAttribute("aria-controls"); const p = id && document.getElementById(id); return !!p && p.checkVisibility(); })()`) {
+		t.Errorf("with aria-expanded=false the row's notes still show")
+	}
+	bbPress(t, tester, " ")
+	bb20Wait(t, tester, `document.activeElement.getAttribute("aria-expanded") === "true"`, "Space on the toggle did not open the notes again")
+	if s := tdialogs.seen(); len(s) > 0 {
+		t.Fatalf("the tester's page opened dialogs: %v", s)
+	}
+	checkAccessible(t, tester, "builds with a row's notes open")
+}
+
+// TestBB20NotesTooLong: notes over 10 KiB (in UTF-8 bytes: 6,000 "é" are
+// 12,000 bytes) pasted into the panel are refused before anything is
+// uploaded, saying why; cut back under the limit, the same drop publishes
+// them.
+func TestBB20NotesTooLong(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[0]
+	api := bb20AdminAPI(t, m, d)
+	ctx := adminTab(t, m, d)
+	openUploadPanel(t, ctx, m.URL(), ext.ID)
+	bb20Wait(t, ctx, bb20NotesBox+` !== null`, "the upload panel has no notes box")
+	before := api.bundles(ext.ID)[0].Number
+	tr := trackRequests(t, ctx, "/api/submit/")
+
+	bb20Click(t, ctx, "the notes box", bb20NotesBox)
+	bb20Insert(t, ctx, strings.Repeat("é", 6000))
+	if got := evalJS[int](t, ctx, bb20NotesBox+`.value.length`); got != 6000 {
+		// A maxlength counts UTF-16 units: it would let 6,000 é through.
+		t.Logf("the box took %d of the 6,000 characters pasted", got)
+	}
+	dropFiles(t, ctx, bb20Zip(t, "9.3.0"))
+	bb20Wait(t, ctx, `/10\s?KiB|10,?240|too long|bytes/i.test(document.querySelector("#upload-panel").innerText)`,
+		"notes of 12,000 bytes: the panel never said they are too long")
+	bbFrames(t, ctx)
+	time.Sleep(500 * time.Millisecond)
+	if s, _ := tr.counts(); s != 0 {
+		t.Errorf("notes over 10 KiB: the panel still made %d submit calls: %v", s, tr.since(0))
+	}
+	if n := api.bundles(ext.ID)[0].Number; n != before {
+		t.Fatalf("notes over 10 KiB published bundle #%d", n)
+	}
+	said := evalJS[string](t, ctx, `document.querySelector("#upload-panel").innerText`)
+	t.Logf("the panel says: %q", said)
+
+	// Cut back to 5,000 é (10,000 bytes): the same zip goes.
+	bb20Click(t, ctx, "the notes box", bb20NotesBox)
+	bb20SelectAll(t, ctx)
+	short := strings.Repeat("é", 5000)
+	bb20Insert(t, ctx, short)
+	dropFiles(t, ctx, bb20Zip(t, "9.3.0"))
+	bb20Wait(t, ctx, `document.querySelector("#upload-result") !== null`, "notes under the limit: the zip was never published")
+	b := api.bundles(ext.ID)[0]
+	if b.Number == before || b.ReleaseNotes != short {
+		t.Fatalf("after cutting the notes back the top bundle is #%d with %d bytes of notes, want a new one with the 10,000 bytes", b.Number, len(b.ReleaseNotes))
+	}
+}
+
+// ---------------------------------------------------------------- rollback
+
+// bb20RollbackButton finds the button "Roll back to #n".
+func bb20RollbackButton(n int) string {
+	return fmt.Sprintf(`[...document.querySelectorAll("main button")].find(b => b.checkVisibility() && b.textContent.trim() === "Roll back to #%d")`, n)
+}
+
+// bb20ConfirmButton finds the visible button that confirms a rollback: the
+// one in the question that opened, whose words say roll back, not the
+// button that asked.
+const bb20ConfirmButton = `[...document.querySelectorAll("main button")].find(b => b.checkVisibility() && /roll/i.test(b.textContent) && !/^Roll back to #\d+$/.test(b.textContent.trim()))`
+
+// bb20CancelButton finds the visible Cancel (or Keep) of that question.
+const bb20CancelButton = `[...document.querySelectorAll("main button")].find(b => b.checkVisibility() && /^(cancel|keep|no)/i.test(b.textContent.trim()))`
+
+// TestBB20Rollback: an admin presses "Roll back to #A" and cancels:
+// nothing changes. Pressed again and confirmed: the list's top row says
+// "rollback of #A", the header and the current badge move to it, in this
+// tab and in a second one open on the page, without a reload. A double
+// click on the confirmation of another rollback publishes one bundle.
+func TestBB20Rollback(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[0]
+	api := bb20AdminAPI(t, m, d)
+	key := setKey(t, m.Store, ext.ID)
+	a := bb20Submit(t, m.URL(), ext.ID, key, "9.0.0", "notes of A")
+	b := bb20Submit(t, m.URL(), ext.ID, key, "9.1.0", "")
+	ctx := adminTab(t, m, d)
+	dialogs := bb20WatchDialogs(t, ctx)
+	other := newTab(t)
+	page := fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID)
+	openApp(t, ctx, page)
+	openApp(t, other, page)
+	for _, c := range []context.Context{ctx, other} {
+		bb20Wait(t, c, fmt.Sprintf(`!!document.querySelector('#bundle-rows [data-bundle="%d"]')`, a.Number), "the bundles list never showed")
+	}
+	if evalJS[bool](t, ctx, fmt.Sprintf(`!!document.querySelector('#bundle-rows [data-bundle="%d"]') && [...document.querySelector('#bundle-rows [data-bundle="%d"]').querySelectorAll("button")].some(b => /roll back/i.test(b.textContent))`, b.Number, b.Number)) {
+		t.Errorf("the current bundle's row offers to roll back to itself")
+	}
+	bb20Wait(t, ctx, bb20RollbackButton(a.Number)+` !== undefined`, fmt.Sprintf(`no "Roll back to #%d" button`, a.Number))
+
+	// Press, then cancel: nothing changes.
+	bb20Click(t, ctx, "Roll back to #A", bb20RollbackButton(a.Number))
+	bb20Wait(t, ctx, bb20CancelButton+` !== undefined && `+bb20ConfirmButton+` !== undefined`, "pressing Roll back asked nothing (no confirm and cancel)")
+	if n := len(api.bundles(ext.ID)); api.bundles(ext.ID)[0].Number != b.Number {
+		t.Fatalf("pressing Roll back, before confirming, published (%d bundles)", n)
+	}
+	bb20Click(t, ctx, "Cancel", bb20CancelButton)
+	bb20Wait(t, ctx, bb20ConfirmButton+` === undefined`, "Cancel left the question open")
+	if top := api.bundles(ext.ID)[0]; top.Number != b.Number {
+		t.Fatalf("Cancel rolled back: the top bundle is %+v", top)
+	}
+	if got := text(t, ctx, "#current-bundle"); got != fmt.Sprintf("#%d", b.Number) {
+		t.Errorf("after Cancel the header says %q", got)
+	}
+
+	// Press again and confirm.
+	bb20Click(t, ctx, "Roll back to #A", bb20RollbackButton(a.Number))
+	bb20Click(t, ctx, "the confirmation", bb20ConfirmButton)
+	want := b.Number + 1
+	for i, c := range []context.Context{ctx, other} {
+		bb20Wait(t, c, fmt.Sprintf(`document.querySelector("#bundle-rows [data-bundle]")?.dataset.bundle === "%d"`, want),
+			fmt.Sprintf("tab %d: the rollback's bundle #%d never came on top of the list", i+1, want))
+		top := evalJS[string](t, c, `document.querySelector("#bundle-rows [data-bundle]").innerText`)
+		if !strings.Contains(top, fmt.Sprintf("rollback of #%d", a.Number)) {
+			t.Errorf("tab %d: the top row reads %q, want \"rollback of #%d\"", i+1, top, a.Number)
+		}
+		if !strings.Contains(top, "9.0.0") {
+			t.Errorf("tab %d: the rollback's row reads %q, want the version it serves again, 9.0.0", i+1, top)
+		}
+		bb20Wait(t, c, fmt.Sprintf(`document.querySelector("#current-bundle").textContent.trim() === "#%d"`, want), fmt.Sprintf("tab %d: the header never moved to #%d", i+1, want))
+		cur := evalJS[[]string](t, c, `[...document.querySelectorAll("#bundle-rows [data-bundle]")].filter(r => [...r.querySelectorAll(".badge")].some(b => b.textContent.includes("current"))).map(r => r.dataset.bundle)`)
+		if len(cur) != 1 || cur[0] != strconv.Itoa(want) {
+			t.Errorf("tab %d: rows marked current: %v, want only #%d", i+1, cur, want)
+		}
+	}
+	bs := api.bundles(ext.ID)
+	if bs[0].Number != want || bs[0].RollbackOf != a.Number || !bs[0].Current || bs[0].SHA256 != a.SHA256 || bs[0].ReleaseNotes != a.ReleaseNotes {
+		t.Fatalf("the API's top bundle is %+v, want #%d, a rollback of #%d with its zip and notes", bs[0], want, a.Number)
+	}
+
+	// A double click on the confirmation of "Roll back to #B" publishes one.
+	bb20Wait(t, ctx, bb20RollbackButton(b.Number)+` !== undefined`, fmt.Sprintf(`no "Roll back to #%d" button after the first rollback`, b.Number))
+	bb20Click(t, ctx, "Roll back to #B", bb20RollbackButton(b.Number))
+	bb20Wait(t, ctx, bb20ConfirmButton+` !== undefined`, "the second rollback asked nothing")
+	at := evalJS[[]float64](t, ctx, `(() => { const r = (`+bb20ConfirmButton+`).getBoundingClientRect(); return [r.x + r.width/2, r.y + r.height/2]; })()`)
+	do(t, ctx,
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, at[0], at[1]),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, at[0], at[1], chromedp.ButtonLeft, chromedp.ClickCount(1)),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, at[0], at[1], chromedp.ButtonLeft, chromedp.ClickCount(1)),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, at[0], at[1], chromedp.ButtonLeft, chromedp.ClickCount(2)),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, at[0], at[1], chromedp.ButtonLeft, chromedp.ClickCount(2)))
+	bb20Wait(t, ctx, fmt.Sprintf(`document.querySelector("#current-bundle").textContent.trim() === "#%d"`, want+1), "the second rollback never became current")
+	time.Sleep(time.Second) // a second publish, if one was sent, lands
+	bs = api.bundles(ext.ID)
+	if bs[0].Number != want+1 || bs[0].RollbackOf != b.Number || bs[1].Number != want {
+		t.Errorf("after a double click on the confirmation the newest bundles are #%d (rollback of %d), #%d: want one rollback, #%d", bs[0].Number, bs[0].RollbackOf, bs[1].Number, want+1)
+	}
+	if n := evalJS[int](t, ctx, fmt.Sprintf(`document.querySelectorAll('#bundle-rows [data-bundle="%d"]').length`, want+1)); n != 1 {
+		t.Errorf("the list shows bundle #%d %d times", want+1, n)
+	}
+	if s := dialogs.seen(); len(s) > 0 {
+		t.Errorf("the rollback used browser dialogs (%v), not the page's own question", s)
+	}
+	checkAccessible(t, ctx, "bundles after a rollback")
+}
