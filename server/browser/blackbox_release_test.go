@@ -713,7 +713,9 @@ func TestBB20NotesPublishedAndShownToTesters(t *testing.T) {
 	if !onToggle {
 		t.Fatalf("Tab never reached the notes toggle of bundle #%d's row (focus on %v)", n, focused(t, tester))
 	}
-	expanded := func() string { return evalJS[string](t, tester, `document.activeElement.getAttribute("aria-expanded")`) }
+	expanded := func() string {
+		return evalJS[string](t, tester, `document.activeElement.getAttribute("aria-expanded")`)
+	}
 	notesShown := `(() => { const e = document.activeElement; const id = e.getAttribute("aria-controls");
 		const p = id ? document.getElementById(id) : e.closest("[data-build]").parentElement;
 		return !!p && p.checkVisibility() && p.innerText.includes("Faster tabs"); })()`
