@@ -44,8 +44,8 @@ func bb20Wait(t *testing.T, ctx context.Context, expr, msg string) {
 func bb20WaitFor(t *testing.T, ctx context.Context, d time.Duration, expr, msg string) {
 	t.Helper()
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(30*time.Millisecond), chromedp.WithPollingTimeout(d))); err != nil {
-		shown, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname + "\n" + (document.querySelector("main")?.innerText ?? document.body.innerText)`))
-		t.Fatalf("%s (waited %v for %s: %v); the page shows:\n%s", msg, d, expr, err, shown)
+		shown, err2 := chromedp.Run(context.WithoutCancel(ctx), chromedp.Evaluate[string](`location.pathname + "\n" + (document.querySelector("main")?.innerText ?? document.body.innerText)`))
+		t.Fatalf("%s (waited %v for %s: %v); the page shows (%v):\n%s", msg, d, expr, err, err2, shown)
 	}
 }
 
@@ -307,6 +307,15 @@ func TestBB20WebhooksSettings(t *testing.T) {
 	if inv := evalJS[string](t, ctx, `(document.querySelector("#webhook-url").getAttribute("aria-invalid") || "") + "|" + (document.querySelector("#webhook-url").getAttribute("aria-describedby") || "")`); !strings.Contains(inv, "true") && !strings.Contains(inv, "webhook-error") {
 		t.Errorf("the URL field is not tied to its error for a screen reader (aria-invalid|aria-describedby = %q)", inv)
 	}
+	// A URL with a password in it: refused, said by the field.
+	_, raw = api.call(http.MethodPost, hooksPath, map[string]string{"url": "https://user:pw@example.com/hook"})
+	json.Unmarshal(raw, &prob)
+	bb20Click(t, ctx, "the URL field", `document.querySelector("#webhook-url")`)
+	bb20SelectAll(t, ctx)
+	do(t, ctx, chromedp.KeyEvent("https://user:pw@example.com/hook"))
+	bbPress(t, ctx, kb.Enter)
+	bb20Wait(t, ctx, fmt.Sprintf(`document.querySelector("#webhook-error").checkVisibility() && document.querySelector("#webhook-error").textContent.includes(%q)`, prob.Detail),
+		"a URL with user:password showed no error, or not the server's")
 	var list struct {
 		Data []struct {
 			ID  json.RawMessage `json:"id"`
