@@ -248,6 +248,17 @@ type TesterStore interface {
 	ResendInvite(ctx context.Context, id int64, inviteHash, actor string) (*Tester, error)
 }
 
+// AdoptionStore keeps hourly counts of update checks by reported version.
+type AdoptionStore interface {
+	// AddAdoption adds counts to the stored ones, in one transaction: a row
+	// per (extension, hour, version), made or added to. Replicas add to
+	// the same rows at once.
+	AddAdoption(ctx context.Context, counts []AdoptionCount) error
+	// FindAdoption returns up to f.Limit counts, newest hour first, then
+	// by version, keyset-paged by f.After.
+	FindAdoption(ctx context.Context, f AdoptionFilter) ([]*AdoptionCount, error)
+}
+
 // UserStore keeps admins.
 type UserStore interface {
 	// CreateUser adds an admin with an already hashed password.
@@ -280,6 +291,7 @@ type Store interface {
 	TesterStore
 	UserStore
 	SessionStore
+	AdoptionStore
 	WebhookStore
 
 	// Ping checks that the store can answer queries (readiness).

@@ -190,6 +190,7 @@ func (p *ExtensionPage) Render() app.UI {
 			app.Div().ID("current-download").Hidden(e.CurrentBundle == 0).Body(downloadLink(*e)),
 			app.P().Body(app.A().ID("classic-link").Href("/extensions/" + strconv.FormatInt(e.ID, 10) + "/pages").Text("Page by page")),
 			app.P().Body(app.A().ID("testers-link").Href("/extensions/" + strconv.FormatInt(e.ID, 10) + "/testers").Text("Testers")),
+			&AdoptionSection{ExtensionID: e.ID, CurrentBundle: e.CurrentBundle},
 			p.renderBundles(),
 		}
 	}

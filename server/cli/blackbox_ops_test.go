@@ -610,6 +610,7 @@ func TestBlackBoxOpsOpenAPI(t *testing.T) {
 		"POST /api/extensions/{}/keys",
 		"DELETE /api/extensions/{}/keys/{}",
 		"GET /api/extensions/{}/audit",
+		"GET /api/extensions/{}/adoption",
 		"GET /api/extensions/{}/bundles",
 		"GET /api/extensions/{}/bundles/{}/download",
 		"GET /api/extensions/{}/bundles/{}/crx",
@@ -623,8 +624,8 @@ func TestBlackBoxOpsOpenAPI(t *testing.T) {
 			t.Errorf("the document lacks %s", want)
 		}
 	}
-	if count != 33 {
-		t.Errorf("the document has %d operations; the README says 33", count)
+	if count != 40 {
+		t.Errorf("the document has %d operations; the README says 40", count)
 	}
 	for _, typ := range []string{"/problems/invalid-key", "/problems/not-found", "/problems/tester-revoked", "/problems/access-ended"} {
 		if !bytes.Contains(b, []byte(typ)) {

@@ -29,6 +29,10 @@ type Config struct {
 	// SigningKeyring seals extensions' CRX signing keys (keyring text);
 	// default: the data dir's signing-keyring file, made on first start.
 	SigningKeyring string
+	// AdoptionFlush is how often the update checks counted in memory are
+	// written to the store (serve only; 0 means DefaultAdoptionFlush); they
+	// are written on close too.
+	AdoptionFlush time.Duration
 	// WebhookRetryMin is the wait after a webhook delivery's first failed
 	// attempt; it doubles each time, up to an hour (serve only).
 	WebhookRetryMin time.Duration
@@ -37,10 +41,14 @@ type Config struct {
 	WebhookAllowPrivate bool
 }
 
+// DefaultAdoptionFlush is how often update-check counts are written: a
+// replica that dies loses at most this long of them.
+const DefaultAdoptionFlush = time.Minute
+
 // DefaultConfig returns the embedded defaults: one machine, SQLite and local
 // files under ./data.
 func DefaultConfig() Config {
-	return Config{Addr: "127.0.0.1:8080", Data: "./data", WebhookRetryMin: 10 * time.Second}
+	return Config{Addr: "127.0.0.1:8080", Data: "./data", AdoptionFlush: DefaultAdoptionFlush, WebhookRetryMin: 10 * time.Second}
 }
 
 // storageFlags registers the flags that choose storage.
@@ -57,6 +65,7 @@ func (c *Config) serveFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Addr, "addr", env("BETAPORT_ADDR", c.Addr), "listen `address` (env BETAPORT_ADDR)")
 	fs.StringVar(&c.BaseURL, "base-url", env("BETAPORT_BASE_URL", c.BaseURL), "public base `URL` (env BETAPORT_BASE_URL; default: http://ADDR)")
 	fs.BoolVar(&c.NoUI, "no-ui", false, "serve the API without the browser app's pages (for a binary built without it)")
+	fs.DurationVar(&c.AdoptionFlush, "adoption-flush", envDuration("BETAPORT_ADOPTION_FLUSH", c.AdoptionFlush), "how often the update checks counted in memory are written to the store, e.g. 30s (env BETAPORT_ADOPTION_FLUSH); they are written when the service stops too")
 	fs.Func("webhook-retry-min", "wait after a webhook delivery's first failed attempt, doubling up to 1h (env BETAPORT_WEBHOOK_RETRY_MIN; default 10s)", func(v string) error {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
@@ -71,6 +80,20 @@ func (c *Config) serveFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.WebhookAllowPrivate, "webhooks-allow-private", env("BETAPORT_WEBHOOKS_ALLOW_PRIVATE", "") == "1",
 		"let webhooks reach loopback, private and link-local addresses (env BETAPORT_WEBHOOKS_ALLOW_PRIVATE=1; default: refused)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("BETAPORT_METRICS_ADDR", c.MetricsAddr), "serve Prometheus metrics at http://`address`/metrics, e.g. 127.0.0.1:9090 (env BETAPORT_METRICS_ADDR; default: off)")
+}
+
+// envDuration is the duration in the environment variable name, fallback
+// when unset, and -1 (refused when the service starts) when it is not one.
+func envDuration(name string, fallback time.Duration) time.Duration {
+	v, ok := os.LookupEnv(name)
+	if !ok {
+		return fallback
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return -1
+	}
+	return d
 }
 
 func env(name, fallback string) string {

@@ -19,6 +19,7 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/betaport/betaport/app/betaport"
+	"github.com/betaport/betaport/server/adoption"
 	"github.com/betaport/betaport/server/blobstore"
 	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/metrics"
@@ -114,6 +115,12 @@ func OpenStorage(ctx context.Context, c Config) (*Storage, error) {
 
 // Run opens storage, listens and starts serving in the background.
 func (m *Main) Run(ctx context.Context) error {
+	switch {
+	case m.Config.AdoptionFlush < 0:
+		return errors.New("--adoption-flush (or BETAPORT_ADOPTION_FLUSH) must be a duration such as 30s or 1m")
+	case m.Config.AdoptionFlush == 0:
+		m.Config.AdoptionFlush = DefaultAdoptionFlush
+	}
 	secret, err := m.Config.secret()
 	if err != nil {
 		return err
@@ -155,6 +162,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Secret:  secret,
 		// Extensions' CRX signing keys are sealed with it at rest.
 		SigningKeys: keys,
+		Adoption:    &adoption.Counter{Store: m.Store},
 	}
 	m.Server = &bphttp.Server{
 		Store:   m.Store,
@@ -177,6 +185,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.Webhooks = &webhook.Worker{Store: m.Store, Logger: m.Logger,
 		RetryMin: m.Config.WebhookRetryMin, AllowPrivate: m.Config.WebhookAllowPrivate}
 	m.Webhooks.Start()
+	go m.Publish.Adoption.Run(sweepCtx, m.Config.AdoptionFlush, m.Logger)
 	return nil
 }
 
@@ -250,6 +259,15 @@ func (m *Main) close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		errs = append(errs, m.Server.Shutdown(ctx), <-m.done)
+	}
+	if m.Publish != nil && m.Store != nil {
+		// The checks answered since the last flush, now that no request
+		// can add more.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := m.Publish.Adoption.Flush(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("writing update-check counts: %w", err))
+		}
 	}
 	if m.Blobs != nil {
 		errs = append(errs, m.Blobs.Close())

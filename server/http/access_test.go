@@ -150,6 +150,8 @@ func TestAccess(t *testing.T) {
 			"/api/extensions/" + id + "/keys/" + strconv.FormatInt(toRevoke.ID, 10), nil, [6]int{401, 200, 404, 403, 404, 401}},
 		"GET /api/extensions/{id}/audit": {
 			"/api/extensions/" + id + "/audit", nil, [6]int{401, 200, 404, 403, 404, 401}},
+		"GET /api/extensions/{id}/adoption": {
+			"/api/extensions/" + id + "/adoption", nil, [6]int{401, 200, 404, 403, 404, 401}},
 		"POST /api/extensions/{id}/testers/{testerId}/restore": {
 			"/api/extensions/" + id + "/testers/" + strconv.FormatInt(toRestore.ID, 10) + "/restore", nil, [6]int{401, 200, 404, 403, 404, 401}},
 		"POST /api/extensions/{id}/testers/{testerId}/invite": {

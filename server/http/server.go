@@ -18,6 +18,7 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
+	"github.com/betaport/betaport/server/adoption"
 	"github.com/betaport/betaport/server/blobstore"
 	"github.com/betaport/betaport/server/keyring"
 	"github.com/betaport/betaport/server/metrics"
@@ -88,6 +89,10 @@ func (s *Server) Handler() http.Handler {
 			s.Publish = &publish.Service{Store: s.Store, Blobs: s.Blobs, Logger: s.Logger,
 				BaseURL: s.BaseURL, Secret: s.Secret, SigningKeys: s.SigningKeys, Now: s.Now}
 		}
+		if s.Publish.Adoption == nil {
+			// Counts are then written when the adoption API reads them.
+			s.Publish.Adoption = &adoption.Counter{Store: s.Store, Now: s.Now}
+		}
 		s.crossOrigin = http.NewCrossOriginProtection()
 		s.handler = s.logRequests(securityHeaders(s.UploadOrigin, s.bodyDeadlines(s.routes())))
 	})
@@ -117,6 +122,7 @@ func (s *Server) routes() http.Handler {
 	s.routeExtension(mux, "POST /api/extensions/{id}/keys", ExtensionAdmin, s.handleCreateKey)
 	s.routeExtension(mux, "DELETE /api/extensions/{id}/keys/{keyId}", ExtensionAdmin, s.handleRevokeKey)
 	s.routeExtension(mux, "GET /api/extensions/{id}/audit", ExtensionAdmin, s.handleListAudit)
+	s.routeExtension(mux, "GET /api/extensions/{id}/adoption", ExtensionAdmin, s.handleAdoption)
 	s.routeExtension(mux, "GET /api/extensions/{id}/webhooks", ExtensionAdmin, s.handleListWebhooks)
 	s.routeExtension(mux, "POST /api/extensions/{id}/webhooks", ExtensionAdmin, s.handleCreateWebhook)
 	s.routeExtension(mux, "DELETE /api/extensions/{id}/webhooks/{webhookId}", ExtensionAdmin, s.handleDeleteWebhook)

@@ -41,6 +41,20 @@ func TestStore(t *testing.T) {
 		t.Cleanup(func() { db.Close() })
 		return s, db
 	})
+	// Two replicas' stores on one database.
+	storetest.RunReplicas(t, func(t *testing.T) (betaport.Store, betaport.Store) {
+		url := testenv.PostgresURL(t)
+		var stores [2]betaport.Store
+		for i := range stores {
+			s, err := postgres.Open(context.Background(), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			stores[i] = s
+		}
+		return stores[0], stores[1]
+	})
 }
 
 // Replicas sharing one database lease each webhook delivery attempt to one

@@ -149,6 +149,7 @@ func (s *Service) UpdateCheck(ctx context.Context, ext *betaport.Extension, rawQ
 		}
 	}
 	checks := crx.ParseUpdateCheck(rawQuery)
+	s.countCheck(ctx, ext, current, checks)
 	if len(checks) == 0 { // opened by hand: say what is current
 		checks = []crx.UpdateCheck{{ID: ext.ChromeID}}
 	}
@@ -166,6 +167,29 @@ func (s *Service) UpdateCheck(ctx context.Context, ext *betaport.Extension, rawQ
 		}
 	}
 	return crx.UpdateResponse(apps...), nil
+}
+
+// countCheck counts the check of ext among checks (a policy may list other
+// extensions on the same request; they are not ours to count), by the
+// version it reports. A failed count is logged: an installed copy is told
+// about updates all the same.
+func (s *Service) countCheck(ctx context.Context, ext *betaport.Extension, current *betaport.Bundle, checks []crx.UpdateCheck) {
+	if s.Adoption == nil {
+		return
+	}
+	served := ""
+	if current != nil {
+		served = current.Version
+	}
+	for _, c := range checks {
+		if c.ID != ext.ChromeID {
+			continue
+		}
+		if err := s.Adoption.Count(ctx, ext, served, c.Version); err != nil {
+			s.logger().WarnContext(ctx, "counting an update check", "extension", ext.ID, "err", err)
+		}
+		return // one check per request, however many x name it
+	}
 }
 
 // CRX returns b's CRX package, building it first when it was never built

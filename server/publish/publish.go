@@ -35,6 +35,7 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
+	"github.com/betaport/betaport/server/adoption"
 	"github.com/betaport/betaport/server/credential"
 	"github.com/betaport/betaport/server/keyring"
 	"github.com/betaport/betaport/server/zipcheck"
@@ -111,6 +112,9 @@ type Service struct {
 	// Now is the clock upload URLs expire by; nil means time.Now. Tests
 	// move it instead of sleeping.
 	Now func() time.Time
+	// Adoption counts the update checks the feed answers; nil counts
+	// nothing.
+	Adoption *adoption.Counter
 
 	limiterOnce sync.Once
 	limiter     *keyLimiter

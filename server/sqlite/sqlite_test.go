@@ -48,6 +48,17 @@ func mustOpenSQL(t *testing.T) (betaport.Store, *sql.DB) {
 func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) betaport.Store { return MustOpenDB(t) })
 	storetest.RunSQL(t, mustOpenSQL)
+	// Two processes on one file (serve and a command) share it as replicas
+	// share PostgreSQL.
+	storetest.RunReplicas(t, func(t *testing.T) (betaport.Store, betaport.Store) {
+		a, path := mustOpenFile(t)
+		b, err := sqlite.Open(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		return a, b
+	})
 }
 
 // Workers racing on one SQLite store (one replica, several claimers) never

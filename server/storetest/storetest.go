@@ -48,6 +48,7 @@ func Run(t *testing.T, open Opener) {
 		{"Builds", testBuilds},
 		{"Signing", testSigning},
 		{"BundleCRXAndVersions", testBundleCRXAndVersions},
+		{"Adoption", testAdoption},
 		{"ReleaseNotes", testReleaseNotes},
 		{"RollbackOnce", testRollbackOnce},
 		{"Webhooks", testWebhooks},

@@ -1,0 +1,290 @@
+package ui
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/maxence-charriere/go-app/v9/pkg/app"
+
+	"github.com/betaport/betaport/app/adoption"
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
+	"github.com/betaport/betaport/app/fetch"
+)
+
+// The extension page's Adoption section: how many installed copies run
+// each build, from the update checks Chromium makes. The figures and the
+// chart's geometry are worked out in package app/adoption (plain Go); this
+// file reads the counts and draws them.
+
+// adoptionPageSize is the limit of one page of counts: a week of an
+// extension's hours and versions fits in a page or two.
+const adoptionPageSize = api.AdoptionMaxLimit
+
+// adoptionMaxPages bounds how many pages the section reads (a week of 24
+// hours × 80 versions); it never reads on and on.
+const adoptionMaxPages = 8
+
+// svgNS is the SVG namespace: an element made without it is an unknown
+// HTML element, and draws nothing.
+const svgNS = "http://www.w3.org/2000/svg"
+
+func svgElem(tag string) app.HTMLElem { return app.Elem(tag).XMLNS(svgNS) }
+
+// AdoptionSection shows an extension's adoption: a chart of each version's
+// share of the update checks per day over the last week, the share of the
+// last 24 hours on the current build, and a table of the same numbers.
+type AdoptionSection struct {
+	app.Compo
+
+	ExtensionID int64
+	// CurrentBundle is the extension's current bundle number: when a
+	// publish moves it, the current version and the counts are read again.
+	CurrentBundle int64
+
+	opened       [2]int64 // the ExtensionID and CurrentBundle read for
+	list         *fetch.Infinite[fetch.CursorPage[betaport.AdoptionCount]]
+	state        fetch.InfiniteState[fetch.CursorPage[betaport.AdoptionCount]]
+	closeList    func()
+	current      fetch.State[betaport.Bundle]
+	closeCurrent func()
+}
+
+func (a *AdoptionSection) OnMount(ctx app.Context)  { a.open(ctx) }
+func (a *AdoptionSection) OnUpdate(ctx app.Context) { a.open(ctx) }
+func (a *AdoptionSection) OnDismount()              { a.close() }
+
+// open reads the counts and the current bundle, unless they are read for
+// the extension and current bundle already.
+func (a *AdoptionSection) open(ctx app.Context) {
+	if app.IsServer || a.opened == [2]int64{a.ExtensionID, a.CurrentBundle} {
+		return
+	}
+	a.close()
+	a.opened = [2]int64{a.ExtensionID, a.CurrentBundle}
+	a.state, a.current = fetch.InfiniteState[fetch.CursorPage[betaport.AdoptionCount]]{}, fetch.State[betaport.Bundle]{}
+	if a.CurrentBundle != 0 {
+		get := fetch.JSONFetcher[betaport.Bundle](httpOptions())
+		q := fetch.New(context.Background(), listCache(), api.CurrentBundlePath(a.ExtensionID),
+			func(ctx context.Context, key, etag string) (fetch.Result[betaport.Bundle], error) {
+				ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+				defer cancel()
+				return get(ctx, key, etag)
+			}, fetch.Options[betaport.Bundle]{Config: extensionConfig})
+		a.closeCurrent = bindQuery(ctx, q, func(s fetch.State[betaport.Bundle]) { a.current = s })
+		// What the cache held may be an older current bundle: read it now.
+		q.Revalidate()
+	}
+	keys := fetch.CursorKeys[betaport.AdoptionCount](api.AdoptionPath(a.ExtensionID),
+		url.Values{"days": {strconv.Itoa(adoption.Days)}}, adoptionPageSize)
+	a.list = fetch.NewInfinite(context.Background(), listCache(), keys,
+		fetch.JSONFetcher[fetch.CursorPage[betaport.AdoptionCount]](httpOptions()),
+		fetch.InfiniteOptions[fetch.CursorPage[betaport.AdoptionCount]]{})
+	list := a.list
+	a.closeList = bindPage(ctx, list, func(s fetch.InfiniteState[fetch.CursorPage[betaport.AdoptionCount]]) {
+		a.state = s
+		// The chart needs every page: read the next one as each lands.
+		if s.HasMore && !s.IsValidating && !s.IsLoadingMore && s.Err == nil && len(s.Data) == s.Size && s.Size < adoptionMaxPages {
+			list.SetSize(s.Size + 1)
+		}
+	})
+}
+
+func (a *AdoptionSection) close() {
+	if a.closeList != nil {
+		a.closeList()
+		a.closeList, a.list = nil, nil
+	}
+	if a.closeCurrent != nil {
+		a.closeCurrent()
+		a.closeCurrent = nil
+	}
+	a.opened = [2]int64{}
+}
+
+// complete reports whether every page is read (or the bound reached).
+func (a *AdoptionSection) complete() bool {
+	s := a.state
+	return s.Data != nil && (!s.HasMore || len(s.Data) >= adoptionMaxPages) && len(s.Data) >= s.Size
+}
+
+// currentVersion is the current bundle's version, "" while unknown.
+func (a *AdoptionSection) currentVersion() string {
+	if a.current.HasData && a.current.Data.Number == a.CurrentBundle {
+		return a.current.Data.Version
+	}
+	return ""
+}
+
+func (a *AdoptionSection) Render() app.UI {
+	return app.Section().ID("adoption").Class("adoption").Aria("labelledby", "adoption-heading").Body(
+		app.H2().ID("adoption-heading").Text("Adoption"),
+		a.renderBody(),
+	)
+}
+
+func (a *AdoptionSection) renderBody() app.UI {
+	s := a.state
+	switch {
+	case s.Err != nil && s.Data == nil:
+		return app.Div().Class("adoption-body").Body(
+			statusView("error", "The update checks could not be read: "+listError(s.Err)),
+			app.Button().ID("retry-adoption").Text("Try again").OnClick(func(app.Context, app.Event) {
+				if a.list != nil {
+					a.list.Revalidate()
+				}
+			}),
+		)
+	case !a.complete() || (a.CurrentBundle != 0 && a.currentVersion() == "" && a.current.Err == nil):
+		return app.Div().Class("adoption-body").Body(statusView("loading", "Loading update checks…"))
+	}
+	sum := adoption.Summarize(fetch.CursorItems(s.Data), time.Now(), a.currentVersion())
+	if sum.Total == 0 {
+		return app.Div().Class("adoption-body").ID("adoption-empty").Body(
+			app.P().Class("state").Body(
+				app.Strong().Text("No update checks yet."),
+				app.Text(" Installed copies report their version when the browser checks for updates, within a few hours of being installed or started; each version's share then shows here."),
+			),
+		)
+	}
+	return app.Div().Class("adoption-body").Body(
+		a.renderCurrent(sum),
+		renderAdoptionChart(adoption.Layout(sum)),
+		renderAdoptionTable(sum),
+	)
+}
+
+// renderCurrent is the line "N% on the current build".
+func (a *AdoptionSection) renderCurrent(sum adoption.Summary) app.UI {
+	p := app.P().ID("adoption-current")
+	switch {
+	case a.CurrentBundle == 0:
+		return p.Text("No build is published yet: every check reports a version this extension never served.")
+	case sum.Last24 == 0:
+		return p.Text("No update checks in the last 24 hours.")
+	}
+	return p.Body(
+		app.Strong().ID("adoption-current-percent").Text(strconv.Itoa(sum.CurrentPercent())+"% on the current build"),
+		app.Text(" ("+sum.Current+"): "+strconv.FormatInt(sum.OnCurrent, 10)+" of "+
+			strconv.FormatInt(sum.Last24, 10)+" update checks in the last 24 hours."),
+	)
+}
+
+// adoptionPattern is one series' fill: the shapes on a tile. Patterns
+// differ in shape, not only in colour, so a print in grey or a reader who
+// does not tell the colours apart still tells the series apart.
+func adoptionPattern(i int) app.UI {
+	tile := func(bg string, shapes ...app.UI) app.UI {
+		return svgElem("pattern").ID("adoption-pattern-"+strconv.Itoa(i)).
+			Attr("width", 8).Attr("height", 8).Attr("patternUnits", "userSpaceOnUse").Body(
+			append([]app.UI{svgElem("rect").Attr("width", 8).Attr("height", 8).Attr("fill", bg)}, shapes...)...)
+	}
+	line := func(x1, y1, x2, y2 int, color string) app.UI {
+		return svgElem("line").Attr("x1", x1).Attr("y1", y1).Attr("x2", x2).Attr("y2", y2).
+			Attr("stroke", color).Attr("stroke-width", 1.5)
+	}
+	switch i {
+	case 0: // solid
+		return tile("#3b5bdb")
+	case 1: // diagonal stripes
+		return tile("#dbe4ff", line(0, 8, 8, 0, "#1d2330"), line(-2, 2, 2, -2, "#1d2330"), line(6, 10, 10, 6, "#1d2330"))
+	case 2: // dots
+		return tile("#fff3bf", svgElem("circle").Attr("cx", 4).Attr("cy", 4).Attr("r", 1.8).Attr("fill", "#5c3c00"))
+	case 3: // horizontal lines
+		return tile("#d3f9d8", line(0, 4, 8, 4, "#237032"))
+	case 4: // cross-hatch
+		return tile("#ffe3e3", line(0, 4, 8, 4, "#a51111"), line(4, 0, 4, 8, "#a51111"))
+	default: // "other": plain grey
+		return tile("#ced4da")
+	}
+}
+
+// renderAdoptionChart draws c as SVG elements (made in the SVG namespace,
+// every text a text node: nothing is parsed as markup).
+func renderAdoptionChart(c adoption.Chart) app.UI {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+	defs := make([]app.UI, adoption.Patterns)
+	for i := range defs {
+		defs[i] = adoptionPattern(i)
+	}
+	nodes := []app.UI{svgElem("defs").Body(defs...)}
+	for _, t := range c.Ticks {
+		nodes = append(nodes,
+			svgElem("line").Attr("x1", 44).Attr("x2", c.Width-8).Attr("y1", f(t.Y)).Attr("y2", f(t.Y)).
+				Attr("stroke", "#dfe3ea").Attr("stroke-width", 1),
+			svgElem("text").Attr("x", 40).Attr("y", f(t.Y)).Attr("text-anchor", "end").
+				Attr("dominant-baseline", "central").Attr("font-size", 11).Attr("fill", "#5f6b7a").Text(t.Label))
+	}
+	for _, b := range c.Bars {
+		bar := []app.UI{}
+		if b.Empty {
+			bar = append(bar,
+				svgElem("rect").Attr("x", f(b.X)).Attr("y", 12).Attr("width", f(b.Width)).Attr("height", 200).
+					Attr("fill", "none").Attr("stroke", "#adb5bd").Attr("stroke-dasharray", "4 3"),
+				svgElem("text").Attr("x", f(b.LabelX)).Attr("y", 112).Attr("text-anchor", "middle").
+					Attr("font-size", 11).Attr("fill", "#5f6b7a").Text("no checks"))
+		}
+		for _, s := range b.Segments {
+			seg := []app.UI{
+				svgElem("title").Text(s.Title),
+				svgElem("rect").Attr("x", f(b.X)).Attr("y", f(s.Y)).Attr("width", f(b.Width)).Attr("height", f(s.Height)).
+					Attr("fill", "url(#adoption-pattern-"+strconv.Itoa(s.Pattern)+")").
+					Attr("stroke", "#ffffff").Attr("stroke-width", 1),
+			}
+			if len(s.Lines) > 0 {
+				h := float64(len(s.Lines))*12 + 2
+				seg = append(seg, svgElem("rect").Attr("x", f(b.LabelX-s.Plate/2)).Attr("y", f(s.LinesY-7)).
+					Attr("width", f(s.Plate)).Attr("height", f(h)).Attr("rx", 3).
+					Attr("fill", "#ffffff").Attr("stroke", "#1d2330").Attr("stroke-width", 0.5))
+				for i, l := range s.Lines {
+					seg = append(seg, svgElem("text").Attr("x", f(b.LabelX)).Attr("y", f(s.LinesY+float64(i)*12)).
+						Attr("text-anchor", "middle").Attr("dominant-baseline", "central").
+						Attr("font-size", 11).Attr("fill", "#1d2330").Text(l))
+				}
+			}
+			bar = append(bar, svgElem("g").Attr("data-day", b.Day).Attr("data-version", s.Version).
+				Attr("data-checks", s.Checks).Attr("data-percent", s.Percent).Body(seg...))
+		}
+		bar = append(bar, svgElem("text").Attr("x", f(b.LabelX)).Attr("y", 230).Attr("text-anchor", "middle").
+			Attr("font-size", 11).Attr("fill", "#1d2330").Text(b.Day))
+		nodes = append(nodes, svgElem("g").Attr("data-bar", b.Day).Body(bar...))
+	}
+	for _, it := range c.Legend {
+		nodes = append(nodes, svgElem("g").Attr("data-legend", it.Version).Body(
+			svgElem("rect").Attr("x", f(it.X)).Attr("y", f(it.Y-7)).Attr("width", 16).Attr("height", 14).
+				Attr("fill", "url(#adoption-pattern-"+strconv.Itoa(it.Pattern)+")").
+				Attr("stroke", "#1d2330").Attr("stroke-width", 0.5),
+			svgElem("text").Attr("x", f(it.X+22)).Attr("y", f(it.Y)).Attr("dominant-baseline", "central").
+				Attr("font-size", 11).Attr("fill", "#1d2330").Text(it.Version),
+		))
+	}
+	return app.Figure().ID("adoption-chart").Class("adoption-chart").Body(
+		svgElem("svg").Attr("viewBox", "0 0 "+f(c.Width)+" "+f(c.Height)).
+			Attr("role", "img").
+			Aria("label", "Each version's share of the update checks per day, over the last "+strconv.Itoa(adoption.Days)+" days. The table below has the numbers.").
+			Attr("width", "100%").Body(nodes...),
+	)
+}
+
+// renderAdoptionTable is the chart's numbers, newest day first.
+func renderAdoptionTable(sum adoption.Summary) app.UI {
+	rows := sum.Table()
+	body := make([]app.UI, len(rows))
+	for i, r := range rows {
+		if r.Version == "" {
+			body[i] = app.Tr().Body(app.Th().Scope("row").Text(r.Day), app.Td().Text("no checks"), app.Td().Text("0"), app.Td().Text("–"))
+			continue
+		}
+		body[i] = app.Tr().Body(app.Th().Scope("row").Text(r.Day), app.Td().Text(r.Version),
+			app.Td().Text(strconv.FormatInt(r.Checks, 10)), app.Td().Text(strconv.Itoa(r.Percent)+"%"))
+	}
+	return app.Table().ID("adoption-table").Class("list adoption-table").Body(
+		app.Caption().Text("Update checks by day (UTC) and version, last "+strconv.Itoa(adoption.Days)+" days"),
+		app.THead().Body(app.Tr().Body(
+			app.Th().Scope("col").Text("Day"), app.Th().Scope("col").Text("Version"),
+			app.Th().Scope("col").Text("Checks"), app.Th().Scope("col").Text("Share"))),
+		app.TBody().Body(body...),
+	)
+}
