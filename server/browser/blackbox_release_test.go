@@ -587,6 +587,13 @@ func TestBB20AdoptionChart(t *testing.T) {
 			t.Errorf("the chart's text (%q) does not name version %q: it is told apart by colour alone", got.SVGText, v)
 		}
 	}
+	// Over the last 7 days: the chart names each of them, today last.
+	days := evalJS[[]string](t, ctx, `(() => { const h = [...document.querySelectorAll("main h2, main h3")].find(h => h.textContent.trim().startsWith("Adoption"));
+		const svg = (h.closest("section") || h.parentElement).querySelector("svg");
+		return [...svg.querySelectorAll("text")].map(e => e.textContent.trim()).filter(s => /^[A-Z][a-z]{2} \d{1,2}$|^\d{4}-\d\d-\d\d$/.test(s)); })()`)
+	if len(days) != 7 || (days[6] != time.Now().UTC().Format("Jan 2") && days[6] != today0()) {
+		t.Errorf("the chart's days are %v, want the last 7 ending today", days)
+	}
 	// The table: a row per (day, version) with the same checks, and the
 	// share; today's row of the current version says 60%.
 	today := time.Now().UTC().Format("2006-01-02")
@@ -616,6 +623,8 @@ func TestBB20AdoptionChart(t *testing.T) {
 	}
 	checkAccessible(t, ctx, "extension page with adoption")
 }
+
+func today0() string { return time.Now().UTC().Format("2006-01-02") }
 
 func slicesContains(s []string, v string) bool {
 	for _, x := range s {
