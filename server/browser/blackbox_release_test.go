@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -908,4 +909,48 @@ func TestBB20Rollback(t *testing.T) {
 		t.Errorf("the rollback used browser dialogs (%v), not the page's own question", s)
 	}
 	checkAccessible(t, ctx, "bundles after a rollback")
+}
+
+// TestBB20AdoptionDaysAreUTCEverywhere: the table says its days are UTC
+// days; an admin in Los Angeles, where it may be yesterday, sees today's
+// UTC checks under today's UTC date, and the same share.
+func TestBB20AdoptionDaysAreUTCEverywhere(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[0]
+	api := bb20AdminAPI(t, m, d)
+	var upd struct {
+		ChromeID  string `json:"chromeId"`
+		UpdateURL string `json:"updateUrl"`
+	}
+	api.get(fmt.Sprintf("/api/extensions/%d/updates", ext.ID), &upd)
+	cur := api.bundles(ext.ID)[0].Version
+	bb20Check(t, upd.UpdateURL, upd.ChromeID, cur)
+	bb20Check(t, upd.UpdateURL, upd.ChromeID, "0.0.1")
+	for _, zone := range []string{"America/Los_Angeles", "Pacific/Kiritimati"} {
+		t.Run(zone, func(t *testing.T) {
+			ctx := newTab(t)
+			if _, err := chromedp.Call(ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: zone}); err != nil {
+				t.Fatal(err)
+			}
+			signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+			openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
+			bb20Wait(t, ctx, `(document.querySelector("main").innerText.includes("% on the current build"))`, "no share shown")
+			if tz := evalJS[string](t, ctx, `Intl.DateTimeFormat().resolvedOptions().timeZone`); tz != zone {
+				t.Fatalf("the tab's time zone is %q, want %q", tz, zone)
+			}
+			got := bb20ReadAdoption(t, ctx)
+			if !strings.Contains(got.Text, "50% on the current build") {
+				t.Errorf("in %s the section reads %q, want 50%%", zone, got.Text)
+			}
+			todayUTC := time.Now().UTC()
+			for _, r := range got.Rows {
+				if slicesContains(r, cur) {
+					line := strings.Join(r, " | ")
+					if !strings.Contains(line, todayUTC.Format("Jan 2")) && !strings.Contains(line, todayUTC.Format("2006-01-02")) {
+						t.Errorf("in %s today's UTC checks are under %q, want %s (the table says its days are UTC)", zone, line, todayUTC.Format("Jan 2"))
+					}
+				}
+			}
+		})
+	}
 }
