@@ -46,6 +46,10 @@ type Putter interface {
 type Submission struct {
 	// Key authenticates calls 1 and 3: the key file's service object.
 	Key api.ServiceKey
+	// ReleaseNotes, when set, go with call 1 and are published with the
+	// bundle (at most betaport.MaxReleaseNotes bytes: check them with
+	// betaport.ValidateReleaseNotes before anything is sent).
+	ReleaseNotes string
 	// Zip is what call 2 PUTs.
 	Zip Putter
 	// Progress, when set, is told the bytes of the zip sent so far and its
@@ -96,7 +100,7 @@ func (c *Client) Submit(ctx context.Context, s Submission) (*Submitted, error) {
 	}
 	var up *api.UploadURL
 	err := try(ctx, StepUploadURL, func(ctx context.Context) (err error) {
-		up, err = c.RequestUpload(ctx, s.Key)
+		up, err = c.RequestUpload(ctx, s.Key, s.ReleaseNotes)
 		return err
 	})
 	if err != nil {
@@ -126,9 +130,14 @@ func (c *Client) Submit(ctx context.Context, s Submission) (*Submitted, error) {
 }
 
 // RequestUpload is call 1: an upload URL for the zip, until when, and the
-// largest zip it takes.
-func (c *Client) RequestUpload(ctx context.Context, key api.ServiceKey) (*api.UploadURL, error) {
-	raw, err := c.postKey(ctx, api.PathSubmitUpload, key)
+// largest zip it takes. Release notes, when not empty, go beside the key
+// (without them the body is exactly the key object, as before).
+func (c *Client) RequestUpload(ctx context.Context, key api.ServiceKey, releaseNotes string) (*api.UploadURL, error) {
+	var body any = key
+	if releaseNotes != "" {
+		body = uploadRequest{key, releaseNotes}
+	}
+	raw, err := c.postKey(ctx, api.PathSubmitUpload, body)
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +166,13 @@ func (c *Client) Sign(ctx context.Context, key api.ServiceKey) (*Submitted, erro
 	return out, nil
 }
 
+// uploadRequest is call 1's body with release notes: the key's fields and
+// "releaseNotes" beside them.
+type uploadRequest struct {
+	api.ServiceKey
+	ReleaseNotes string `json:"releaseNotes"`
+}
+
 // maxAnswer is the most read of an answer of the submit flow.
 const maxAnswer = 1 << 20
 
@@ -164,7 +180,7 @@ const maxAnswer = 1 << 20
 // Any other answer is an error, redirects included: a client that does not
 // follow them (the command line's: the key must reach only its base URL)
 // is told so.
-func (c *Client) postKey(ctx context.Context, path string, key api.ServiceKey) (json.RawMessage, error) {
+func (c *Client) postKey(ctx context.Context, path string, key any) (json.RawMessage, error) {
 	resp, err := c.send(ctx, http.MethodPost, path, key)
 	if err != nil {
 		return nil, err

@@ -25,6 +25,8 @@ type flowServer struct {
 	puts  [][]byte
 	// answers, by "METHOD /path", replace the default answer once.
 	answers map[string]http.HandlerFunc
+	// notes are the release notes call 1 must carry beside the key.
+	notes string
 }
 
 const bundleJSON = `{"id":40,"extensionId":7,"number":12,"version":"1.4.0","current":true,"future":"kept"}`
@@ -47,7 +49,12 @@ func newFlowServer(t *testing.T) *flowServer {
 				t.Errorf("%s: Content-Type %q", key, ct)
 			}
 			var k map[string]string
-			if err := json.Unmarshal(body, &k); err != nil || len(k) != 2 || k["extensionId"] != "7" || k["apiKey"] != "k" {
+			fields := 2
+			if f.notes != "" && r.URL.Path == api.PathSubmitUpload {
+				fields = 3 // the notes go with call 1 only
+			}
+			if err := json.Unmarshal(body, &k); err != nil || len(k) != fields || k["extensionId"] != "7" || k["apiKey"] != "k" ||
+				(fields == 3 && k["releaseNotes"] != f.notes) {
 				t.Errorf("%s: body %s; want the service object", key, body)
 			}
 		} else if ct := r.Header.Get("Content-Type"); ct != api.ZipContentType {
@@ -109,6 +116,26 @@ func TestSubmitRunsTheThreeCalls(t *testing.T) {
 	}
 	if out.Bundle.Number != 12 || string(out.JSON) != bundleJSON {
 		t.Errorf("bundle %+v, JSON %s", out.Bundle, out.JSON)
+	}
+}
+
+// Release notes go with call 1, beside the key fields; sign sends the key
+// object alone.
+func TestSubmitSendsReleaseNotes(t *testing.T) {
+	f := newFlowServer(t)
+	f.notes = "- faster\n- [docs](https://example.com) <b>"
+	c := &client.Client{BaseURL: f.URL, HTTP: f.Client()}
+	zip := []byte("PK\x03\x04zip")
+	_, err := c.Submit(context.Background(), client.Submission{
+		Key:          testKey,
+		ReleaseNotes: f.notes,
+		Zip:          &client.ReaderZip{R: bytes.NewReader(zip), Size: int64(len(zip)), HTTP: f.Client()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := f.sequence(), "POST /api/submit/upload, PUT /uploads/1, POST /api/submit/sign"; got != want {
+		t.Fatalf("calls %s; want %s", got, want)
 	}
 }
 

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"fmt"
+
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
 	"github.com/betaport/betaport/app/api"
@@ -83,6 +85,27 @@ func (p *BuildsPage) shows(rev api.Revision) bool {
 	return false // the current build is further down: read again to be sure
 }
 
+// currentNotes shows the release notes of the current build (of each
+// extension, should the tester test several), read from the first page.
+func (p *BuildsPage) currentNotes() app.UI {
+	var current []betaport.Bundle
+	if len(p.builds.state.Data) > 0 {
+		for _, b := range p.builds.state.Data[0].Data {
+			if b.Current && b.ReleaseNotes != "" {
+				current = append(current, b)
+			}
+		}
+	}
+	return app.Div().ID("current-notes").Body(app.Range(current).Slice(func(i int) app.UI {
+		b := current[i]
+		id := fmt.Sprintf("current-notes-%d", b.ID)
+		return app.Section().Class("current-notes").Aria("labelledby", id+"-title").Body(
+			app.H2().ID(id+"-title").Text(fmt.Sprintf("What's new in %s #%d (%s)", b.Name, b.Number, b.Version)),
+			notesView(id, b.ReleaseNotes),
+		)
+	}))
+}
+
 // OnPreRender renders, on the server, the first page of builds.
 func (p *BuildsPage) OnPreRender(ctx app.Context) { p.builds.prerender(buildsKeys()) }
 
@@ -97,7 +120,7 @@ func (p *BuildsPage) OnDismount() {
 func (p *BuildsPage) Render() app.UI {
 	return shell("builds", app.H1().Text("My builds"), &listView[buildPage, betaport.Bundle]{
 		List:   p.builds,
-		Header: app.If(p.builds.rows().Len() > 0, installHelp()),
+		Header: app.Div().Body(p.currentNotes(), app.If(p.builds.rows().Len() > 0, installHelp())),
 		Empty:  "No builds yet. When the extension's team publishes one, it appears here.",
 		Row:    func(b betaport.Bundle) app.UI { return &bundleRow{Bundle: b, Build: true} },
 		Key:    buildID,

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
@@ -15,31 +16,74 @@ import (
 // tester's builds. It is its own component, keyed by its bundle, so its
 // links never see another row's bundle (go-app #1107).
 //
-// Both show the bundle's number, version and publication; an admin's row
-// adds the current badge, size, SHA-256 and the zip, a build leads with the
-// extension's name and ends with the current build's two downloads. Its
-// nodes are the same for every bundle of one list: go-app matches children
-// by position, and a row may be given another bundle as the window moves.
+// Both show the bundle's number, version and publication, and a button
+// that opens the bundle's release notes when it has some; an admin's row
+// adds the current badge, "rollback of #N", size, SHA-256, the zip and,
+// given OnRollback, "Roll back to #N" (asked, then confirmed inline); a
+// build leads with the extension's name and ends with the current build's
+// two downloads. Its nodes are the same for every bundle of one list
+// (hidden when they do not apply): go-app matches children by position,
+// and a row may be given another bundle as the window moves, when its
+// open notes and question are closed.
+//
+// Rows are equally tall (the list windows them): open notes, and a failed
+// rollback's message, float over the rows below.
 type bundleRow struct {
 	app.Compo
 	Bundle betaport.Bundle
 	Build  bool
+	// OnRollback, when set, serves this bundle again as a new one (an
+	// admin's list); RollingBack says it is under way.
+	OnRollback  func(ctx app.Context, b betaport.Bundle)
+	RollingBack bool
+
+	// open and asking belong to the bundle shownFor.
+	shownFor int64
+	open     bool
+	asking   bool
+	// ctx is the row's own: a handler's context ends with its element.
+	ctx app.Context
+}
+
+func (r *bundleRow) OnMount(ctx app.Context) { r.ctx = ctx }
+
+// OnUpdate closes the notes and the question when the row is given another
+// bundle.
+func (r *bundleRow) OnUpdate(ctx app.Context) { r.forBundle() }
+
+func (r *bundleRow) forBundle() {
+	if r.shownFor != r.Bundle.ID {
+		r.shownFor, r.open, r.asking = r.Bundle.ID, false, false
+	}
 }
 
 func (r *bundleRow) Render() app.UI {
+	r.forBundle()
 	b := r.Bundle
 	row, number := app.Div().Class("row bundles-grid").DataSet("bundle", b.Number), fmt.Sprintf("#%d ", b.Number)
 	if r.Build {
 		row, number = app.Div().Class("row builds-grid").DataSet("build", b.ID), fmt.Sprintf("#%d", b.Number)
 	}
-	cells := make([]app.UI, 0, 6)
+	if r.open && b.ReleaseNotes != "" {
+		row = row.Class("row-open")
+	}
+	cells := make([]app.UI, 0, 7)
 	if r.Build {
 		cells = append(cells, cell(app.Strong().Class("build-name").Text(b.Name)))
 	}
-	cells = append(cells,
-		cell(app.Text(number), app.If(!r.Build && b.Current, app.Span().Class("badge badge-active").Text("current"))),
-		cell(versionView(b)),
+	numberCell := app.Span().Class("bundle-number").Body(
+		app.Text(number),
+		app.If(!r.Build && b.Current, app.Span().Class("badge badge-active").Text("current")),
+		app.Small().Class("rollback-of").Hidden(b.RollbackOf == 0).Text(fmt.Sprintf("rollback of #%d", b.RollbackOf)),
 	)
+	if r.Build {
+		// A build's notes go with its number: the row has no room for a
+		// column of its own on a phone.
+		cells = append(cells, app.Span().Attr("role", "cell").Class("build-number").Body(numberCell, r.notesToggle(), r.notesPanel()))
+	} else {
+		cells = append(cells, cell(numberCell))
+	}
+	cells = append(cells, cell(versionView(b)))
 	if !r.Build {
 		cells = append(cells,
 			cell(app.Text(humanSize(b.Size))),
@@ -52,10 +96,110 @@ func (r *bundleRow) Render() app.UI {
 		// when they come or go.
 		cells = append(cells, app.Span().Attr("role", "cell").Class("build-links").Body(app.If(b.Current, bundleLinks(b.ExtensionID, b.Number))))
 	} else {
-		cells = append(cells, cell(app.A().Href(fmt.Sprintf("%s/%d/download", api.BundlesPath(b.ExtensionID), b.Number)).
-			Attr("download", "").Aria("label", fmt.Sprintf("Download bundle #%d", b.Number)).Text("Download")))
+		cells = append(cells, app.Span().Attr("role", "cell").Class("bundle-actions").Body(
+			r.notesToggle(),
+			r.rollbackControls(),
+			app.A().Href(fmt.Sprintf("%s/%d/download", api.BundlesPath(b.ExtensionID), b.Number)).
+				Attr("download", "").Aria("label", fmt.Sprintf("Download bundle #%d", b.Number)).Text("Download"),
+			r.notesPanel(),
+		))
 	}
-	return row.Body(cells...)
+	return row.OnKeyDown(r.onKey).Body(cells...)
+}
+
+// onKey: Escape closes the open notes, or the question, and leaves the
+// focus on the button that opened them.
+func (r *bundleRow) onKey(ctx app.Context, e app.Event) {
+	if e.Get("key").String() != "Escape" {
+		return
+	}
+	switch {
+	case r.asking:
+		r.cancelRollback(ctx, e)
+	case r.open:
+		r.open = false
+		focusFirst(rowCtx(r.ctx, ctx), r.rowSelector()+" .notes-toggle")
+	}
+}
+
+// notesID is the id of the row's notes panel: bundle ids are unique across
+// extensions (a tester's builds list several).
+func (r *bundleRow) notesID() string { return "notes-" + strconv.FormatInt(r.Bundle.ID, 10) }
+
+// notesToggle opens and closes the bundle's release notes; a bundle
+// without notes has none (hidden, so the row's nodes stay in place).
+func (r *bundleRow) notesToggle() app.UI {
+	b := r.Bundle
+	return button().Type("button").Class("notes-toggle").Hidden(b.ReleaseNotes == "").
+		Aria("expanded", r.open).Aria("controls", r.notesID()).
+		Aria("label", fmt.Sprintf("Release notes of #%d", b.Number)).
+		Text("Notes").OnClick(r.toggleNotes)
+}
+
+// notesPanel holds the notes while open; they are parsed only then.
+func (r *bundleRow) notesPanel() app.UI {
+	b := r.Bundle
+	open := r.open && b.ReleaseNotes != ""
+	panel := app.Div().ID(r.notesID()).Class("notes-pop").Attr("role", "region").
+		Aria("label", fmt.Sprintf("Release notes of #%d", b.Number)).Hidden(!open)
+	if !open {
+		return panel
+	}
+	return panel.Body(notesView("", b.ReleaseNotes))
+}
+
+func (r *bundleRow) toggleNotes(ctx app.Context, e app.Event) { r.open = !r.open }
+
+// rollbackControls are "Roll back to #N" or, once pressed, the question:
+// roll back, or cancel. The current bundle has none.
+func (r *bundleRow) rollbackControls() app.UI {
+	b := r.Bundle
+	offered := r.OnRollback != nil && !b.Current
+	name := fmt.Sprintf("#%d", b.Number)
+	if offered && r.asking {
+		return app.Span().Class("confirm-inline").Attr("role", "group").Aria("label", "Roll back to "+name+"?").Body(
+			button().Type("button").Class("danger confirm-rollback").Aria("label", "Yes, roll back to "+name).
+				Text("Yes, roll back").OnClick(r.confirmRollback),
+			button().Type("button").Class("cancel-rollback").Text("Cancel").OnClick(r.cancelRollback),
+		)
+	}
+	label := "Roll back to " + name
+	if r.RollingBack {
+		label = "Rolling back to " + name + "…"
+	}
+	return button().Type("button").Class("rollback").Hidden(!offered).Aria("disabled", r.RollingBack).
+		Text(label).OnClick(r.askRollback)
+}
+
+// rowSelector finds this row's element.
+func (r *bundleRow) rowSelector() string {
+	if r.Build {
+		return `[data-build="` + strconv.FormatInt(r.Bundle.ID, 10) + `"]`
+	}
+	return `[data-bundle="` + strconv.FormatInt(r.Bundle.Number, 10) + `"]`
+}
+
+func (r *bundleRow) selector(class string) string { return r.rowSelector() + " ." + class }
+
+func (r *bundleRow) askRollback(ctx app.Context, e app.Event) {
+	if r.RollingBack {
+		return
+	}
+	r.asking = true
+	focusFirst(ctx, r.selector("confirm-rollback"))
+}
+
+func (r *bundleRow) cancelRollback(ctx app.Context, e app.Event) {
+	r.asking = false
+	focusFirst(rowCtx(r.ctx, ctx), r.selector("rollback"))
+}
+
+func (r *bundleRow) confirmRollback(ctx app.Context, e app.Event) {
+	r.asking = false
+	focusFirst(rowCtx(r.ctx, ctx), r.selector("rollback"))
+	if r.OnRollback != nil {
+		r.OnRollback(rowCtx(r.ctx, ctx), r.Bundle)
+	}
 }
 
 // bundleColumns name the columns of an admin's bundles list.

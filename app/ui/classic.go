@@ -32,6 +32,14 @@ type ClassicBundles struct {
 	unsubscribe []func()
 	cur, nxt    fetch.State[[]betaport.Bundle]
 	tester      bool // a tester opened the admins' page
+
+	// The last rollback, as on the extension page; refocus moves the focus
+	// back to its row once the page is read again.
+	rollingBack, rollbackOf int64
+	rollbackDone            *betaport.Bundle
+	rollbackErr             error
+	refocus                 string
+	pageCtx                 app.Context
 }
 
 func classicKey(extensionID int64, page int) string {
@@ -57,7 +65,8 @@ func (c *ClassicBundles) OnNav(ctx app.Context) {
 		return
 	}
 	c.OnDismount()
-	c.extensionID = id
+	c.extensionID, c.pageCtx = id, ctx
+	c.rollingBack, c.rollbackDone, c.rollbackErr, c.refocus = 0, nil, nil, ""
 	currentSession(ctx, func(s *api.Session) { c.tester = s != nil && s.Kind == api.KindTester })
 	opts := fetch.Options[[]betaport.Bundle]{Config: fetch.Config{DedupingInterval: classicDedupe}}
 	fetcher := fetch.JSONFetcher[[]betaport.Bundle](httpOptions())
@@ -69,7 +78,14 @@ func (c *ClassicBundles) OnNav(ctx app.Context) {
 	}{{c.current, &c.cur}, {c.next, &c.nxt}} {
 		q := q
 		c.unsubscribe = append(c.unsubscribe, q.q.Subscribe(func() {
-			ctx.Dispatch(func(app.Context) { *q.dst = q.q.Snapshot() })
+			ctx.Dispatch(func(ctx app.Context) {
+				*q.dst = q.q.Snapshot()
+				if q.dst == &c.cur && c.refocus != "" && !c.cur.IsValidating {
+					sel := c.refocus
+					c.refocus = ""
+					focusFirst(ctx, sel)
+				}
+			})
 		}))
 		*q.dst = q.q.Snapshot()
 	}
@@ -101,7 +117,10 @@ func (c *ClassicBundles) Render() app.UI {
 	case len(c.cur.Data) == 0:
 		body = statusView("empty", "No bundles on this page.")
 	default:
-		body = classicRows("classic-rows", c.cur.Data, false)
+		body = app.Div().Body(
+			rollbackViews(c.rollingBack, c.rollbackOf, c.rollbackDone, c.rollbackErr),
+			classicRows("classic-rows", c.cur.Data, false, c.rollback, c.rollingBack),
+		)
 	}
 	hasNext := c.nxt.HasData && len(c.nxt.Data) > 0
 	return shell("extensions",
@@ -110,7 +129,7 @@ func (c *ClassicBundles) Render() app.UI {
 		extensionNav(c.extensionID, "pages"),
 		body,
 		// The next page, rendered ahead and hidden: "Next" shows it at once.
-		app.If(c.nxt.HasData, classicRows("classic-next", c.nxt.Data, true)),
+		app.If(c.nxt.HasData, classicRows("classic-next", c.nxt.Data, true, nil, 0)),
 		app.Nav().Class("list-footer").Aria("label", "Pages").Body(
 			app.If(c.page > 0, app.A().ID("classic-prev").Class("button").Href(fmt.Sprintf("%s?page=%d", base, c.page-1)).Text("Previous")),
 			app.If(hasNext, app.A().ID("classic-next-link").Class("button").Href(fmt.Sprintf("%s?page=%d", base, c.page+1)).Text("Next")),
@@ -119,11 +138,41 @@ func (c *ClassicBundles) Render() app.UI {
 	)
 }
 
-func classicRows(id string, bundles []betaport.Bundle, hidden bool) app.UI {
+// classicRows is a page of bundles; onRollback, when set, offers "Roll
+// back to #N" on its rows.
+func classicRows(id string, bundles []betaport.Bundle, hidden bool, onRollback func(app.Context, betaport.Bundle), rollingBack int64) app.UI {
 	return app.Div().ID(id).Hidden(hidden).Attr("role", "table").Aria("label", "Bundles").Aria("rowcount", len(bundles)+1).Body(
 		bundlesHead(),
 		app.Div().Attr("role", "rowgroup").Body(app.Range(bundles).Slice(func(i int) app.UI {
-			return app.Div().Attr("role", "row").Aria("rowindex", i+2).Body(&bundleRow{Bundle: bundles[i]})
+			b := bundles[i]
+			return app.Div().Attr("role", "row").Aria("rowindex", i+2).Body(
+				&bundleRow{Bundle: b, OnRollback: onRollback, RollingBack: rollingBack != 0 && rollingBack == b.Number})
 		})),
 	)
+}
+
+// rollback serves b again as a new bundle, then reads the pages again (a
+// new bundle on top moves every row one place down).
+func (c *ClassicBundles) rollback(ctx app.Context, b betaport.Bundle) {
+	if c.rollingBack != 0 || c.current == nil {
+		return
+	}
+	c.rollingBack, c.rollbackOf, c.rollbackErr, c.rollbackDone = b.Number, b.Number, nil, nil
+	pageCtx := c.pageCtx
+	if pageCtx == nil {
+		pageCtx = ctx
+	}
+	postRollback(pageCtx, b, func(ctx app.Context, nb *betaport.Bundle, err error) {
+		c.rollingBack = 0
+		if err != nil {
+			c.rollbackErr = err
+			focusFirst(ctx, rollbackButton(b))
+			return
+		}
+		c.rollbackDone, c.refocus = nb, "#classic-rows "+rollbackButton(b)
+		if c.current != nil {
+			c.current.Revalidate()
+			c.next.Revalidate()
+		}
+	})
 }

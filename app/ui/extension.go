@@ -1,7 +1,9 @@
 package ui
 
 import (
+	"context"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -50,6 +52,17 @@ type ExtensionPage struct {
 	// awaited is the last event's revision that came while the page's own
 	// reads were under way (see settled).
 	awaited *api.Revision
+
+	// rollingBack is the number of the bundle being served again, 0 when
+	// none; rollbackErr why the last rollback failed, rollbackDone what it
+	// published. refocus, once the list shows rollbackDone on top, moves
+	// the focus back to the row it was pressed in (which moved down).
+	rollingBack  int64
+	rollbackErr  error
+	rollbackOf   int64
+	rollbackDone *betaport.Bundle
+	refocus      string
+	pageCtx      app.Context
 }
 
 func (p *ExtensionPage) OnInit() { p.bundles = bundlesList() }
@@ -63,7 +76,8 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 		return
 	}
 	p.OnDismount()
-	p.id, p.awaited = id, nil
+	p.id, p.awaited, p.pageCtx = id, nil, ctx
+	p.rollingBack, p.rollbackErr, p.rollbackDone, p.refocus = 0, nil, nil, ""
 	currentSession(ctx, func(s *api.Session) { p.tester = s != nil && s.Kind == api.KindTester })
 	p.extension, p.closeExtension = openExtension(ctx, id, func(s fetch.State[betaport.Extension]) {
 		if signedOut(ctx, s.Err) {
@@ -88,7 +102,17 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 		}
 		return p.shows(rev)
 	}, p.readAgain)
-	p.bundles.open(ctx, bundlesKeys(id), p.checkAwaited)
+	p.bundles.open(ctx, bundlesKeys(id), p.listChanged)
+}
+
+// listChanged runs after each new state of the list.
+func (p *ExtensionPage) listChanged(ctx app.Context) {
+	p.checkAwaited(ctx)
+	if p.refocus != "" && p.rollbackDone != nil && p.bundles.topKey(p.bundles.rows(), bundleNumber) == p.rollbackDone.Number {
+		sel := p.refocus
+		p.refocus = ""
+		focusFirst(ctx, sel)
+	}
 }
 
 // readAgain reads the header and the held pages again after a publish.
@@ -183,6 +207,7 @@ func (p *ExtensionPage) Render() app.UI {
 			app.Dl().Class("facts").Body(
 				app.Dt().Text("Extension id"), app.Dd().Text(strconv.FormatInt(e.ID, 10)),
 				app.Dt().Text("Current bundle"), app.Dd().ID("current-bundle").Text(currentNumber(*e)),
+				app.Dt().Text("Current version"), app.Dd().ID("current-version").Text(p.currentVersion(*e)),
 			),
 			&UploadPanel{ExtensionID: e.ID, ExtensionName: e.Name, OnPublished: p.published},
 			// Always in the tree, shown once there is a bundle: the first
@@ -197,18 +222,109 @@ func (p *ExtensionPage) Render() app.UI {
 	return shell("extensions", body...)
 }
 
+// currentVersion is the version the current bundle is served as, when the
+// list holds it (on its first page, most of the time).
+func (p *ExtensionPage) currentVersion(e betaport.Extension) string {
+	if e.CurrentBundle == 0 {
+		return "None published yet"
+	}
+	rows := p.bundles.rows()
+	for i := 0; i < min(rows.Len(), bundlesPageSize); i++ {
+		if b, ok := rows.At(i); ok && b.Number == e.CurrentBundle {
+			return versionText(b)
+		}
+	}
+	return "…"
+}
+
 // renderBundles is the bundles list, headed by how many are loaded once
-// there are some.
+// there are some, and by what the last rollback did.
 func (p *ExtensionPage) renderBundles() app.UI {
 	loaded := p.bundles.rows().Len()
 	return &listView[[]betaport.Bundle, betaport.Bundle]{
 		List: p.bundles,
-		Header: app.H2().Body(app.Text("Bundles"), app.If(loaded > 0,
-			app.Text(" "), app.Span().ID("bundles-total").Class("muted").Text(fmt.Sprintf("(%d loaded)", loaded)))),
+		Header: app.Div().Body(
+			app.H2().Body(app.Text("Bundles"), app.If(loaded > 0,
+				app.Text(" "), app.Span().ID("bundles-total").Class("muted").Text(fmt.Sprintf("(%d loaded)", loaded)))),
+			rollbackViews(p.rollingBack, p.rollbackOf, p.rollbackDone, p.rollbackErr),
+		),
 		Empty: "No bundles yet. Submit a zip from your pipeline, or upload one here, and it appears on top.",
-		Row:   func(b betaport.Bundle) app.UI { return &bundleRow{Bundle: b} },
-		Key:   bundleNumber,
+		Row: func(b betaport.Bundle) app.UI {
+			return &bundleRow{Bundle: b, OnRollback: p.rollback, RollingBack: p.rollingBack == b.Number}
+		},
+		Key: bundleNumber,
 	}
+}
+
+// rollback serves bundle b again, as a new bundle on top with a higher
+// version: the list and the header show it as a publish does, and the
+// focus stays on b's row. One at a time.
+func (p *ExtensionPage) rollback(ctx app.Context, b betaport.Bundle) {
+	if p.rollingBack != 0 {
+		return
+	}
+	p.rollingBack, p.rollbackOf, p.rollbackErr, p.rollbackDone = b.Number, b.Number, nil, nil
+	pageCtx := p.pageCtx
+	if pageCtx == nil {
+		pageCtx = ctx
+	}
+	postRollback(pageCtx, b, func(ctx app.Context, nb *betaport.Bundle, err error) {
+		p.rollingBack = 0
+		if err != nil {
+			p.rollbackErr = err
+			focusFirst(ctx, rollbackButton(b))
+			return
+		}
+		p.rollbackDone, p.refocus = nb, rollbackButton(b)
+		p.published(*nb)
+	})
+}
+
+// postRollback asks the service to serve b again (POST
+// …/bundles/{n}/rollback) and hands done, on the UI goroutine of ctx (the
+// page's), the new bundle or what went wrong. A 401 signs out instead.
+func postRollback(ctx app.Context, b betaport.Bundle, done func(ctx app.Context, nb *betaport.Bundle, err error)) {
+	c, path := apiClient(), api.RollbackPath(b.ExtensionID, b.Number)
+	ctx.Async(func() {
+		reqCtx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		defer cancel()
+		var nb betaport.Bundle
+		err := c.Do(reqCtx, http.MethodPost, path, struct{}{}, &nb)
+		ctx.Dispatch(func(ctx app.Context) {
+			if signedOut(ctx, err) {
+				return
+			}
+			if err != nil {
+				done(ctx, nil, err)
+				return
+			}
+			done(ctx, &nb, nil)
+		})
+	})
+}
+
+// rollbackButton selects the "Roll back to #N" button of b's row.
+func rollbackButton(b betaport.Bundle) string {
+	return `[data-bundle="` + strconv.FormatInt(b.Number, 10) + `"] .rollback`
+}
+
+// rollbackViews are the status of the last rollback and why it failed,
+// always in the tree (screen readers hear what lands in them).
+func rollbackViews(rollingBack, of int64, done *betaport.Bundle, err error) app.UI {
+	status, errText := "", ""
+	switch {
+	case rollingBack != 0:
+		status = fmt.Sprintf("Rolling back to #%d…", rollingBack)
+	case done != nil:
+		status = fmt.Sprintf("Rolled back: bundle #%d serves the code of #%d again, as version %s. Testers get it now.", done.Number, of, done.Version)
+	}
+	if err != nil {
+		errText = fmt.Sprintf("Rolling back to #%d failed: %s", of, problemText(err))
+	}
+	return app.Div().Body(
+		app.P().ID("rollback-status").Class("rollback-status").Attr("role", "status").Text(status),
+		app.P().ID("rollback-error").Class("rollback-error state-error").Attr("role", "alert").Text(errText),
+	)
 }
 
 // published shows a bundle the upload panel just published without a

@@ -44,6 +44,7 @@ var focusIDs = map[upload.Focus]string{
 	upload.FocusResult:   "upload-result",
 	upload.FocusRetry:    "upload-retry",
 	upload.FocusDropZone: "drop-zone",
+	upload.FocusNotes:    "release-notes",
 }
 
 // OnMount loads who is signed in (the team's plan) and the size limit, and
@@ -65,6 +66,11 @@ func (p *UploadPanel) OnMount(ctx app.Context) {
 		SignedIn: func() bool { return p.session != nil && p.session.Kind == api.KindAdmin },
 		Focus:    func(f upload.Focus) { focusByID(ctx, focusIDs[f]) },
 		Published: func(b betaport.Bundle) {
+			// The notes went with this bundle (the runner cleared them):
+			// the box starts empty for the next one.
+			if el := app.Window().GetElementByID("release-notes"); el != nil && el.Truthy() {
+				el.Set("value", "")
+			}
 			if p.OnPublished != nil {
 				p.OnPublished(b)
 			}
@@ -92,6 +98,14 @@ func (p *UploadPanel) OnDismount() {
 func (p *UploadPanel) cancelUpload(ctx app.Context, e app.Event) { p.run.Cancel() }
 
 func (p *UploadPanel) retry(ctx app.Context, e app.Event) { p.run.Start() }
+
+// notesInput follows the release notes as they are typed: the byte counter
+// and the message over the limit re-render with them.
+func (p *UploadPanel) notesInput(ctx app.Context, e app.Event) {
+	if p.run != nil {
+		p.run.SetNotes(ctx.JSSrc().Get("value").String())
+	}
+}
 
 // state is the runner's, or an idle one before it exists (on the server).
 func (p *UploadPanel) state() *upload.Runner {
@@ -136,6 +150,7 @@ func (p *UploadPanel) Render() app.UI {
 				app.Text("; one dropped here is used instead (kept in this page's memory only)."),
 			),
 		),
+		p.renderNotes(r, busy),
 		app.Div().ID("drop-zone").Class(zoneClass).
 			Attr("role", "button").TabIndex(0).
 			Aria("describedby", "drop-zone-hint").Aria("disabled", busy || app.IsServer).Body(
@@ -148,9 +163,56 @@ func (p *UploadPanel) Render() app.UI {
 		app.If(len(r.Notices) > 0, app.Ul().ID("upload-notices").Class("state state-error").Body(
 			app.Range(r.Notices).Slice(func(i int) app.UI { return app.Li().Text(r.Notices[i]) }),
 		)),
+		// Files are ready but the notes kept them from going.
+		p.renderStart(r),
 		app.If(r.Phase != upload.Idle, p.renderRun(r)),
 		live,
 	)
+}
+
+// renderStart is the Upload button of files that wait: the notes kept them
+// from going (app.If would build its content even when hidden).
+func (p *UploadPanel) renderStart(r *upload.Runner) app.UI {
+	if r.Phase != upload.Idle || !r.CanRetry() {
+		return app.Text("")
+	}
+	return app.Div().Class("upload-actions").Body(
+		button().ID("upload-start").Type("button").Class("primary").Text("Upload " + r.Zip.Name()).OnClick(p.retry),
+	)
+}
+
+// renderNotes is the release notes box: a labelled textarea, the syntax in
+// a hint, the message over the limit above it (a live region, empty while
+// the notes fit) and a byte counter below it. Its value is the browser's:
+// the runner follows it, and only a publish empties it.
+func (p *UploadPanel) renderNotes(r *upload.Runner, busy bool) app.UI {
+	n := len(r.Notes)
+	problem := r.NotesProblem()
+	count := app.P().ID("release-notes-count").Class("notes-count muted")
+	if n > betaport.MaxReleaseNotes {
+		count = app.P().ID("release-notes-count").Class("notes-count notes-over")
+	}
+	return app.Div().ID("release-notes-box").Class("notes-field").Body(
+		app.Label().For("release-notes").Body(
+			app.Text("Release notes"), app.Span().Class("muted").Text(" (optional)"),
+		),
+		app.P().ID("release-notes-hint").Class("muted notes-hint").Text(
+			"Shown to testers with the next bundle. A blank line starts a paragraph; lines starting “- ” or “1. ” make a list; [text](https://…) makes a link."),
+		app.P().ID("release-notes-error").Class("notes-error").Aria("live", "polite").Text(problem),
+		app.Textarea().ID("release-notes").Rows(4).Attr("spellcheck", "true").ReadOnly(busy).
+			Aria("describedby", "release-notes-error release-notes-hint release-notes-count").
+			Aria("invalid", problem != "").OnInput(p.notesInput),
+		count.Text(fmt.Sprintf("%s of %s bytes (10 KiB)", groupDigits(n), groupDigits(betaport.MaxReleaseNotes))),
+	)
+}
+
+// groupDigits writes n with thousands separated: 10,240.
+func groupDigits(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func (p *UploadPanel) renderChosen(r *upload.Runner) app.UI {

@@ -16,8 +16,15 @@ func (r *Runner) Start() {
 	if r.key() == nil || r.Zip == nil || r.Phase == Running {
 		return
 	}
+	if msg := r.NotesProblem(); msg != "" {
+		// Nothing is sent: the service would refuse them at call 1.
+		r.refuse([]string{"Nothing was uploaded. " + msg + " Then press Upload."})
+		r.notesRefused = true
+		r.focus(FocusNotes)
+		return
+	}
 	r.attempt++
-	gen, key, zip := r.attempt, *r.key(), r.Zip
+	gen, key, zip, notes := r.attempt, *r.key(), r.Zip, r.Notes
 	runCtx, cancel := context.WithCancel(r.cfg.Context)
 	r.cancel = cancel
 	r.Phase, r.Step, r.Problem, r.Bundle, r.Notices = Running, client.StepUploadURL, nil, nil, nil
@@ -38,8 +45,9 @@ func (r *Runner) Start() {
 		defer cancel()
 		step := client.StepUploadURL // the step running; only this goroutine touches it
 		out, err := c.Submit(runCtx, client.Submission{
-			Key: key,
-			Zip: zip,
+			Key:          key,
+			ReleaseNotes: notes,
+			Zip:          zip,
 			Step: func(s client.Step, _ *api.UploadURL) error {
 				step = s
 				switch s {
@@ -125,7 +133,8 @@ func (r *Runner) Speed() float64 {
 }
 
 func (r *Runner) published(b betaport.Bundle) {
-	r.Phase, r.Bundle, r.cancel, r.Zip = Done, &b, nil, nil
+	// The notes were this bundle's: the next zip starts without them.
+	r.Phase, r.Bundle, r.cancel, r.Zip, r.Notes = Done, &b, nil, nil, ""
 	r.say(fmt.Sprintf("Published bundle #%d, version %s. Testers get it now.", b.Number, r.cfg.Version(b)))
 	r.focus(FocusResult)
 	if r.cfg.Published != nil {
@@ -165,6 +174,28 @@ func (r *Runner) cancelled() {
 	r.Phase, r.cancel = Cancelled, nil
 	r.say("Upload cancelled. Nothing was published.")
 	r.focus(FocusRetry)
+}
+
+// SetNotes takes the release notes as typed. Once they fit, the notice
+// that refused them goes.
+func (r *Runner) SetNotes(notes string) {
+	r.Notes = notes
+	if r.notesRefused && r.NotesProblem() == "" {
+		r.Notices, r.notesRefused = nil, false
+	}
+}
+
+// NotesProblem says what is wrong with the release notes typed, with what
+// to do; "" when they can go.
+func (r *Runner) NotesProblem() string {
+	if len(r.Notes) > betaport.MaxReleaseNotes {
+		return fmt.Sprintf("The release notes are %d bytes, %d over the limit of %d (10 KiB). Shorten them, or link to a longer changelog.",
+			len(r.Notes), len(r.Notes)-betaport.MaxReleaseNotes, betaport.MaxReleaseNotes)
+	}
+	if err := betaport.ValidateReleaseNotes(r.Notes); err != nil {
+		return betaport.ErrorMessage(err)
+	}
+	return ""
 }
 
 // CanRetry reports whether the same upload can be tried again.

@@ -54,6 +54,7 @@ const (
 	FocusResult                    // the published bundle
 	FocusRetry                     // the try again button
 	FocusDropZone                  // the drop zone: other files are needed
+	FocusNotes                     // the release notes: they must be shortened
 )
 
 // StepNames names the three steps, by client.Step.
@@ -104,6 +105,9 @@ type Runner struct {
 	Zip File
 	// Notices say why the last files were refused, each with what to do.
 	Notices []string
+	// Notes are the release notes typed for the next bundle: sent with
+	// call 1, cleared once a bundle is published with them.
+	Notes string
 
 	Phase Phase
 	Step  client.Step
@@ -115,13 +119,16 @@ type Runner struct {
 	// Announce is the latest text for the aria-live region.
 	Announce string
 
-	checking  int // file checks in flight
-	samples   []progressSample
-	putStart  time.Time
-	putEnd    time.Time
-	announced int // the last progress quarter announced
-	attempt   int
-	cancel    context.CancelFunc
+	checking int // file checks in flight
+	// notesRefused is set while Notices say the notes kept the upload
+	// from starting.
+	notesRefused bool
+	samples      []progressSample
+	putStart     time.Time
+	putEnd       time.Time
+	announced    int // the last progress quarter announced
+	attempt      int
+	cancel       context.CancelFunc
 }
 
 type progressSample struct {
@@ -274,7 +281,7 @@ func (r *Runner) key() *api.ServiceKey {
 }
 
 func (r *Runner) refuse(problems []string) {
-	r.Notices = problems
+	r.Notices, r.notesRefused = problems, false
 	r.say(strings.Join(problems, " "))
 }
 

@@ -90,6 +90,8 @@ type service struct {
 	hold  chan struct{} // closed to let held PUTs go on
 	held  chan struct{} // told when a PUT is held
 	sign  http.HandlerFunc
+	// uploads are the bodies of call 1.
+	uploads []string
 }
 
 func newService(t *testing.T) *service {
@@ -103,6 +105,8 @@ func newService(t *testing.T) *service {
 		case r.URL.Path == api.PathSubmitLimits:
 			io.WriteString(w, `{"maxSize": 1000}`)
 		case r.URL.Path == api.PathSubmitUpload:
+			body, _ := io.ReadAll(r.Body)
+			s.set(func() { s.uploads = append(s.uploads, string(body)) })
 			json.NewEncoder(w).Encode(api.UploadURL{URL: s.URL + api.UploadPrefix + "1", MaxSize: 1000})
 		case r.Method == http.MethodPut:
 			io.ReadAll(r.Body)
@@ -414,4 +418,46 @@ func TestRunnerCloseEndsTheUpload(t *testing.T) {
 	<-h.svc.held
 	h.ui.do(h.r.Close)
 	h.wait("ended", func(r *upload.Runner) bool { return r.Phase == upload.Cancelled && r.Key == nil && r.Zip == nil })
+}
+
+// Release notes over 10 KiB keep the upload from starting (nothing is
+// sent; the focus goes to the notes); shortened, they go with call 1 and
+// are cleared once their bundle is published.
+func TestRunnerReleaseNotes(t *testing.T) {
+	h := newHarness(t)
+	h.ui.do(func() { h.r.Notes = strings.Repeat("€", betaport.MaxReleaseNotes/3) + "ab" }) // 10 KiB and one byte
+	h.take(h.zip("tab-tamer.zip", goodZip), keyFile("7"))
+	h.wait("refused", func(r *upload.Runner) bool {
+		return len(r.Notices) == 1 && strings.Contains(r.Notices[0], "Nothing was uploaded. The release notes are 10241 bytes, 1 over the limit of 10240")
+	})
+	h.ui.do(func() {
+		if h.r.Phase != upload.Idle || h.r.Zip == nil || !h.r.CanRetry() {
+			t.Errorf("phase %d, zip %v: want idle with the zip kept", h.r.Phase, h.r.Zip)
+		}
+	})
+	if got := h.svc.sequence(); got != "" {
+		t.Fatalf("calls with notes over the limit: %s", got)
+	}
+	if f := h.focused(); len(f) != 1 || f[0] != upload.FocusNotes {
+		t.Errorf("focus moves %v; want the notes", f)
+	}
+	notes := "- faster\n- [docs](https://example.com)"
+	h.ui.do(func() {
+		h.r.SetNotes(notes)
+		if h.r.Notices != nil {
+			t.Errorf("notices %q after the notes were shortened; want none", h.r.Notices)
+		}
+		h.r.Start()
+	})
+	h.wait("published", func(r *upload.Runner) bool { return r.Phase == upload.Done })
+	h.ui.do(func() {
+		if h.r.Notes != "" {
+			t.Errorf("notes after publishing %q; want them cleared", h.r.Notes)
+		}
+	})
+	var body map[string]string
+	json.Unmarshal([]byte(h.svc.uploads[0]), &body)
+	if body["releaseNotes"] != notes || body["extensionId"] != "7" {
+		t.Errorf("call 1 sent %s", h.svc.uploads[0])
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +16,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/cli"
 	"github.com/betaport/betaport/server/crx"
 	"github.com/betaport/betaport/server/demo"
@@ -60,7 +64,9 @@ func TestAutoUpdateThroughManagedPolicyOnS3(t *testing.T) {
 
 // autoUpdate publishes a bundle of the demo's Tab Tamer, has a managed
 // Chromium force-install it from its update URL, publishes another and has
-// Chromium update to it.
+// Chromium update to it; then rolls back to the first through the API, and
+// Chromium moves to the rollback: a higher version holding the first
+// bundle's code.
 func autoUpdate(t *testing.T, m *cli.Main, d *demo.Result) {
 	t.Helper()
 	ext := d.Extensions[0] // Tab Tamer: Professional plan, 120 demo bundles
@@ -93,7 +99,7 @@ func autoUpdate(t *testing.T, m *cli.Main, d *demo.Result) {
 		"ExtensionInstallForcelist": []string{u.ChromeID + ";" + u.UpdateURL},
 	})
 	start := time.Now()
-	ctx, chromiumLog := startUpdatingChromium(t)
+	ctx, chromiumLog, profile := startUpdatingChromium(t)
 	// chrome://extensions is where a person sees the installed version and
 	// asks for an update check.
 	if err := chromedp.Do(ctx, chromedp.Navigate("chrome://extensions")); err != nil {
@@ -118,6 +124,67 @@ func autoUpdate(t *testing.T, m *cli.Main, d *demo.Result) {
 		t.Fatalf("Chromium installed %+v, want version_name %q", got, nameB)
 	}
 	t.Logf("bundle #%d (version %s) installed over %s in %v", numB, versionB, versionA, time.Since(start).Round(time.Millisecond))
+	if code := installedFile(t, profile, u.ChromeID, versionB, "background.js"); !strings.Contains(code, "build B") {
+		t.Fatalf("Chromium installed version %s with background.js %q, want build B's", versionB, code)
+	}
+
+	// Roll back to A, as an admin does through the API.
+	r := rollbackThroughAPI(t, m.URL(), admin.Email, admin.Password, ext.ID, numA)
+	if r.RollbackOf != numA || !r.Current || r.VersionName != "7.0.0" || crx.CompareVersions(r.Version, versionB) <= 0 {
+		t.Fatalf("the rollback to #%d published %+v, want the current bundle, a rollback of #%d named 7.0.0, served above %s", numA, r, numA, versionB)
+	}
+	start = time.Now()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`chrome.developerPrivate.autoUpdate().then(() => true)`, chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatalf("asking Chromium for an update check: %v", err)
+	}
+	got = waitInstalled(t, ctx, chromiumLog, u.ChromeID, r.Version)
+	if got.VersionName != "7.0.0" {
+		t.Fatalf("Chromium installed %+v after the rollback, want version_name 7.0.0", got)
+	}
+	if code := installedFile(t, profile, u.ChromeID, r.Version, "background.js"); !strings.Contains(code, "build A") {
+		t.Fatalf("Chromium installed the rollback %s with background.js %q, want build A's code", r.Version, code)
+	}
+	t.Logf("rollback #%d (version %s, build A's code) installed over %s in %v", r.Number, r.Version, versionB, time.Since(start).Round(time.Millisecond))
+}
+
+// rollbackThroughAPI rolls extID back to bundle number as the admin
+// (POST …/bundles/{number}/rollback) and returns the new bundle.
+func rollbackThroughAPI(t *testing.T, baseURL, email, password string, extID, number int64) betaport.Bundle {
+	t.Helper()
+	cookie := bootSignInHTTP(t, baseURL, email, password)
+	req, err := http.NewRequest(http.MethodPost, baseURL+api.RollbackPath(extID, number), strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.AddCookie(cookie)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var b betaport.Bundle
+	if resp.StatusCode != http.StatusCreated || json.Unmarshal(body, &b) != nil {
+		t.Fatalf("POST %s: %d %s", api.RollbackPath(extID, number), resp.StatusCode, body)
+	}
+	return b
+}
+
+// installedFile reads a file of the extension Chromium installed in
+// profile at version: <profile>/Default/Extensions/<id>/<version>_N/.
+func installedFile(t *testing.T, profile, id, version, name string) string {
+	t.Helper()
+	dirs, _ := filepath.Glob(filepath.Join(profile, "*", "Extensions", id, version+"_*"))
+	if len(dirs) == 0 {
+		all, _ := filepath.Glob(filepath.Join(profile, "*", "Extensions", id, "*"))
+		t.Fatalf("no installed copy of %s at version %s in the profile (%v)", id, version, all)
+	}
+	b, err := os.ReadFile(filepath.Join(dirs[len(dirs)-1], name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // writePolicy writes a managed Chromium policy file for the length of the
@@ -169,8 +236,8 @@ func writePolicy(t *testing.T, policy map[string]any) {
 
 // startUpdatingChromium starts a headless Chromium with a fresh profile and
 // its extension updater on, and returns its first tab (with a deadline
-// that bounds the test) and the path of its log.
-func startUpdatingChromium(t *testing.T) (context.Context, string) {
+// that bounds the test), the path of its log and its profile.
+func startUpdatingChromium(t *testing.T) (context.Context, string, string) {
 	t.Helper()
 	profile := t.TempDir()
 	logPath := filepath.Join(t.TempDir(), "chromium.log")
@@ -206,7 +273,7 @@ func startUpdatingChromium(t *testing.T) (context.Context, string) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	t.Cleanup(cancel)
-	return ctx, logPath
+	return ctx, logPath, profile
 }
 
 // installed is what chrome.management says of an installed extension.

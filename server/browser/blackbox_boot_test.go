@@ -322,9 +322,9 @@ func bootWheelTo(t *testing.T, ctx context.Context, el string) {
 		}
 		dy := r[0] - h/3
 		dy = max(-300, min(300, dy))
-		if err := chromedp.Do(ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseWheel, w/2, h/2, func(p *input.DispatchMouseEventParams) {
-			p.DeltaY = dy
-		})); err != nil {
+		// wheel sends deltaX too: CDP refuses a wheel event without it, and
+		// chromedp's params leave a zero delta out.
+		if err := wheel(ctx, w/2, h/2, dy); err != nil {
 			t.Fatal(err)
 		}
 		bootFrames(t, ctx)

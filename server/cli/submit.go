@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 )
 
 // Exit codes of betaport submit, beside ExitFailure and ExitUsage.
@@ -32,13 +33,15 @@ type exitError struct {
 
 func (e exitError) Error() string { return e.msg }
 
-const submitUsage = `Usage: betaport submit --base-url URL --key key.json [--retries N] [--quiet] FILE.zip
+const submitUsage = `Usage: betaport submit --base-url URL --key key.json [--notes TEXT | --notes-file FILE] [--retries N] [--quiet] FILE.zip
 
 Publishes FILE.zip as the extension's new bundle with the three-call submit
 flow: request an upload URL, PUT the zip to it, sign. Prints the bundle as
-JSON on stdout.
+JSON on stdout. Release notes (at most 10 KiB; paragraphs, "- " lists and
+[links](https://…)) are shown to testers with the bundle.
 
-Exit codes: 0 published; 1 other failure; 2 usage (flags, key file, zip);
+Exit codes: 0 published; 1 other failure (release notes refused: nothing
+was uploaded); 2 usage (flags, key file, zip);
 3 key refused or plan not Professional; 4 zip rejected; 5 network or server
 failure after the retries.
 
@@ -52,6 +55,8 @@ type submitOptions struct {
 	retries int
 	quiet   bool
 	zipPath string
+	// notes is --notes; notesPath --notes-file.
+	notes, notesPath string
 }
 
 func parseSubmit(args []string, stderr io.Writer) (*submitOptions, error) {
@@ -66,6 +71,8 @@ func parseSubmit(args []string, stderr io.Writer) (*submitOptions, error) {
 	fs.StringVar(&o.keyPath, "key", env("BETAPORT_KEY_FILE", ""), "the key `file` downloaded from the extension's settings page (env BETAPORT_KEY_FILE)")
 	fs.IntVar(&o.retries, "retries", 4, "retries of each call after a network failure, 5xx or 429 (`N`)")
 	fs.BoolVar(&o.quiet, "quiet", false, "print nothing on stderr but errors")
+	fs.StringVar(&o.notes, "notes", "", "release notes for testers, at most 10 KiB (`TEXT`)")
+	fs.StringVar(&o.notesPath, "notes-file", "", "read the release notes from `FILE`")
 	// parse refuses arguments; submit takes one, before or after the flags.
 	var files []string
 	for {
@@ -83,7 +90,14 @@ func parseSubmit(args []string, stderr io.Writer) (*submitOptions, error) {
 		files = append(files, rest[0])
 		args = rest[1:]
 	}
+	notes, notesFile := false, false
+	fs.Visit(func(f *flag.Flag) {
+		notes = notes || f.Name == "notes"
+		notesFile = notesFile || f.Name == "notes-file"
+	})
 	switch {
+	case notes && notesFile:
+		return nil, usageError{"give the release notes once: --notes TEXT or --notes-file FILE, not both"}
 	case o.baseURL == "":
 		return nil, usageError{"--base-url is required: the service's address, e.g. https://betaport.example.com (or set BETAPORT_BASE_URL)"}
 	case o.keyPath == "":
@@ -136,6 +150,33 @@ func readKeyFile(path string) (api.ServiceKey, error) {
 	return key, nil
 }
 
+// releaseNotes are --notes, or the content of --notes-file, checked
+// against the service's rule (at most 10 KiB of UTF-8 text) before anything
+// is sent: an error here is a plain failure (exit 1).
+func releaseNotes(o *submitOptions) (string, error) {
+	notes := o.notes
+	if o.notesPath != "" {
+		f, err := os.Open(o.notesPath)
+		if err != nil {
+			return "", fmt.Errorf("--notes-file %s: cannot read it (%v)", o.notesPath, errors.Unwrap(err))
+		}
+		defer f.Close()
+		// One byte more than the limit is enough to know it is over.
+		b, err := io.ReadAll(io.LimitReader(f, betaport.MaxReleaseNotes+1))
+		if err != nil {
+			return "", fmt.Errorf("--notes-file %s: cannot read it (%v)", o.notesPath, err)
+		}
+		if len(b) > betaport.MaxReleaseNotes {
+			return "", fmt.Errorf("--notes-file %s is over %d bytes (10 KiB), the most release notes may be; nothing was uploaded. Shorten them, or link to a longer changelog.", o.notesPath, betaport.MaxReleaseNotes)
+		}
+		notes = string(b)
+	}
+	if err := betaport.ValidateReleaseNotes(notes); err != nil {
+		return "", fmt.Errorf("%s Nothing was uploaded.", betaport.ErrorMessage(err))
+	}
+	return notes, nil
+}
+
 // zipFile is the open zip, streamed (never held whole) on each PUT.
 type zipFile struct {
 	f    *os.File
@@ -177,12 +218,17 @@ func submit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	notes, err := releaseNotes(o)
+	if err != nil {
+		return err
+	}
 	z, err := openZip(o.zipPath)
 	if err != nil {
 		return err
 	}
 	defer z.f.Close()
 	s := newSubmitter(base, key, o, stderr)
+	s.notes = notes
 	if plainHTTP {
 		s.say("warning: --base-url uses http://, so the API key travels unencrypted; use https://.")
 	}

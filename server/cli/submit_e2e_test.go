@@ -96,6 +96,19 @@ func TestSubmitCommandAgainstServer(t *testing.T) {
 	if code != 0 || !strings.Contains(errOut, "Published bundle #2 (version 1.4.0.2, uploaded as 1.4.0)") {
 		t.Fatalf("same version again: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
+	// Release notes from a file reach the bundle testers get.
+	notesPath := filepath.Join(dir, "NOTES.md")
+	notes := "Faster popup.\n\n- [changelog](https://example.com/changes)\n"
+	if err := os.WriteFile(notesPath, []byte(notes), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = run(t, "submit", "--quiet", "--base-url", m.URL(), "--key", filepath.Join(dir, "new.json"), "--notes-file", notesPath, good)
+	if code != 0 || json.Unmarshal([]byte(out), &b) != nil || b.ReleaseNotes != notes {
+		t.Fatalf("--notes-file: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if cur, err := m.Store.FindBundle(context.Background(), pro.ID, b.Number); err != nil || cur.ReleaseNotes != notes {
+		t.Fatalf("bundle #%d keeps notes %q (%v)", b.Number, cur.ReleaseNotes, err)
+	}
 	if code, _, errOut = run(t, "submit", "--quiet", "--base-url", m.URL(), "--key", proKey, filepath.Join(dir, "missing.zip")); code != cli.ExitUsage {
 		t.Fatalf("missing file: exit %d, %q", code, errOut)
 	}

@@ -669,3 +669,57 @@ func TestProgressPlainLines(t *testing.T) {
 		t.Errorf("formatBytes = %q", got)
 	}
 }
+
+// --notes and --notes-file send release notes with call 1 (sign sends the
+// key object alone); both at once is a usage error on one line; notes over
+// 10 KiB (or not text) are refused before any request, exit 1.
+func TestSubmitReleaseNotes(t *testing.T) {
+	instantSleep(t)
+	zipPath, keyPath, _ := testFiles(t)
+	dir := t.TempDir()
+	notes := "Faster tabs.\n\n- [changelog](https://example.com/changes)\n- <b>bold</b>\n"
+	notesPath := filepath.Join(dir, "NOTES.md")
+	writeFile(t, notesPath, notes)
+
+	for _, args := range [][]string{{"--notes", notes}, {"--notes-file", notesPath}} {
+		f := newFakeService(t)
+		r := runSubmit(t, append([]string{"--base-url", f.api.URL, "--key", keyPath, zipPath}, args...)...)
+		if r.err != nil {
+			t.Fatalf("%v: %v", args[0], r.err)
+		}
+		calls := f.recorded()
+		var upload, sign map[string]any
+		json.Unmarshal(calls[0].body, &upload)
+		json.Unmarshal(calls[2].body, &sign)
+		if len(upload) != 3 || upload["releaseNotes"] != notes || upload["apiKey"] != testAPIKey {
+			t.Errorf("%s: call 1 sent %s; want the key and the notes", args[0], calls[0].body)
+		}
+		if len(sign) != 2 {
+			t.Errorf("%s: sign sent %s; want the key object alone", args[0], calls[2].body)
+		}
+	}
+
+	f := newFakeService(t)
+	var out, errOut bytes.Buffer
+	code := Run(context.Background(), []string{"submit", "--base-url", f.api.URL, "--key", keyPath, "--notes", "x", "--notes-file", notesPath, zipPath}, &out, &errOut)
+	if code != ExitUsage || strings.Count(errOut.String(), "\n") != 1 || !strings.Contains(errOut.String(), "not both") {
+		t.Errorf("--notes with --notes-file: exit %d, stderr %q; want %d and one line", code, errOut.String(), ExitUsage)
+	}
+
+	long := strings.Repeat("é", betaport.MaxReleaseNotes/2) + "x" // 10 KiB and one byte
+	longPath := filepath.Join(dir, "LONG.md")
+	writeFile(t, longPath, long)
+	binPath := filepath.Join(dir, "BIN.md")
+	writeFile(t, binPath, "notes\x00")
+	for _, args := range [][]string{{"--notes", long}, {"--notes-file", longPath}, {"--notes-file", binPath}, {"--notes-file", filepath.Join(dir, "none.md")}} {
+		out.Reset()
+		errOut.Reset()
+		code := Run(context.Background(), append([]string{"submit", "--base-url", f.api.URL, "--key", keyPath, zipPath}, args...), &out, &errOut)
+		if code != ExitFailure || strings.Count(errOut.String(), "\n") != 1 {
+			t.Errorf("%s %.20q: exit %d, stderr %q; want %d and one line", args[0], args[1], code, errOut.String(), ExitFailure)
+		}
+	}
+	if got := f.sequence(); got != "" {
+		t.Errorf("requests made: %s; want none", got)
+	}
+}

@@ -62,6 +62,8 @@ type submitter struct {
 	// uploadHost is the upload URL's host, for messages (the URL is a
 	// credential): set as the PUT starts.
 	uploadHost string
+	// notes are the release notes call 1 carries.
+	notes string
 }
 
 func newSubmitter(base string, key api.ServiceKey, o *submitOptions, stderr io.Writer) *submitter {
@@ -174,8 +176,9 @@ func (s *submitter) run(ctx context.Context, z *zipFile) (json.RawMessage, *beta
 // once runs the three calls once, each retried on its own.
 func (s *submitter) once(ctx context.Context, z *zipFile) (json.RawMessage, *betaport.Bundle, error) {
 	out, err := s.client.Submit(ctx, client.Submission{
-		Key: s.key,
-		Zip: &diskZip{s, z},
+		Key:          s.key,
+		ReleaseNotes: s.notes,
+		Zip:          &diskZip{s, z},
 		Step: func(step client.Step, up *api.UploadURL) error {
 			if step != client.StepPut {
 				return nil
