@@ -817,7 +817,7 @@ func bb20RollbackButton(n int) string {
 const bb20ConfirmButton = `[...document.querySelectorAll("main button")].find(b => b.checkVisibility() && /roll/i.test(b.textContent) && !/^Roll back to #\d+$/.test(b.textContent.trim()))`
 
 // bb20CancelButton finds the visible Cancel (or Keep) of that question.
-const bb20CancelButton = `[...document.querySelectorAll("main button")].find(b => b.checkVisibility() && /^(cancel|keep|no)/i.test(b.textContent.trim()))`
+const bb20CancelButton = `[...document.querySelectorAll("main button")].find(b => b.checkVisibility() && /^(cancel|keep|no)\b/i.test(b.textContent.trim()))`
 
 // TestBB20Rollback: an admin presses "Roll back to #A" and cancels:
 // nothing changes. Pressed again and confirmed: the list's top row says
@@ -840,7 +840,7 @@ func TestBB20Rollback(t *testing.T) {
 	for _, c := range []context.Context{ctx, other} {
 		bb20Wait(t, c, fmt.Sprintf(`!!document.querySelector('#bundle-rows [data-bundle="%d"]')`, a.Number), "the bundles list never showed")
 	}
-	if evalJS[bool](t, ctx, fmt.Sprintf(`!!document.querySelector('#bundle-rows [data-bundle="%d"]') && [...document.querySelector('#bundle-rows [data-bundle="%d"]').querySelectorAll("button")].some(b => /roll back/i.test(b.textContent))`, b.Number, b.Number)) {
+	if evalJS[bool](t, ctx, fmt.Sprintf(`!!document.querySelector('#bundle-rows [data-bundle="%d"]') && [...document.querySelector('#bundle-rows [data-bundle="%d"]').querySelectorAll("button")].some(b => b.checkVisibility() && /roll back/i.test(b.textContent))`, b.Number, b.Number)) {
 		t.Errorf("the current bundle's row offers to roll back to itself")
 	}
 	bb20Wait(t, ctx, bb20RollbackButton(a.Number)+` !== undefined`, fmt.Sprintf(`no "Roll back to #%d" button`, a.Number))
