@@ -667,7 +667,7 @@ func TestBB20NotesPublishedAndShownToTesters(t *testing.T) {
 		t.Errorf("the notes box has no label")
 	}
 
-	notes := "Faster tabs.\n\n- one\n- two with [the site](https://example.com/x)\n\n<img src=x onerror=alert(1)>"
+	notes := "Faster tabs.\n\n- one\n- two with [the site](https://example.com/x)\n\n<img src=x onerror=alert(1)> [bad](javascript:alert(2)) [<b>bold</b>](https://example.com/b)"
 	bb20Click(t, ctx, "the notes box", bb20NotesBox)
 	do(t, ctx, chromedp.KeyEvent(notes))
 	if got := evalJS[string](t, ctx, bb20NotesBox+`.value`); got != notes {
@@ -697,8 +697,17 @@ func TestBB20NotesPublishedAndShownToTesters(t *testing.T) {
 	openApp(t, tester, m.URL()+d.TesterLink)
 	bb20Wait(t, tester, fmt.Sprintf(`[...document.querySelectorAll("#builds [data-build]")].some(r => r.textContent.includes("#%d"))`, n), "the tester's builds never showed the new bundle")
 	// The current build's notes show on the page, as Markdown made safe.
-	bb20Wait(t, tester, `[...document.querySelectorAll("main ul li")].some(li => li.textContent.trim() === "one")`,
-		"the tester's builds page never showed the current build's notes as a list")
+	bb20Wait(t, tester, `[...document.querySelectorAll("main ul li")].some(li => li.textContent.trim() === "one" && li.checkVisibility())`,
+		"the tester's builds page never showed the current build's notes as a list (without opening anything)")
+	if evalJS[bool](t, tester, `[...document.querySelectorAll("a")].some(a => /^\s*(javascript|data):/i.test(a.getAttribute("href") || ""))`) {
+		t.Errorf("a javascript: link in the notes became a link")
+	}
+	if !evalJS[bool](t, tester, `document.querySelector("main").innerText.includes("[bad](javascript:alert(2))")`) {
+		t.Errorf("a javascript: link in the notes is not shown as the text written: %q", evalJS[string](t, tester, `document.querySelector("main").innerText`))
+	}
+	if evalJS[bool](t, tester, `!!document.querySelector("main b")`) || !evalJS[bool](t, tester, `[...document.querySelectorAll("main a")].some(a => a.textContent === "<b>bold</b>")`) {
+		t.Errorf("HTML in a link's text: want the link with the text as written, got %q", evalJS[string](t, tester, `[...document.querySelectorAll("main a")].map(a => a.outerHTML).join(" ")`))
+	}
 	type link struct {
 		Href, Rel, Target, Text string
 	}
@@ -791,16 +800,16 @@ func TestBB20NotesTooLong(t *testing.T) {
 	said := evalJS[string](t, ctx, `document.querySelector("#upload-panel").innerText`)
 	t.Logf("the panel says: %q", said)
 
-	// Cut back to 5,000 é (10,000 bytes): the same zip goes.
+	// Cut back to 5,120 é (10,240 bytes, the limit exactly): the same zip goes.
 	bb20Click(t, ctx, "the notes box", bb20NotesBox)
 	bb20SelectAll(t, ctx)
-	short := strings.Repeat("é", 5000)
+	short := strings.Repeat("é", 5120)
 	bb20Insert(t, ctx, short)
 	dropFiles(t, ctx, bb20Zip(t, "9.3.0"))
 	bb20Wait(t, ctx, `document.querySelector("#upload-result") !== null`, "notes under the limit: the zip was never published")
 	b := api.bundles(ext.ID)[0]
 	if b.Number == before || b.ReleaseNotes != short {
-		t.Fatalf("after cutting the notes back the top bundle is #%d with %d bytes of notes, want a new one with the 10,000 bytes", b.Number, len(b.ReleaseNotes))
+		t.Fatalf("after cutting the notes back the top bundle is #%d with %d bytes of notes, want a new one with the 10,240 bytes", b.Number, len(b.ReleaseNotes))
 	}
 }
 
@@ -952,5 +961,96 @@ func TestBB20AdoptionDaysAreUTCEverywhere(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBB20NotesWithAControlCharacter: notes holding a control character
+// (a BEL pasted from a terminal) are refused: the panel says so and
+// publishes nothing; the notes box keeps them to fix.
+func TestBB20NotesWithAControlCharacter(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[0]
+	api := bb20AdminAPI(t, m, d)
+	ctx := adminTab(t, m, d)
+	openUploadPanel(t, ctx, m.URL(), ext.ID)
+	bb20Wait(t, ctx, bb20NotesBox+` !== null`, "the upload panel has no notes box")
+	before := api.bundles(ext.ID)[0].Number
+	bb20Click(t, ctx, "the notes box", bb20NotesBox)
+	bb20Insert(t, ctx, "build ok\u0007 done")
+	if !evalJS[bool](t, ctx, bb20NotesBox+`.value.includes("\u0007")`) {
+		t.Skip("the box dropped the control character as it was pasted: nothing to refuse")
+	}
+	dropFiles(t, ctx, bb20Zip(t, "9.4.0"))
+	bb20Wait(t, ctx, `/control|character|release notes/i.test([...document.querySelectorAll("#upload-panel [role=alert], #upload-panel .state-error, #upload-panel [aria-live]")].map(e => e.textContent).join(" "))`,
+		"notes with a control character: the panel never said what is wrong")
+	time.Sleep(500 * time.Millisecond)
+	if n := api.bundles(ext.ID)[0].Number; n != before {
+		t.Fatalf("notes with a control character published bundle #%d", n)
+	}
+	t.Logf("the panel says: %q", evalJS[string](t, ctx, `document.querySelector("#upload-panel").innerText`))
+	if !evalJS[bool](t, ctx, bb20NotesBox+`.value.includes("build ok")`) {
+		t.Errorf("after the refusal the notes box lost what was written")
+	}
+}
+
+// TestBB20RollbackByKeyboardAndRace: the question opens from the keyboard
+// and Escape closes it, changing nothing, with the focus back where it was;
+// two tabs that both confirm "Roll back to #A" publish one rollback.
+func TestBB20RollbackByKeyboardAndRace(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[0]
+	api := bb20AdminAPI(t, m, d)
+	key := setKey(t, m.Store, ext.ID)
+	a := bb20Submit(t, m.URL(), ext.ID, key, "9.0.0", "")
+	b := bb20Submit(t, m.URL(), ext.ID, key, "9.1.0", "")
+	one, two := adminTab(t, m, d), newTab(t)
+	page := fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID)
+	openApp(t, one, page)
+	openApp(t, two, page)
+	for _, c := range []context.Context{one, two} {
+		bb20Wait(t, c, bb20RollbackButton(a.Number)+` !== undefined`, fmt.Sprintf(`no "Roll back to #%d" button`, a.Number))
+	}
+
+	// Keyboard: Tab to the button, Enter asks, Escape closes.
+	var on bool
+	for i := 0; i < 80 && !on; i++ {
+		bbPress(t, one, kb.Tab)
+		on = evalJS[bool](t, one, fmt.Sprintf(`document.activeElement.textContent.trim() === "Roll back to #%d"`, a.Number))
+	}
+	if !on {
+		t.Fatalf("Tab never reached Roll back to #%d (focus on %v)", a.Number, focused(t, one))
+	}
+	bbPress(t, one, kb.Enter)
+	bb20Wait(t, one, bb20ConfirmButton+` !== undefined`, "Enter on Roll back asked nothing")
+	if f := focused(t, one); !strings.Contains(f.Text+f.Label, "oll back") && !strings.Contains(f.Text, "Cancel") {
+		t.Errorf("with the question open the focus is on %v, want its buttons", f)
+	}
+	bbPress(t, one, kb.Escape)
+	bb20Wait(t, one, bb20ConfirmButton+` === undefined`, "Escape did not close the question")
+	bb20Wait(t, one, fmt.Sprintf(`document.activeElement.textContent.trim() === "Roll back to #%d"`, a.Number), "after Escape the focus is not back on Roll back")
+	if top := api.bundles(ext.ID)[0]; top.Number != b.Number {
+		t.Fatalf("Escape rolled back: the top bundle is #%d", top.Number)
+	}
+
+	// Two tabs open the question; both confirm, one after the other.
+	for _, c := range []context.Context{one, two} {
+		bb20Click(t, c, "Roll back to #A", bb20RollbackButton(a.Number))
+		bb20Wait(t, c, bb20ConfirmButton+` !== undefined`, "Roll back asked nothing")
+	}
+	bb20Click(t, one, "Yes in tab 1", bb20ConfirmButton)
+	bb20Wait(t, one, fmt.Sprintf(`document.querySelector("#current-bundle").textContent.trim() === "#%d"`, b.Number+1), "tab 1: the rollback never became current")
+	if evalJS[bool](t, two, bb20ConfirmButton+` !== undefined`) {
+		bb20Click(t, two, "Yes in tab 2", bb20ConfirmButton)
+	} else {
+		t.Logf("tab 2 closed its question when the rollback reached it")
+	}
+	bb20Wait(t, two, fmt.Sprintf(`document.querySelector("#current-bundle").textContent.trim() === "#%d"`, b.Number+1), "tab 2: the rollback never showed")
+	time.Sleep(time.Second)
+	bs := api.bundles(ext.ID)
+	if bs[0].Number != b.Number+1 || bs[0].RollbackOf != a.Number {
+		t.Errorf("two tabs confirming the same rollback: the top bundles are #%d (rollback of %d), #%d, want one rollback #%d", bs[0].Number, bs[0].RollbackOf, bs[1].Number, b.Number+1)
+	}
+	if err := evalJS[string](t, two, `[...document.querySelectorAll("main [role=alert]")].map(e => e.checkVisibility() ? e.textContent : "").join("")`); strings.TrimSpace(err) != "" {
+		t.Logf("tab 2 says: %q", err)
 	}
 }
