@@ -1054,3 +1054,71 @@ func TestBB20RollbackByKeyboardAndRace(t *testing.T) {
 		t.Logf("tab 2 says: %q", err)
 	}
 }
+
+// bb20VisibleText says whether some shown element of main holds s.
+func bb20VisibleText(s string) string {
+	return fmt.Sprintf(`[...document.querySelectorAll("main *")].some(e => e.checkVisibility() && [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.includes(%q)))`, s)
+}
+
+// TestBB20NotesFollowPublishAndRollback: a tester's open builds page shows
+// the current build's notes as they change, without a reload: a publish
+// with notes shows them, a later one without notes stops showing them as
+// current, a rollback to the first shows its notes again. In the panel, a
+// failed upload keeps the notes typed; a published one empties the box for
+// the next bundle.
+func TestBB20NotesFollowPublishAndRollback(t *testing.T) {
+	m, d := startService(t)
+	ext := d.Extensions[0]
+	api := bb20AdminAPI(t, m, d)
+	tester := bbkPrivateTab(t)
+	openApp(t, tester, m.URL()+d.TesterLink)
+	bb20Wait(t, tester, `!!document.querySelector("#builds [data-build]")`, "the tester's builds never showed")
+
+	ctx := adminTab(t, m, d)
+	openUploadPanel(t, ctx, m.URL(), ext.ID)
+	bb20Wait(t, ctx, bb20NotesBox+` !== null`, "the upload panel has no notes box")
+
+	// A zip that is no extension: refused, the notes stay to try again.
+	bb20Click(t, ctx, "the notes box", bb20NotesBox)
+	do(t, ctx, chromedp.KeyEvent("Alpha notes for testers"))
+	dropFiles(t, ctx, pageFile{Name: "broken.zip", Type: "application/zip", Data: extensionZip(t, map[string]string{"readme.txt": "no manifest"})})
+	bb20Wait(t, ctx, `/manifest/i.test(document.querySelector("#upload-panel").innerText)`, "a zip with no manifest: the panel never said so")
+	if v := evalJS[string](t, ctx, bb20NotesBox+`.value`); v != "Alpha notes for testers" {
+		t.Errorf("after a refused zip the notes box holds %q, want the notes typed", v)
+	}
+
+	// Published with the notes: the tester sees them as current.
+	dropFiles(t, ctx, bb20Zip(t, "9.2.0"))
+	bb20Wait(t, ctx, `document.querySelector("#upload-result") !== null`, "the zip was never published")
+	first := api.bundles(ext.ID)[0]
+	if first.ReleaseNotes != "Alpha notes for testers" {
+		t.Fatalf("the published bundle's notes are %q", first.ReleaseNotes)
+	}
+	bb20Wait(t, tester, bb20VisibleText("Alpha notes for testers"), "the tester's open builds page never showed the new current build's notes")
+	if v := evalJS[string](t, ctx, bb20NotesBox+`.value`); v != "" {
+		t.Errorf("after publishing, the notes box still holds %q: the next bundle dropped would carry them", v)
+	}
+
+	// A bundle without notes: the first notes are no longer shown as the
+	// current build's.
+	bb20Click(t, ctx, "the notes box", bb20NotesBox)
+	bb20SelectAll(t, ctx)
+	bbPress(t, ctx, kb.Delete)
+	openUploadPanel(t, ctx, m.URL(), ext.ID)
+	dropFiles(t, ctx, bb20Zip(t, "9.3.0"))
+	bb20Wait(t, ctx, `document.querySelector("#upload-result") !== null`, "the second zip was never published")
+	second := api.bundles(ext.ID)[0]
+	if second.ReleaseNotes != "" {
+		t.Errorf("the second bundle, published with the box emptied, carries notes %q", second.ReleaseNotes)
+	}
+	bb20Wait(t, tester, fmt.Sprintf(`[...document.querySelectorAll("#builds [data-build]")].some(r => r.textContent.includes("#%d"))`, second.Number), "the tester never saw the second bundle")
+	bb20Wait(t, tester, `!`+bb20VisibleText("Alpha notes for testers"), "the tester's page still shows the first bundle's notes after a bundle without notes became current")
+
+	// Roll back to the first: its notes are the current build's again.
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
+	bb20Wait(t, ctx, bb20RollbackButton(first.Number)+` !== undefined`, "no Roll back button for the first bundle")
+	bb20Click(t, ctx, "Roll back", bb20RollbackButton(first.Number))
+	bb20Click(t, ctx, "Yes", bb20ConfirmButton)
+	bb20Wait(t, tester, fmt.Sprintf(`[...document.querySelectorAll("#builds [data-build]")].some(r => r.textContent.includes("#%d"))`, second.Number+1), "the tester never saw the rollback")
+	bb20Wait(t, tester, bb20VisibleText("Alpha notes for testers"), "after the rollback the tester's page does not show the rolled-back build's notes as current")
+}
