@@ -383,3 +383,56 @@ func TestBB20AdoptionVersionsAreTheExtensionsOwn(t *testing.T) {
 		t.Errorf("ext2: %v; want one 5.0.0 and ext's 1.0.0 as other", t2)
 	}
 }
+
+// Paging by ones while new versions are being counted never repeats a row.
+func TestBB20AdoptionPagingWhileCounting(t *testing.T) {
+	e := bb20Start(t, nil)
+	var versions []string
+	for i := 0; i < 8; i++ {
+		versions = append(versions, bb20Publish(t, e, e.keyExt, fmt.Sprintf("1.%d.0", i), "").Version)
+	}
+	chromeID, updateURL := bb20Updates(t, e, e.admin, e.ext)
+	for _, v := range versions[:4] {
+		bb20Check(t, updateURL, chromeID, &v, nil)
+	}
+	seen := map[string]bool{}
+	cursor := ""
+	for page := 0; ; page++ {
+		if page < 4 { // a new version is counted between pages
+			v := versions[4+page]
+			bb20Check(t, updateURL, chromeID, &v, nil)
+		}
+		path := "/api/extensions/" + e.ext + "/adoption?limit=1"
+		if cursor != "" {
+			path += "&cursor=" + url.QueryEscape(cursor)
+		}
+		resp, b := e.do(t, e.admin, "GET", path, "", nil)
+		if resp.StatusCode != 200 {
+			t.Fatalf("adoption page %d: %d %s", page, resp.StatusCode, b)
+		}
+		var p struct {
+			Data       []bb20Row `json:"data"`
+			NextCursor string    `json:"nextCursor"`
+		}
+		json.Unmarshal(b, &p)
+		for _, r := range p.Data {
+			k := r.Hour + " " + r.Version
+			if seen[k] {
+				t.Errorf("row %s on two pages", k)
+			}
+			seen[k] = true
+		}
+		if p.NextCursor == "" || page > 50 {
+			break
+		}
+		cursor = p.NextCursor
+	}
+	if len(seen) < 4 {
+		t.Errorf("paging saw %d rows, want at least the 4 counted before it began", len(seen))
+	}
+	// A 10 MB body on a POST of the rollback is not a 5xx either.
+	resp, b := e.do(t, e.admin, "POST", "/api/extensions/"+e.ext+"/bundles/1/rollback", `{"x":"`+strings.Repeat("a", 10<<20)+`"}`, nil)
+	if resp.StatusCode >= 500 {
+		t.Errorf("rollback with a 10 MB body = %d %.200s", resp.StatusCode, b)
+	}
+}

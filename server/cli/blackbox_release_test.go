@@ -134,9 +134,8 @@ func bb20Start(t *testing.T, configure func(m *cli.Main)) *bb20Env {
 	e.ext = bb20ID(t, bb20Run(t, "extension", "create", "--data", e.data, "--team", teamA, "--name", "Tab Tamer"))
 	e.ext2 = bb20ID(t, bb20Run(t, "extension", "create", "--data", e.data, "--team", teamA, "--name", "Second"))
 	e.extB = bb20ID(t, bb20Run(t, "extension", "create", "--data", e.data, "--team", teamB, "--name", "Rival Tabs"))
-	adaOut := bb20Run(t, "user", "create", "--data", e.data, "--email", e.adaEmail, "--team", teamA, "--password", bboPassword)
-	bobOut := bb20Run(t, "user", "create", "--data", e.data, "--email", e.bobEmail, "--team", teamB, "--password", bboPassword)
-	_, _ = adaOut, bobOut
+	bb20Run(t, "user", "create", "--data", e.data, "--email", e.adaEmail, "--team", teamA, "--password", bboPassword)
+	bb20Run(t, "user", "create", "--data", e.data, "--email", e.bobEmail, "--team", teamB, "--password", bboPassword)
 	e.keyExt = bb20MakeKey(t, e.data, e.ext, e.work)
 	e.keyExt2 = bb20MakeKey(t, e.data, e.ext2, e.work)
 	e.keyExtB = bb20MakeKey(t, e.data, e.extB, e.work)
@@ -445,9 +444,6 @@ func bb20Eventually(t *testing.T, what string, cond func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
-
-var _ = httptest.NewServer
-var _ sync.Mutex
 
 // --- release notes ---------------------------------------------------------
 

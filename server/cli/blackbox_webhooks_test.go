@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -206,6 +207,23 @@ func (e *bb20Env) deliveries(t *testing.T, ext, hook string, limit int) []bb20De
 	return nil
 }
 
+// settled waits until none of a webhook's deliveries is pending: a
+// receiver has an event before the service writes down its answer.
+func (e *bb20Env) settled(t *testing.T, ext, hook string) []bb20Delivery {
+	t.Helper()
+	var ds []bb20Delivery
+	bb20Eventually(t, "the deliveries' answers recorded", func() bool {
+		ds = e.deliveries(t, ext, hook, 100)
+		for _, d := range ds {
+			if d.State == "pending" {
+				return false
+			}
+		}
+		return true
+	})
+	return ds
+}
+
 // bb20VerifySignature checks Betaport-Signature: t=<unix>,v1=<hex HMAC>.
 func bb20VerifySignature(t *testing.T, h bb20Hook, secret string) {
 	t.Helper()
@@ -286,7 +304,7 @@ func TestBB20Webhooks(t *testing.T) {
 		t.Errorf("webhooks list has %d, want 2: %s", len(list.Data), b)
 	}
 
-	b1 := bb20Publish(t, e, e.keyExt, "1.0.0", "Notes <b>one</b>")
+	b1 := bb20Publish(t, e, e.keyExt, "1.0.0", "Notes <b>one</b> & 🙂 é\n- \"two\"")
 	b2 := bb20Publish(t, e, e.keyExt, "1.1.0", "")
 	resp, b = e.rollback(t, e.admin, e.ext, b1.Number, nil)
 	if resp.StatusCode != 201 {
@@ -335,7 +353,15 @@ func TestBB20Webhooks(t *testing.T) {
 			}
 		}
 		if len(got) >= 3 {
-			if p := got[0].Parsed.Bundle; p != nil && (p.ReleaseNotes != "Notes <b>one</b>" || p.SHA256 != b1.SHA256 || p.Version != b1.Version) {
+			if p := got[2].Parsed.Bundle; p != nil && p.ReleaseNotes != b1.ReleaseNotes {
+				t.Errorf("the rollback event's notes %q, want bundle #%d's %q", p.ReleaseNotes, b1.Number, b1.ReleaseNotes)
+			}
+			for i, h := range got {
+				if _, err := time.Parse(time.RFC3339, h.Parsed.CreatedAt); err != nil {
+					t.Errorf("event %d: createdAt %q is not RFC 3339", i, h.Parsed.CreatedAt)
+				}
+			}
+			if p := got[0].Parsed.Bundle; p != nil && (p.ReleaseNotes != b1.ReleaseNotes || p.SHA256 != b1.SHA256 || p.Version != b1.Version) {
 				t.Errorf("the first event's bundle: %+v, want #%d's notes, sha256 and version", *p, b1.Number)
 			}
 			if p := got[2].Parsed.Bundle; p != nil && (p.RollbackOf != b1.Number || p.Version != rb.Version || p.SHA256 != b1.SHA256 || p.VersionName != "1.0.0") {
@@ -499,6 +525,9 @@ func TestBB20Webhooks(t *testing.T) {
 	} else {
 		bb20ProblemOf(t, "a webhook with a secret of its own", resp, b, []int{400}, "")
 	}
+	// A 10 MB body is refused, not read whole into a 5xx.
+	resp, b = e.do(t, e.admin, "POST", hookPath, `{"url":"https://example.com/`+strings.Repeat("a", 10<<20)+`"}`, nil)
+	bb20ProblemOf(t, "a 10 MB webhook body", resp, b, []int{400, 413}, "")
 	for _, body := range []string{`{"url": 5}`, `not json`, `{}`, `{"url":"https://example.com/a"} {"x":1}`} {
 		resp, b := e.do(t, e.admin, "POST", hookPath, body, nil)
 		bb20ProblemOf(t, "webhook body "+body, resp, b, []int{400}, "")
@@ -560,7 +589,13 @@ func TestBB20WebhookReceiverFailsThenRecovers(t *testing.T) {
 	}
 	// Three failed attempts (all of the first event: the others wait).
 	bb20Eventually(t, "three failed attempts", func() bool { return len(r.all()) >= 3 })
-	ds := e.deliveries(t, e.ext, w.ID, 100)
+	// The service writes an answer down after the receiver sent it: wait
+	// for the third failure's record.
+	var ds []bb20Delivery
+	bb20Eventually(t, "three failed attempts recorded", func() bool {
+		ds = e.deliveries(t, e.ext, w.ID, 100)
+		return len(ds) > 0 && ds[len(ds)-1].Attempts >= 3 && ds[len(ds)-1].LastStatus != 0
+	})
 	if len(ds) != 3 {
 		t.Fatalf("%d deliveries while failing, want 3: %+v", len(ds), ds)
 	}
@@ -630,7 +665,7 @@ func TestBB20WebhookReceiverFailsThenRecovers(t *testing.T) {
 			t.Errorf("attempt %d of the first event came %v after the one before; backoff says at least %v", i+1, gap, want)
 		}
 	}
-	ds = e.deliveries(t, e.ext, w.ID, 100)
+	ds = e.settled(t, e.ext, w.ID)
 	failures := len(firstAttempts) - 1
 	for i, d := range ds {
 		wantAttempts := 1
@@ -856,7 +891,7 @@ func bb20Replicas(t *testing.T) {
 	for _, h := range r.all() {
 		perEvent[h.Parsed.ID]++
 	}
-	for _, d := range a.deliveries(t, ext, w.ID, 100) {
+	for _, d := range a.settled(t, ext, w.ID) {
 		if d.State != "delivered" || d.Attempts != perEvent[d.EventID] {
 			t.Errorf("delivery of event %s: %s after %d attempts by the list; the receiver got %d requests", d.EventID, d.State, d.Attempts, perEvent[d.EventID])
 		}
@@ -1197,7 +1232,7 @@ func TestBB20WebhookOutboxSurvivesRestart(t *testing.T) {
 		}
 		bb20VerifySignature(t, got[i], w.Secret)
 	}
-	for _, d := range e.deliveries(t, e.ext, w.ID, 10) {
+	for _, d := range e.settled(t, e.ext, w.ID) {
 		if d.State != "delivered" {
 			t.Errorf("after the restart: %+v", d)
 		}
@@ -1296,6 +1331,7 @@ func bb20HostileBytes(t *testing.T) {
 		if len(got) != 2 {
 			continue
 		}
+		e.settled(t, e.ext, h.w.ID)
 		resp, b := e.do(t, e.admin, "GET", "/api/extensions/"+e.ext+"/webhooks/"+h.w.ID+"/deliveries", "", nil)
 		if resp.StatusCode != 200 {
 			t.Errorf("deliveries of a receiver answering %s = %d %s", h.name, resp.StatusCode, b)
@@ -1340,5 +1376,31 @@ func bb20HostileBytes(t *testing.T) {
 	}
 	if tot["other"] < 2 {
 		t.Errorf("hostile versions counted: %v; want them as other", tot)
+	}
+}
+
+// The defaults the contract names, and serve's flags for them.
+func TestBB20ConfigDefaultsAndFlags(t *testing.T) {
+	c := cli.DefaultConfig()
+	v := reflect.ValueOf(c)
+	for field, want := range map[string]any{
+		"WebhookRetryMin":     10 * time.Second,
+		"WebhookAllowPrivate": false,
+		"AdoptionFlush":       time.Minute,
+	} {
+		f := v.FieldByName(field)
+		if !f.IsValid() {
+			t.Errorf("cli.Config has no %s", field)
+			continue
+		}
+		if got := f.Interface(); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("DefaultConfig().%s = %v, want %v", field, got, want)
+		}
+	}
+	_, out, errOut := run(t, "serve", "-h")
+	for _, flag := range []string{"-webhook-retry-min", "-webhooks-allow-private"} {
+		if !strings.Contains(out+errOut, flag) {
+			t.Errorf("betaport serve -h does not list -%s", flag)
+		}
 	}
 }
