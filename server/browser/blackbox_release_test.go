@@ -1191,3 +1191,101 @@ func TestBB20WebhookDeliveriesShowAnswers(t *testing.T) {
 		}
 	}
 }
+
+// bb20Reflow lists what breaks the page at its width: sideways scrolling
+// and text leaving the window.
+func bb20Reflow(t *testing.T, ctx context.Context) []string {
+	t.Helper()
+	return evalJS[[]string](t, ctx, `(() => {
+		const out = [], w = innerWidth;
+		if (document.scrollingElement.scrollWidth > w) out.push("the page scrolls sideways: " + document.scrollingElement.scrollWidth + " > " + w);
+		for (const el of document.querySelectorAll("main *")) {
+			if (!el.checkVisibility() || ![...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+			const r = el.getBoundingClientRect();
+			if (r.width && (r.right > w + 1 || r.left < -1) && !el.closest(".grid-head, .visually-hidden")) out.push("text leaves the window: <" + el.tagName.toLowerCase() + "." + el.className + "> " + el.textContent.trim().slice(0, 40));
+		}
+		return out.slice(0, 6);
+	})()`)
+}
+
+// TestBB20LongNotesAndURLsReflow: notes written the way people paste them
+// (a long unbroken URL, a long link, a stack trace line) and a long webhook
+// URL stay inside a 320 px window: no sideways scrolling, on the tester's
+// builds page, with a row's notes open, in the admin's list and on the
+// settings page.
+func TestBB20LongNotesAndURLsReflow(t *testing.T) {
+	m, d := startWebhookService(t)
+	ext := d.Extensions[0]
+	api := bb20AdminAPI(t, m, d)
+	key := setKey(t, m.Store, ext.ID)
+	long := "https://ci.example.com/" + strings.Repeat("artifacts/build-1234567890/", 12) + "log.txt"
+	notes := "See " + long + "\n\n- [the full changelog with a long name](" + long + ")\n- at com.example.VeryLongClassName.methodWithAVeryLongName(" + strings.Repeat("Argument", 20) + ".java:42)"
+	b := bb20Submit(t, m.URL(), ext.ID, key, "9.6.0", notes)
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer rc.Close()
+	code, raw := api.call(http.MethodPost, fmt.Sprintf("/api/extensions/%d/webhooks", ext.ID), map[string]string{"url": rc.URL + "/" + strings.Repeat("hooks/betaport-release-events/", 8)})
+	if code != http.StatusCreated {
+		t.Fatalf("adding a webhook with a long URL: %d %s", code, raw)
+	}
+
+	ctx := adminTab(t, m, d)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(320, 800)); err != nil {
+		t.Fatal(err)
+	}
+	report := func(where string) {
+		t.Helper()
+		for _, p := range bb20Reflow(t, ctx) {
+			t.Errorf("%s at 320 px: %s", where, p)
+		}
+	}
+	// The admin's list, the top row's notes opened with a tap.
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
+	row := fmt.Sprintf(`document.querySelector('#bundle-rows [data-bundle="%d"]')`, b.Number)
+	bb20Wait(t, ctx, row+` !== null`, "the bundle never showed")
+	bb20Click(t, ctx, "the row's Notes", row+`.querySelector("[aria-expanded]")`)
+	bb20Wait(t, ctx, row+`.querySelector("[aria-expanded]").getAttribute("aria-expanded") === "true"`, "the row's notes never opened")
+	report("the bundles list with a row's notes open")
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/settings", m.URL(), ext.ID))
+	bb20Wait(t, ctx, `!!document.querySelector("[data-webhook]")`, "the webhook never showed")
+	report("the settings page with a long webhook URL")
+
+	// The tester (the invite link signs this browser in as them).
+	openApp(t, ctx, m.URL()+d.TesterLink)
+	bb20Wait(t, ctx, bb20VisibleText("See https://ci.example.com/"), "the tester's page never showed the current notes")
+	report("the tester's builds page with the current build's notes")
+	brow := fmt.Sprintf(`[...document.querySelectorAll("#builds [data-build]")].find(r => r.textContent.includes("#%d"))`, b.Number)
+	bb20Click(t, ctx, "the build's Notes", brow+`.querySelector("[aria-expanded]")`)
+	bb20Wait(t, ctx, brow+`.querySelector("[aria-expanded]").getAttribute("aria-expanded") === "true"`, "the build's notes never opened")
+	report("the tester's builds page with a row's notes open")
+}
+
+// TestBB20WebhookDeliveriesReflow: on a phone (320 px) a webhook's
+// deliveries fit the window: no sideways scrolling to read a delivery's
+// status and time.
+func TestBB20WebhookDeliveriesReflow(t *testing.T) {
+	m, d := startWebhookService(t)
+	ext := d.Extensions[0]
+	api := bb20AdminAPI(t, m, d)
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer rc.Close()
+	code, raw := api.call(http.MethodPost, fmt.Sprintf("/api/extensions/%d/webhooks", ext.ID), map[string]string{"url": rc.URL + "/h"})
+	if code != http.StatusCreated {
+		t.Fatalf("adding a webhook: %d %s", code, raw)
+	}
+	var hook struct {
+		ID json.RawMessage `json:"id"`
+	}
+	json.Unmarshal(raw, &hook)
+	if code, raw := api.call(http.MethodPost, fmt.Sprintf("/api/extensions/%d/webhooks/%s/test", ext.ID, strings.Trim(string(hook.ID), `"`)), nil); code != http.StatusAccepted {
+		t.Fatalf("sending a test event: %d %s", code, raw)
+	}
+	ctx := adminTab(t, m, d)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(320, 800)); err != nil {
+		t.Fatal(err)
+	}
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/settings", m.URL(), ext.ID))
+	bb20Wait(t, ctx, `!!document.querySelector('[data-webhook] .delivery[data-state="delivered"]')`, "the delivery never showed")
+	for _, p := range bb20Reflow(t, ctx) {
+		t.Errorf("the settings page with a delivery at 320 px: %s", p)
+	}
+}
