@@ -1289,3 +1289,48 @@ func TestBB20WebhookDeliveriesReflow(t *testing.T) {
 		t.Errorf("the settings page with a delivery at 320 px: %s", p)
 	}
 }
+
+// TestBB20RollbackShowsOnWebhooks: a rollback made in the browser reaches
+// the extension's webhook as bundle.rolled_back, and the settings page
+// lists that delivery, delivered.
+func TestBB20RollbackShowsOnWebhooks(t *testing.T) {
+	var mu sync.Mutex
+	var bodies []string
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(b))
+		mu.Unlock()
+		io.WriteString(w, "ok")
+	}))
+	defer rc.Close()
+	m, d := startWebhookService(t)
+	ext := d.Extensions[0]
+	api := bb20AdminAPI(t, m, d)
+	key := setKey(t, m.Store, ext.ID)
+	a := bb20Submit(t, m.URL(), ext.ID, key, "9.0.0", "notes of A")
+	bb20Submit(t, m.URL(), ext.ID, key, "9.1.0", "")
+	if code, raw := api.call(http.MethodPost, fmt.Sprintf("/api/extensions/%d/webhooks", ext.ID), map[string]string{"url": rc.URL + "/h"}); code != http.StatusCreated {
+		t.Fatalf("adding a webhook: %d %s", code, raw)
+	}
+	ctx := adminTab(t, m, d)
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
+	bb20Wait(t, ctx, bb20RollbackButton(a.Number)+` !== undefined`, "no Roll back button")
+	bb20Click(t, ctx, "Roll back", bb20RollbackButton(a.Number))
+	bb20Click(t, ctx, "Yes", bb20ConfirmButton)
+	bb20Wait(t, ctx, `document.querySelector("#bundle-rows [data-bundle]").innerText.includes("rollback of #`+strconv.Itoa(a.Number)+`")`, "the rollback never showed")
+	bb20Click(t, ctx, "Settings", `document.querySelector("#nav-settings")`)
+	bb20Wait(t, ctx, `[...document.querySelectorAll('[data-webhook] .delivery')].some(r => r.innerText.includes("bundle.rolled_back") && r.dataset.state === "delivered")`,
+		"the settings page never listed the rollback's delivery as delivered")
+	mu.Lock()
+	defer mu.Unlock()
+	var got []string
+	for _, b := range bodies {
+		if strings.Contains(b, `"bundle.rolled_back"`) {
+			got = append(got, b)
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0], fmt.Sprintf(`"rollbackOf":%d`, a.Number)) || !strings.Contains(got[0], `"releaseNotes":"notes of A"`) {
+		t.Errorf("the receiver got %d rolled_back events: %v, want one naming rollbackOf %d with A's notes", len(got), got, a.Number)
+	}
+}
