@@ -302,6 +302,7 @@ func TestBB20WebhooksSettings(t *testing.T) {
 	if gap > 80 {
 		t.Errorf("the error shows %v px away from the URL field", gap)
 	}
+	checkAccessible(t, ctx, "settings with a refused webhook URL")
 	if v := evalJS[string](t, ctx, `document.querySelector("#webhook-url").value`); v != "ftp://x" {
 		t.Errorf("after the refusal the field holds %q, want what was typed", v)
 	}
@@ -832,6 +833,7 @@ func TestBB20Rollback(t *testing.T) {
 	// Press, then cancel: nothing changes.
 	bb20Click(t, ctx, "Roll back to #A", bb20RollbackButton(a.Number))
 	bb20Wait(t, ctx, bb20CancelButton+` !== undefined && `+bb20ConfirmButton+` !== undefined`, "pressing Roll back asked nothing (no confirm and cancel)")
+	checkAccessible(t, ctx, "bundles with the rollback question open")
 	if n := len(api.bundles(ext.ID)); api.bundles(ext.ID)[0].Number != b.Number {
 		t.Fatalf("pressing Roll back, before confirming, published (%d bundles)", n)
 	}
