@@ -330,12 +330,14 @@ func deliveryRow(d betaport.WebhookDelivery) app.UI {
 	}
 	state := app.Span().Class("badge badge-" + d.State).Text(d.State)
 	return app.Tr().Class("delivery").DataSet("delivery", d.ID).DataSet("state", d.State).Body(
-		app.Td().Text(d.Type),
-		app.Td().Body(state),
-		app.Td().Text(strconv.Itoa(d.Attempts)),
-		app.Td().Class("delivery-status").Text(status),
-		app.Td().Text(when),
-		app.Td().Class("delivery-answer").Body(deliveryAnswer(d)),
+		// data-label names the column where a narrow window shows each
+		// delivery as a card, without the table's head.
+		app.Td().DataSet("label", "Event").Text(d.Type),
+		app.Td().DataSet("label", "State").Body(state),
+		app.Td().DataSet("label", "Attempts").Text(strconv.Itoa(d.Attempts)),
+		app.Td().DataSet("label", "Status").Class("delivery-status").Text(status),
+		app.Td().DataSet("label", "When").Text(when),
+		app.Td().DataSet("label", "Answer").Class("delivery-answer").Body(deliveryAnswer(d)),
 	)
 }
 
