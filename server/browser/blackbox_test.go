@@ -27,6 +27,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -1157,6 +1158,28 @@ func setWindowState(t *testing.T, ctx context.Context, state cdpbrowser.WindowSt
 	}
 }
 
+// loseFocus takes the focus from the page as a person does, by minimizing
+// its window while another window is open: the focus goes to that one.
+// (With no other window, headless Chromium leaves a minimized window its
+// focus: there is nowhere else for it to go.) regain brings the page's
+// window back and closes the other.
+func loseFocus(t *testing.T, ctx context.Context) (regain func()) {
+	t.Helper()
+	yes := true
+	other, err := chromedp.CallBrowser(ctx, target.CreateTarget, target.CreateTargetParams{URL: "about:blank", NewWindow: &yes, Background: &yes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setWindowState(t, ctx, cdpbrowser.WindowStateMinimized)
+	bbPoll(t, ctx, 15*time.Second, `!document.hasFocus()`, "minimizing the window did not take the focus from the page")
+	return func() {
+		setWindowState(t, ctx, cdpbrowser.WindowStateNormal)
+		if _, err := chromedp.CallBrowser(ctx, target.CloseTarget, target.CloseTargetParams{TargetID: other.TargetID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestBlackBoxWindowLosesAndRegainsFocus: with several pages of testers
 // loaded, the pointer on a row and a Revoke button focused, the window
 // loses focus (minimized) while a new tester arrives, then regains it. The
@@ -1210,12 +1233,11 @@ func TestBlackBoxWindowLosesAndRegainsFocus(t *testing.T) {
 	}
 
 	s0, _ := tr.counts()
-	setWindowState(t, ctx, cdpbrowser.WindowStateMinimized)
-	bbPoll(t, ctx, 15*time.Second, `!document.hasFocus()`, "minimizing the window did not take the focus from the page")
+	regain := loseFocus(t, ctx)
 	if err := m.Store.CreateTesters(context.Background(), []*betaport.Tester{{ExtensionID: ext.ID, Email: "newcomer@example.com", Name: "Newcomer", Status: "active"}}); err != nil {
 		t.Fatal(err)
 	}
-	setWindowState(t, ctx, cdpbrowser.WindowStateNormal)
+	regain()
 	bbPoll(t, ctx, 15*time.Second, `document.visibilityState === "visible" && document.hasFocus()`, "the window did not come back")
 	// Watch the list for 3 seconds after the return: it must never collapse.
 	deadline := time.Now().Add(3 * time.Second)
