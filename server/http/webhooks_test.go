@@ -208,7 +208,9 @@ func TestWebhooks(t *testing.T) {
 	// A test event pings this webhook.
 	resp, body = e.send(t, "POST", api.WebhookTestPath(ext.ID, created.ID), admin, nil)
 	var ping betaport.WebhookDelivery
-	if resp.StatusCode != 202 || json.Unmarshal(body, &ping) != nil || ping.Type != "ping" || ping.State != "pending" {
+	// Pending, or delivered already: the worker is woken by the ping and
+	// may answer the receiver before this answer is written.
+	if resp.StatusCode != 202 || json.Unmarshal(body, &ping) != nil || ping.Type != "ping" || (ping.State != "pending" && ping.State != "delivered") {
 		t.Fatalf("POST test = %d %s", resp.StatusCode, body)
 	}
 	got = rc.waitUntil(t, "the ping", func(got []received) bool { return delivered(got) == 4 })
