@@ -210,9 +210,8 @@ func (s *Server) handleListBuilds(w http.ResponseWriter, r *http.Request, who *s
 // (201), or answers the rollback a racing or retried request published
 // (200).
 func (s *Server) handleRollback(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension) {
-	n, err := strconv.ParseInt(r.PathValue("number"), 10, 64)
-	if err != nil || n <= 0 {
-		s.Error(w, r, betaport.Errorf(betaport.ENOTFOUND, "Bundles are numbered 1, 2, 3…; %q is not a bundle number.", r.PathValue("number")))
+	n, ok := s.bundleNumber(w, r)
+	if !ok {
 		return
 	}
 	b, fresh, err := s.Publish.Rollback(r.Context(), ext, n, who.user.Email)

@@ -88,9 +88,8 @@ func (s *Server) serveCRX(w http.ResponseWriter, r *http.Request, ext *betaport.
 
 // bundleFromPath finds the bundle the {number} path parameter names.
 func (s *Server) bundleFromPath(w http.ResponseWriter, r *http.Request, ext *betaport.Extension) (*betaport.Bundle, bool) {
-	n, err := strconv.ParseInt(r.PathValue("number"), 10, 64)
-	if err != nil || n <= 0 {
-		s.Error(w, r, betaport.Errorf(betaport.ENOTFOUND, "Bundles are numbered 1, 2, 3…; %q is not a bundle number.", r.PathValue("number")))
+	n, ok := s.bundleNumber(w, r)
+	if !ok {
 		return nil, false
 	}
 	b, err := s.Store.FindBundle(r.Context(), ext.ID, n)
@@ -99,6 +98,17 @@ func (s *Server) bundleFromPath(w http.ResponseWriter, r *http.Request, ext *bet
 		return nil, false
 	}
 	return b, true
+}
+
+// bundleNumber reads the {number} path parameter; a number no bundle can
+// have is a 404, as a bundle that does not exist is.
+func (s *Server) bundleNumber(w http.ResponseWriter, r *http.Request) (int64, bool) {
+	n, err := strconv.ParseInt(r.PathValue("number"), 10, 64)
+	if err != nil || n <= 0 {
+		s.Error(w, r, betaport.Errorf(betaport.ENOTFOUND, "Bundles are numbered 1, 2, 3…; %q is not a bundle number.", r.PathValue("number")))
+		return 0, false
+	}
+	return n, true
 }
 
 // fileName makes a bundle's name safe for a download's file name.
