@@ -14,6 +14,7 @@ type LoginPage struct {
 
 	email, password string
 	busy            bool
+	again           bool // submitted again while busy
 	err             error
 	notice          string
 	session         *api.Session // already signed in: this page is a way back
@@ -70,9 +71,18 @@ func (p *LoginPage) Render() app.UI {
 func (p *LoginPage) submit(ctx app.Context, e app.Event) {
 	e.PreventDefault()
 	if p.busy {
+		// A person who fixes a typo and presses Enter before the last try
+		// has been answered means the fields as they are now: they are
+		// sent when that answer comes, not dropped.
+		p.again = true
 		return
 	}
-	p.busy, p.err = true, nil
+	p.send(ctx)
+}
+
+// send signs in with the fields as they are now.
+func (p *LoginPage) send(ctx app.Context) {
+	p.busy, p.err, p.again = true, nil, false
 	email, password := p.email, p.password
 	c := apiClient()
 	ctx.Async(func() {
@@ -83,10 +93,16 @@ func (p *LoginPage) submit(ctx app.Context, e app.Event) {
 		defer cancel()
 		s, err := c.SignIn(reqCtx, email, password)
 		ctx.Dispatch(func(ctx app.Context) {
-			p.busy, p.err = false, err
+			p.busy = false
 			if err != nil {
+				if p.again && (p.email != email || p.password != password) {
+					p.send(ctx) // the answer is for fields no longer there
+					return
+				}
+				p.again, p.err = false, err
 				return
 			}
+			p.again = false
 			setSession(s)
 			p.password = ""
 			if s.Kind == api.KindTester {

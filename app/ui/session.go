@@ -39,7 +39,13 @@ func currentSession(ctx app.Context, then func(*api.Session)) {
 		if err != nil && !client.IsUnauthorized(err) {
 			return // offline or failing: show nothing rather than guess
 		}
-		setSession(s)
+		// A sign-in answered while this was on its way knows better.
+		who.Lock()
+		if !who.loaded {
+			who.loaded, who.session = true, s
+		}
+		s = who.session
+		who.Unlock()
 		ctx.Dispatch(func(app.Context) { then(s) })
 	})
 }

@@ -148,6 +148,53 @@ func TestSignInAfterATypo(t *testing.T) {
 	}
 }
 
+// TestSignInFixedBeforeTheTypoIsAnswered: on a slow connection a person
+// sends a wrong password, sees it, types the right one and presses Enter
+// while the first try is still on its way. That second Enter is not
+// dropped (it was: the form was busy, so the page showed the first try's
+// error over the right password): the right password is sent once the
+// first answer is in, and signs in. Enter pressed again on an unchanged
+// wrong password sends nothing more.
+func TestSignInFixedBeforeTheTypoIsAnswered(t *testing.T) {
+	m, d := startService(t)
+	ctx := newTab(t)
+	openApp(t, ctx, m.URL()+"/login")
+	admin := d.Admins[0]
+	var signIns atomic.Int32
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if e, ok := ev.(*network.EventRequestWillBeSent); ok && e.Request.Method == "POST" && strings.HasSuffix(e.Request.URL, "/api/session") {
+			signIns.Add(1)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	slow := []*network.Conditions{{URLPattern: m.URL() + "/api/session", Latency: 1500, DownloadThroughput: -1, UploadThroughput: -1}}
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, network.EmulateNetworkConditionsByRule, network.EmulateNetworkConditionsByRuleParams{MatchedNetworkConditions: slow}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`#email`), admin.Email),
+		chromedp.SendKeys(chromedp.CSS(`#password`), "not-"+admin.Password+"\r"),
+		chromedp.KeyEvent(kb.Enter), // impatient: again, same fields
+		// Still on its way: select the typo and type over it.
+		chromedp.KeyEvent("a", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+		chromedp.KeyEvent(admin.Password+"\r"),
+	); err != nil {
+		t.Fatal(err)
+	}
+	wait, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(wait, chromedp.WaitVisible(chromedp.CSS(`#signed-in-as`))); err != nil {
+		t.Fatalf("the right password typed while the wrong one was on its way did not sign in: %v", err)
+	}
+	if n := signIns.Load(); n != 2 {
+		t.Errorf("the browser sent %d sign-ins; want 2 (the typo once, then the right password)", n)
+	}
+}
+
 // TestBackForwardKeepsSearchAndFilter: the testers search and status
 // filter live in the address, so going away and back, and a reload, bring
 // the same filtered list.
