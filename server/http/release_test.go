@@ -226,6 +226,9 @@ func TestRollback(t *testing.T) {
 		{api.RollbackPath(p.ext.ID, 99), 404, api.ProblemNotFound},
 		{api.BundlesPath(p.ext.ID) + "/0/rollback", 404, api.ProblemNotFound},
 		{api.BundlesPath(p.ext.ID) + "/x1/rollback", 404, api.ProblemNotFound},
+		// One address per bundle: "01" and "+1" are not bundle 1.
+		{api.BundlesPath(p.ext.ID) + "/01/rollback", 404, api.ProblemNotFound},
+		{api.BundlesPath(p.ext.ID) + "/+1/rollback", 404, api.ProblemNotFound},
 	} {
 		resp, body := e.do(t, "POST", c.path, admin)
 		wantProblem(t, resp, body, c.status, c.typ)

@@ -101,10 +101,12 @@ func (s *Server) bundleFromPath(w http.ResponseWriter, r *http.Request, ext *bet
 }
 
 // bundleNumber reads the {number} path parameter; a number no bundle can
-// have is a 404, as a bundle that does not exist is.
+// have is a 404, as a bundle that does not exist is. A bundle has one
+// address: "01" and "+1" are not bundle 1.
 func (s *Server) bundleNumber(w http.ResponseWriter, r *http.Request) (int64, bool) {
-	n, err := strconv.ParseInt(r.PathValue("number"), 10, 64)
-	if err != nil || n <= 0 {
+	raw := r.PathValue("number")
+	n, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || n <= 0 || strconv.FormatInt(n, 10) != raw {
 		s.Error(w, r, betaport.Errorf(betaport.ENOTFOUND, "Bundles are numbered 1, 2, 3…; %q is not a bundle number.", r.PathValue("number")))
 		return 0, false
 	}
