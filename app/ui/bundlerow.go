@@ -158,7 +158,7 @@ func (r *bundleRow) rollbackControls() app.UI {
 	name := fmt.Sprintf("#%d", b.Number)
 	if offered && r.asking {
 		return app.Span().Class("confirm-inline").Attr("role", "group").Aria("label", "Roll back to "+name+"?").Body(
-			button().Type("button").Class("danger confirm-rollback").Aria("label", "Yes, roll back to "+name).
+			button().Type("button").Class("danger confirm-rollback").DataSet("takes-focus", true).Aria("label", "Yes, roll back to "+name).
 				Text("Yes, roll back").OnClick(r.confirmRollback),
 			button().Type("button").Class("cancel-rollback").Text("Cancel").OnClick(r.cancelRollback),
 		)

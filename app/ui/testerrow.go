@@ -34,7 +34,7 @@ func (r *testerRow) Render() app.UI {
 	case t.ID <= 0: // being invited
 	case r.asking:
 		actions = append(actions, app.Span().Class("confirm-inline").Attr("role", "group").Aria("label", "Revoke "+t.Email+"?").Body(
-			button().Type("button").Class("danger confirm-revoke").Aria("label", "Yes, revoke "+t.Email).Text("Yes, revoke").OnClick(r.confirm),
+			button().Type("button").Class("danger confirm-revoke").DataSet("takes-focus", true).Aria("label", "Yes, revoke "+t.Email).Text("Yes, revoke").OnClick(r.confirm),
 			button().Type("button").Class("cancel-revoke").Text("Keep").OnClick(r.cancel),
 		))
 	case t.Status == betaport.TesterRevoked:

@@ -3,6 +3,7 @@ package ui
 import (
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
@@ -65,6 +66,7 @@ type VList struct {
 	// should a render move its content to another element, the focus
 	// follows the content, in the same task, before any key can land.
 	focusRow, focusControl   int
+	focusName                string // its accessible name, to find it again
 	onFocusIn, onPointerDown app.Func
 }
 
@@ -247,17 +249,45 @@ func (v *VList) keepFocus() {
 	if r.IsNull() {
 		return
 	}
-	if controls := r.Call("querySelectorAll", focusable); v.focusControl < controls.Length() {
+	// The same control, now another element; else the control a row's
+	// question put in place of the pressed one ("Yes, revoke" for Revoke);
+	// else the one at the same place.
+	controls := r.Call("querySelectorAll", focusable)
+	for i := 0; i < controls.Length(); i++ {
+		if c := controls.Index(i); controlName(c) == v.focusName {
+			c.Call("focus", map[string]any{"preventScroll": true})
+			return
+		}
+	}
+	if c := r.Call("querySelector", "[data-takes-focus]"); !c.IsNull() {
+		c.Call("focus", map[string]any{"preventScroll": true})
+		return
+	}
+	if v.focusControl < controls.Length() {
 		controls.Index(v.focusControl).Call("focus", map[string]any{"preventScroll": true})
 	}
+}
+
+// controlName is a control's accessible name as the rows give it: its
+// aria-label, or its text.
+func controlName(el app.Value) string {
+	if label := el.Call("getAttribute", "aria-label"); !label.IsNull() {
+		return label.String()
+	}
+	return strings.TrimSpace(el.Get("textContent").String())
 }
 
 func (v *VList) OnMount(ctx app.Context) {
 	v.path = ctx.Page().URL().Path
 	v.focusRow, v.focusControl = -1, -1
 	v.onFocusIn = app.FuncOf(func(this app.Value, args []app.Value) any {
-		row, control := v.rowOf(args[0].Get("target"))
-		ctx.Dispatch(func(app.Context) { v.focusRow, v.focusControl = row, control })
+		target := args[0].Get("target")
+		row, control := v.rowOf(target)
+		name := ""
+		if control >= 0 {
+			name = controlName(target)
+		}
+		ctx.Dispatch(func(app.Context) { v.focusRow, v.focusControl, v.focusName = row, control, name })
 		return nil
 	})
 	// A press outside the rows ends the pinning even when it lands on

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -1007,5 +1008,54 @@ func homeUntilTop(t *testing.T, ctx context.Context) {
 		if try == 3 {
 			t.Fatalf("Home does not go to the top: %v", err)
 		}
+	}
+}
+
+// TestRevokingAnInvitedTesterAsksWithYesFocused: an invited tester's row
+// has two buttons (New link, Revoke). Revoke pressed asks "Revoke …?" and
+// the focus is on the question's "Yes, revoke" (it fell on "Keep", the
+// button at Revoke's place); Keep puts it back on Revoke; Enter, Enter
+// revokes with the keyboard alone.
+func TestRevokingAnInvitedTesterAsksWithYesFocused(t *testing.T) {
+	m, d := startService(t)
+	ctx := adminTab(t, m, d)
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/testers", m.URL(), d.Extensions[0].ID))
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!!document.querySelector("#testers [data-tester] .resend")`)); err != nil {
+		t.Fatalf("no invited tester in the list: %v", err)
+	}
+	who, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => { const r = document.querySelector("#testers .resend").closest("[data-tester]");
+		return [r.dataset.tester, r.querySelector(".revoke").getAttribute("aria-label").replace(/^Revoke /, "")]; })()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, email := `#testers [data-tester="`+who[0]+`"]`, who[1]
+	focusIs := func(name, after string) {
+		t.Helper()
+		js := fmt.Sprintf(`(document.activeElement?.getAttribute("aria-label") || document.activeElement?.textContent.trim()) === %q`, name)
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+			t.Fatalf("after %s the focus is on %+v, want %q", after, readFocus(t, ctx), name)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(row+` .revoke`))); err != nil {
+		t.Fatal(err)
+	}
+	focusIs("Yes, revoke "+email, "pressing Revoke")
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Tab)); err != nil {
+		t.Fatal(err)
+	}
+	focusIs("Keep", "Tab")
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter)); err != nil {
+		t.Fatal(err)
+	}
+	focusIs("Revoke "+email, "Keep")
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter)); err != nil {
+		t.Fatal(err)
+	}
+	focusIs("Yes, revoke "+email, "Enter on Revoke")
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector(`+strconv.Quote(row+` .badge`)+`)?.textContent === "revoked"`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("Enter on Yes did not revoke %s: %v", email, err)
 	}
 }
