@@ -182,7 +182,7 @@ func (m *Main) Run(ctx context.Context) error {
 	sweepCtx, stopSweep := context.WithCancel(context.Background())
 	m.stopSweep = stopSweep
 	go m.sweep(sweepCtx)
-	m.Webhooks = &webhook.Worker{Store: m.Store, Logger: m.Logger,
+	m.Webhooks = &webhook.Worker{Store: m.Store, Logger: m.Logger, Metrics: m.Metrics,
 		RetryMin: m.Config.WebhookRetryMin, AllowPrivate: m.Config.WebhookAllowPrivate}
 	m.Webhooks.Start()
 	go m.Publish.Adoption.Run(sweepCtx, m.Config.AdoptionFlush, m.Logger)

@@ -8,10 +8,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -31,6 +33,7 @@ import (
 func TestMetricsAfterASubmitAndAListPage(t *testing.T) {
 	m := cli.NewMain()
 	m.Config.Addr, m.Config.Data, m.Config.MetricsAddr = "127.0.0.1:0", t.TempDir(), "127.0.0.1:0"
+	m.Config.WebhookAllowPrivate = true // the receivers below are on loopback
 	m.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)
@@ -41,6 +44,19 @@ func TestMetricsAfterASubmitAndAListPage(t *testing.T) {
 	ext := storetest.MustExtension(t, m.Store, team, "Tab Tamer")
 	if err := m.Store.CreateUser(ctx, &betaport.User{TeamID: team.ID, Email: "ada@example.com"}, credential.HashPassword("a long password")); err != nil {
 		t.Fatal(err)
+	}
+
+	// Two webhooks: one receiver takes the event, the other fails (500).
+	received := make(chan int, 10)
+	for _, status := range []int{http.StatusNoContent, http.StatusInternalServerError} {
+		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(status)
+			received <- status
+		}))
+		defer receiver.Close()
+		if err := m.Store.CreateWebhook(ctx, &betaport.Webhook{ExtensionID: ext.ID, URL: receiver.URL, Secret: "whsec_test", CreatedBy: "ada@example.com"}); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	// A submit, with the command line.
@@ -67,16 +83,28 @@ func TestMetricsAfterASubmitAndAListPage(t *testing.T) {
 		t.Fatalf("the public port answers /metrics: %v %v", resp, err)
 	}
 
-	resp, err := http.Get(m.MetricsURL())
-	if err != nil {
-		t.Fatal(err)
+	for range 2 {
+		select {
+		case <-received:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the publish's webhook events never reached both receivers")
+		}
 	}
-	defer resp.Body.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("the scrape does not parse: %v", err)
+	scrape := func() map[string]*dto.MetricFamily {
+		t.Helper()
+		resp, err := http.Get(m.MetricsURL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		families, err := parser.TextToMetricFamilies(resp.Body)
+		if err != nil {
+			t.Fatalf("the scrape does not parse: %v", err)
+		}
+		return families
 	}
+	families := scrape()
 	value := func(name string, labels map[string]string) float64 {
 		t.Helper()
 		f := families[name]
@@ -102,11 +130,19 @@ func TestMetricsAfterASubmitAndAListPage(t *testing.T) {
 		}
 		return sum
 	}
+	// The worker counts an attempt once the receiver has answered.
+	for deadline := time.Now().Add(10 * time.Second); families["betaport_webhook_attempt_duration_seconds"].GetMetric()[0].GetHistogram().GetSampleCount() < 2 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		families = scrape()
+	}
 	for _, c := range []struct {
 		name   string
 		labels map[string]string
 		want   float64
 	}{
+		{"betaport_webhook_attempts_total", map[string]string{"outcome": "delivered"}, 1},
+		{"betaport_webhook_attempts_total", map[string]string{"outcome": "failed"}, 1},
+		{"betaport_webhook_attempt_duration_seconds", nil, 2},
 		{"betaport_http_requests_total", map[string]string{"route": "GET /api/extensions/{id}/bundles", "method": "GET", "class": "2xx"}, 1},
 		{"betaport_http_requests_total", map[string]string{"route": "POST /api/session", "class": "2xx"}, 1},
 		{"betaport_submit_calls_total", map[string]string{"step": "upload_url", "outcome": "ok"}, 1},

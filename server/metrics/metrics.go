@@ -32,6 +32,8 @@ type Metrics struct {
 	blobErrors    prometheus.Counter
 	sessions      *prometheus.CounterVec
 	refusals      *prometheus.CounterVec
+	webhooks      *prometheus.CounterVec
+	webhookTime   prometheus.Histogram
 }
 
 // New makes the instruments, with the build info of version.
@@ -60,11 +62,15 @@ func New(version string) *Metrics {
 		Help: "Session events: signed_in, sign_in_failed, signed_out, tester_link."}, []string{"event"})
 	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "betaport_rate_limited_total",
 		Help: "Requests refused by a rate limit, by limiter: submit, sign_in."}, []string{"limiter"})
+	m.webhooks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "betaport_webhook_attempts_total",
+		Help: "Webhook delivery attempts by outcome: delivered, failed (retried later), gave_up (no attempt left)."}, []string{"outcome"})
+	m.webhookTime = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "betaport_webhook_attempt_duration_seconds",
+		Help: "Time a receiver took to answer a webhook event (or to fail).", Buckets: prometheus.ExponentialBuckets(0.005, 2, 12)})
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "betaport_build_info",
 		Help: "The build that runs: its id and the Go that built it (always 1)."}, []string{"version", "goversion"})
 	build.WithLabelValues(version, runtime.Version()).Set(1)
 	for _, c := range []prometheus.Collector{m.requests, m.latency, m.submits, m.signDuration, m.zipSize, m.served,
-		m.updateChecks, m.putThroughput, m.blobErrors, m.sessions, m.refusals, build,
+		m.updateChecks, m.putThroughput, m.blobErrors, m.sessions, m.refusals, m.webhooks, m.webhookTime, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
 		f(c)
 	}
@@ -170,5 +176,14 @@ func (m *Metrics) Session(event string) {
 func (m *Metrics) RateLimited(limiter string) {
 	if m != nil {
 		m.refusals.WithLabelValues(limiter).Inc()
+	}
+}
+
+// WebhookAttempt records one webhook delivery attempt: its outcome
+// (delivered, failed, gave_up) and how long the receiver took.
+func (m *Metrics) WebhookAttempt(outcome string, seconds float64) {
+	if m != nil {
+		m.webhooks.WithLabelValues(outcome).Inc()
+		m.webhookTime.Observe(seconds)
 	}
 }

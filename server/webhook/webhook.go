@@ -31,6 +31,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/betaport/betaport/app/betaport"
+	"github.com/betaport/betaport/server/metrics"
 )
 
 // Headers of every POST.
@@ -57,6 +58,8 @@ const (
 type Worker struct {
 	Store  betaport.WebhookStore
 	Logger *slog.Logger
+	// Metrics records each attempt's outcome; nil records nothing.
+	Metrics *metrics.Metrics
 	// RetryMin is the wait after a first failed attempt; each next wait
 	// doubles, up to MaxRetry. 0 means DefaultRetryMin.
 	RetryMin time.Duration
@@ -170,7 +173,9 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 
 // attempt sends one claimed delivery and records the result.
 func (w *Worker) attempt(ctx context.Context, d *betaport.WebhookDelivery) {
+	started := time.Now()
 	status, excerpt, sendErr := w.send(ctx, d)
+	took := time.Since(started).Seconds()
 	at := w.now()
 	if ctx.Err() != nil {
 		// Closing cut the attempt short: hand the delivery back at once,
@@ -192,14 +197,17 @@ func (w *Worker) attempt(ctx context.Context, d *betaport.WebhookDelivery) {
 	default:
 		r.Error = fmt.Sprintf("The receiver answered %d %s; only a 2xx answer delivers.", status, http.StatusText(status))
 	}
+	outcome := "delivered"
 	if !r.Delivered {
 		next := at.Add(Backoff(w.RetryMin, d.Attempts))
 		if next.Before(d.ExpiresAt) {
-			r.NextAttemptAt = next
+			r.NextAttemptAt, outcome = next, "failed"
 		} else {
 			r.Error += " No attempt is left: events are retried for 24 hours."
+			outcome = "gave_up"
 		}
 	}
+	w.Metrics.WebhookAttempt(outcome, took)
 	if err := w.Store.RecordDelivery(context.WithoutCancel(ctx), r); err != nil {
 		w.Logger.Warn("webhooks: recording a delivery", "delivery", d.ID, "err", err)
 	}
