@@ -30,6 +30,10 @@ const MaxWebhookURL = 2048
 // WebhookRetryWindow is how long after its event a delivery is retried.
 const WebhookRetryWindow = 24 * time.Hour
 
+// DeliveryRetention is how long a finished delivery (delivered, or failed
+// for good) is kept for its webhook's list, and its event with it.
+const DeliveryRetention = 30 * 24 * time.Hour
+
 // Webhook is a URL that receives an extension's events, each POST signed
 // with its secret. The secret is kept as it is (it must sign), and shown
 // only once, when the webhook is made.
@@ -190,6 +194,10 @@ type WebhookStore interface {
 	// RecordDelivery records an attempt's result, if the attempt's lease
 	// is still the claimer's.
 	RecordDelivery(ctx context.Context, r DeliveryResult) error
+	// PruneDeliveries removes the finished deliveries (delivered, or
+	// failed for good) made before t, and the events no delivery needs any
+	// more. It returns how many deliveries it removed.
+	PruneDeliveries(ctx context.Context, t time.Time) (int64, error)
 	// DeliveriesAdded receives (without blocking the writer) after this
 	// store wrote new deliveries, so the worker beside it sends them at
 	// once rather than at its next poll.

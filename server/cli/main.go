@@ -216,15 +216,25 @@ func (m *Main) MetricsURL() string {
 }
 
 // sweep removes dead uploads' bytes and what crashes left, at start-up and
-// then every minute until Close.
+// then every minute until Close; and, hourly, webhook deliveries past
+// their retention.
 func (m *Main) sweep(ctx context.Context) {
 	t := time.NewTicker(time.Minute)
 	defer t.Stop()
+	var pruned time.Time
 	for {
 		if n, err := m.Publish.Sweep(ctx); err != nil && ctx.Err() == nil {
 			m.Logger.Warn("sweeping storage", "err", err)
 		} else if n > 0 {
 			m.Logger.Info("swept storage", "removed", n)
+		}
+		if time.Since(pruned) >= time.Hour {
+			pruned = time.Now()
+			if n, err := m.Store.PruneDeliveries(ctx, betaport.Now().Add(-betaport.DeliveryRetention)); err != nil && ctx.Err() == nil {
+				m.Logger.Warn("pruning webhook deliveries", "err", err)
+			} else if n > 0 {
+				m.Logger.Info("pruned webhook deliveries", "removed", n)
+			}
 		}
 		select {
 		case <-ctx.Done():

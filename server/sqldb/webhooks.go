@@ -349,6 +349,26 @@ func (s *DB) RecordDelivery(ctx context.Context, r betaport.DeliveryResult) erro
 	return nil
 }
 
+// PruneDeliveries removes finished deliveries made before t, then the
+// events older than t that no delivery refers to. One transaction: the
+// list a webhook shows never loses a delivery's event before the delivery.
+func (s *DB) PruneDeliveries(ctx context.Context, t time.Time) (int64, error) {
+	var removed int64
+	err := s.inTx(ctx, func(tx *Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE state IN ('delivered', 'failed') AND created_at < ?`, millis(t))
+		if err != nil {
+			return err
+		}
+		if removed, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM webhook_events WHERE created_at < ?
+			AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id)`, millis(t))
+		return err
+	})
+	return removed, err
+}
+
 // DeliveriesAdded receives after this store wrote deliveries.
 func (s *DB) DeliveriesAdded() <-chan struct{} { return s.added }
 

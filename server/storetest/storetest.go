@@ -52,6 +52,7 @@ func Run(t *testing.T, open Opener) {
 		{"ReleaseNotes", testReleaseNotes},
 		{"RollbackOnce", testRollbackOnce},
 		{"Webhooks", testWebhooks},
+		{"PruneDeliveries", testPruneDeliveries},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

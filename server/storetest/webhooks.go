@@ -322,3 +322,66 @@ func RunClaimRace(t *testing.T, stores []betaport.Store) {
 		t.Errorf("%d attempts claimed, want %d", len(claimed), want)
 	}
 }
+
+// Finished deliveries older than the cut-off are pruned, with the events
+// nothing else needs; a pending one, and everything newer, stays whole.
+func testPruneDeliveries(t *testing.T, s betaport.Store) {
+	ctx := context.Background()
+	team := MustTeam(t, s, betaport.PlanProfessional)
+	e := MustExtension(t, s, team, "Pruned")
+	h := MustWebhook(t, s, e.ID, "https://prune.example.com/hook")
+	ping := func() *betaport.WebhookDelivery {
+		t.Helper()
+		d, err := s.PingWebhook(ctx, e.ID, h.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	claimOne := func(want int64) {
+		t.Helper()
+		if got := claimAll(t, s, "p", betaport.Now()); len(got) != 1 || got[0].ID != want {
+			t.Fatalf("claimed %+v, want delivery %d", got, want)
+		}
+	}
+	delivered, failed := ping(), (*betaport.WebhookDelivery)(nil)
+	claimOne(delivered.ID)
+	record(t, s, betaport.DeliveryResult{DeliveryID: delivered.ID, Attempt: 1, Claimer: "p", Status: 204, At: betaport.Now(), Delivered: true})
+	failed = ping()
+	claimOne(failed.ID)
+	record(t, s, betaport.DeliveryResult{DeliveryID: failed.ID, Attempt: 1, Claimer: "p", Status: 500, Error: "gave up", At: betaport.Now()})
+	pending := ping()
+	list := func() []*betaport.WebhookDelivery {
+		t.Helper()
+		l, err := s.FindDeliveries(ctx, h.ID, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+
+	// Nothing is old enough yet.
+	if n, err := s.PruneDeliveries(ctx, betaport.Now().Add(-time.Hour)); err != nil || n != 0 {
+		t.Fatalf("PruneDeliveries(an hour ago) = %d, %v; want 0", n, err)
+	}
+	if got := list(); len(got) != 3 {
+		t.Fatalf("after a prune with nothing old, %d deliveries are listed; want 3", len(got))
+	}
+
+	// All three are older than this cut-off: the finished two go.
+	if n, err := s.PruneDeliveries(ctx, betaport.Now().Add(time.Minute)); err != nil || n != 2 {
+		t.Fatalf("PruneDeliveries(now) = %d, %v; want 2 (the delivered and the failed)", n, err)
+	}
+	got := list()
+	if len(got) != 1 || got[0].ID != pending.ID || got[0].State != betaport.DeliveryPending {
+		t.Fatalf("after the prune the list is %+v; want only the pending delivery %d", got, pending.ID)
+	}
+	// The pending one is still sent, its event whole.
+	if c := claimAll(t, s, "p", betaport.Now()); len(c) != 1 || c[0].ID != pending.ID || len(c[0].Body) == 0 || string(c[0].Body) != string(pending.Body) {
+		t.Fatalf("after the prune the worker claims %+v; want delivery %d with its event %q", c, pending.ID, pending.Body)
+	}
+	// Pruning again removes nothing more.
+	if n, err := s.PruneDeliveries(ctx, betaport.Now().Add(time.Minute)); err != nil || n != 0 {
+		t.Fatalf("a second prune = %d, %v; want 0", n, err)
+	}
+}
