@@ -14,6 +14,7 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/app/client"
+	"github.com/betaport/betaport/app/model"
 )
 
 var registerOnce sync.Once
@@ -63,6 +64,18 @@ func apiClient() *client.Client {
 	c := client.New(u.Scheme + "://" + u.Host)
 	c.HTTP = pageFetch{}
 	return c
+}
+
+// pageEnv connects a page's model (app/model) to the component that shows
+// it: requests go to the page's service, live as long as the component
+// (ctx), and answer on the UI goroutine through ctx.Dispatch.
+func pageEnv(ctx app.Context) model.Env {
+	return model.Env{
+		Client:   apiClient(),
+		Context:  ctx,
+		Dispatch: func(f func()) { ctx.Dispatch(func(app.Context) { f() }) },
+		Async:    ctx.Async,
+	}
 }
 
 // shell is the layout around every page: the top bar with navigation, then
