@@ -113,7 +113,9 @@
 //	revalidateAll false       InfiniteOptions.RevalidateAll     —
 //	revalidateFirstPage true  InfiniteOptions.RevalidateFirstPage —
 //	persistSize false         InfiniteOptions.PersistSize       —
-//	parallel false            InfiniteOptions.Parallel          pages show when all arrived
+//	parallel false            InfiniteOptions.Parallel          pages show when all arrived; getKey never
+//	                                                            sees a previous page, so a list that ends
+//	                                                            by its data needs InfiniteOptions.HasMore
 //	data of a whole batch     pages show as they arrive         InfiniteOptions.AllAtOnce restores SWR's;
 //	                                                            a failed pass then shows what did arrive
 //	mutate()                  Revalidate()                      a failed run is redone whole, as SWR keeps revalidate-all

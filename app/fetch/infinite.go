@@ -10,12 +10,13 @@ import (
 
 // Infinite is SWR's useSWRInfinite as an object: a list of pages, each
 // fetched under its own key in the shared cache, page i's key computed by
-// getKey from page i-1's data.
+// getKey from page i-1's data (with Parallel, from i alone).
 //
 // A revalidation walks the pages in order (each key needs the previous
-// page) and fetches a page when it is missing from the cache, when it is
-// the first page (unless RevalidateFirstPage is off), or always with
-// RevalidateAll and Revalidate. Requests for the same key are shared
+// page; with Parallel, it asks for them at once) and fetches a page when
+// it is missing from the cache, when it is the first page (unless
+// RevalidateFirstPage is off), or always with RevalidateAll and
+// Revalidate. Requests for the same key are shared
 // across lists and queries on the cache, so a key is never fetched twice at
 // once however fast SetSize is called. All methods are safe for concurrent
 // use.
@@ -31,7 +32,8 @@ type Infinite[P any] struct {
 	hasFirst bool
 	size     int
 	// pages is what is shown. When current (see currentLocked) it is a
-	// consistent chain: pages[i].key == getKey(i, &pages[i-1].data).
+	// consistent chain: pages[i].key == getKey(i, &pages[i-1].data)
+	// (getKey(i, nil) with Parallel).
 	pages  []page[P]
 	loaded bool // a revalidation of this first key finished (Data [] vs nil)
 	err    error
@@ -421,11 +423,19 @@ func (l *Infinite[P]) unpinSizeLocked() {
 	}
 }
 
-// keyLocked calls getKey; an empty key counts as null. A panic in getKey
-// is recovered wherever getKey runs (a constructor, a background
-// revalidation, HasMore): the chain ends there and the panic becomes the
-// list's error, so the pages loaded before it stay and the process lives.
+// keyLocked calls getKey; an empty key counts as null. It is the only
+// caller of getKey, so it keeps Parallel's promise: with Parallel, getKey
+// gets a nil previous page whoever asks (a pass, publish's HasMore,
+// SetSize, Mutate, SetGetKey, the cache's notifications), so every key
+// of the list is the one a parallel pass, which knows no previous page,
+// computes. A panic in getKey is recovered wherever getKey runs (a
+// constructor, a background revalidation, HasMore): the chain ends there
+// and the panic becomes the list's error, so the pages loaded before it
+// stay and the process lives.
 func (l *Infinite[P]) keyLocked(i int, prev *P) (key string, ok bool) {
+	if l.opts.Parallel {
+		prev = nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			l.keyErr = fmt.Errorf("fetch: getKey panicked for page %d: %v", i, r)

@@ -35,13 +35,23 @@ type InfiniteOptions[P any] struct {
 	// Parallel (SWR parallel, default false) fetches the pages of a
 	// revalidation at once instead of one after another. It is for lists
 	// whose keys do not depend on the previous page (IndexKeys): getKey is
-	// called with a nil previous page. The first error wins, as in SWR;
-	// the pages show when all have arrived.
+	// always called with a nil previous page — by a revalidation, and as
+	// well by everything else that asks for a key (HasMore, SetSize,
+	// Mutate, MutateFunc, SetGetKey, a change of a page in the cache). The
+	// first error wins, as in SWR; the pages show when all have arrived.
+	//
+	// So getKey cannot end a parallel list by looking at the last page
+	// (IndexKeys's null after an empty page never happens): the list ends
+	// where getKey returns null for an index, and HasMore stays true until
+	// then. A list that ends with its data needs the HasMore option (e.g.
+	// IndexHasMore), the explicit has-more this package adds to SWR.
 	Parallel bool
 
 	// HasMore, when set, decides InfiniteState.HasMore from the loaded
 	// pages (e.g. IndexHasMore). By default there is more while getKey
-	// gives a key for the page after the last loaded one.
+	// gives a key for the page after the last loaded one (called with a
+	// nil previous page under Parallel, so a parallel list of unknown
+	// length needs HasMore).
 	HasMore func(pages []P) bool
 
 	// FallbackData (SWR fallbackData) is shown while nothing of the first

@@ -10,8 +10,9 @@ import (
 // of page pageIndex (zero-based), or ok == false for SWR's null, which stops
 // the list there: that page is not requested and no later page is asked for.
 // previousPageData is nil for the first page and otherwise points at the
-// previous page's data, which it must not modify or keep. The key is what
-// the Fetcher receives.
+// previous page's data, which it must not modify or keep; it is always nil
+// for a list with InfiniteOptions.Parallel. The key is what the Fetcher
+// receives.
 //
 // GetKey must be a pure function of its arguments (and of whatever the
 // list's data source is, e.g. a search string, captured when it was built):
@@ -44,7 +45,8 @@ func IndexKeys[T any](basePath string, limit int) GetKey[[]T] {
 // IndexHasMore is an InfiniteOptions.HasMore for index-based lists: there
 // is no more once a page came back shorter than limit. Without it, HasMore
 // stays true until an empty page has been fetched, as IndexKeys's null rule
-// implies.
+// implies — and, with InfiniteOptions.Parallel (getKey sees no previous
+// page), always.
 func IndexHasMore[T any](limit int) func(pages [][]T) bool {
 	return func(pages [][]T) bool {
 		return len(pages) == 0 || len(pages[len(pages)-1]) >= limit
