@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"io/fs"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,46 +15,51 @@ import (
 
 // A binary built without make (go build, go install) embeds no browser app:
 // serve refuses to start, saying how to build the app, unless asked for the
-// API alone with --no-ui. Built here from a copy of the module without
-// web/app.wasm, as such a binary is.
+// API alone with --no-ui. Built here from the module's sources as they are,
+// with web/app.wasm and its compressed copies (make's outputs) absent, as
+// in a checkout where make never ran: `go build -overlay` hides those files
+// from the build, so web embeds no app.wasm. The build runs in the module
+// itself, not in a copy of it in a new temporary directory every run, so
+// the go command's cache serves every package the hidden files do not
+// change (compiled already by go vet or an earlier build) and, from the
+// second run on, those they do change: it links, instead of compiling the
+// whole server again.
 func TestServeRefusesWithoutTheApp(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := t.TempDir()
-	for _, dir := range []string{"app", "server", "web"} {
-		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(root, path)
-			if d.IsDir() {
-				return os.MkdirAll(filepath.Join(src, rel), 0o755)
-			}
-			if strings.HasPrefix(rel, filepath.Join("web", "app.wasm")) || strings.HasSuffix(rel, "_test.go") {
-				return nil
-			}
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(filepath.Join(src, rel), b, 0o644)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+	built, err := filepath.Glob(filepath.Join(root, "web", "app.wasm*"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, f := range []string{"go.mod", "go.sum"} {
-		b, err := os.ReadFile(filepath.Join(root, f))
-		if err != nil {
-			t.Fatal(err)
+	hidden := map[string]string{}
+	for _, f := range built {
+		hidden[f] = "" // an empty replacement: the file does not exist
+	}
+	overlay, err := json.Marshal(map[string]any{"Replace": hidden})
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlayFile := filepath.Join(t.TempDir(), "overlay.json")
+	if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The overlay hides the app: web embeds none of those files.
+	list := exec.Command("go", "list", "-overlay", overlayFile, "-f", "{{range .EmbedFiles}}{{.}}\n{{end}}", "./web")
+	list.Dir = root
+	out, err := list.Output()
+	if err != nil {
+		t.Fatalf("go list ./web: %v", err)
+	}
+	for _, f := range strings.Fields(string(out)) {
+		if strings.HasPrefix(f, "app.wasm") {
+			t.Fatalf("web still embeds %s with the overlay %s", f, overlay)
 		}
-		os.WriteFile(filepath.Join(src, f), b, 0o644)
 	}
 	bin := filepath.Join(t.TempDir(), "betaport")
-	build := exec.Command("go", "build", "-o", bin, "./server/cmd/betaport")
-	build.Dir = src
+	build := exec.Command("go", "build", "-overlay", overlayFile, "-o", bin, "./server/cmd/betaport")
+	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
