@@ -196,11 +196,11 @@ func (p *testersPage) open(q, status string) {
 
 // row is the tester with e-mail email as the list shows it.
 func (p *testersPage) row(email string) (t betaport.Tester, ok bool) {
-	p.do(func() { t, ok = rowOf(p.m, email) })
+	p.do(func() { t, ok = testerRowOf(p.m, email) })
 	return t, ok
 }
 
-func rowOf(m *model.Testers, email string) (betaport.Tester, bool) {
+func testerRowOf(m *model.Testers, email string) (betaport.Tester, bool) {
 	rows := m.Rows()
 	for i := range rows.Len() {
 		if t, ok := rows.At(i); ok && t.Email == email {
@@ -211,7 +211,7 @@ func rowOf(m *model.Testers, email string) (betaport.Tester, bool) {
 }
 
 // emails lists the rows' e-mails, top first.
-func emails(m *model.Testers) string {
+func testerEmails(m *model.Testers) string {
 	var out []string
 	rows := m.Rows()
 	for i := range rows.Len() {
@@ -226,7 +226,7 @@ func emails(m *model.Testers) string {
 func (p *testersPage) statusIs(email, status string) {
 	p.t.Helper()
 	p.wait(email+" "+status, func() bool {
-		t, ok := rowOf(p.m, email)
+		t, ok := testerRowOf(p.m, email)
 		return ok && t.Status == status
 	})
 }
@@ -236,7 +236,7 @@ func TestTestersOpen(t *testing.T) {
 	p.open("", "")
 	p.wait("the breadcrumbs' name", func() bool { return len(p.read) > 0 })
 	p.do(func() {
-		if got := emails(p.m); got != "old@example.com ann@example.com bob@example.com" {
+		if got := testerEmails(p.m); got != "old@example.com ann@example.com bob@example.com" {
 			t.Errorf("rows %q", got)
 		}
 		if lastOf(p.fx.titles) != "Testers" || p.read[0] != "Tab Tamer" || p.loaded != 1 || p.m.Tester {
@@ -266,7 +266,7 @@ func TestTestersInviteRevokeRestore(t *testing.T) {
 	})
 	held := invites.next(t)
 	// On top before the answer (the list tells the page, which renders).
-	p.wait("the invite on top", func() bool { return strings.HasPrefix(emails(p.m), "bea@example.com ") })
+	p.wait("the invite on top", func() bool { return strings.HasPrefix(testerEmails(p.m), "bea@example.com ") })
 	if got, _ := p.row("bea@example.com"); got.ID != -1 || got.Status != betaport.TesterInvited {
 		t.Errorf("the row shown at once is %+v", got)
 	}
@@ -432,7 +432,7 @@ func TestTestersRevokeAnswerAfterThePageIsGone(t *testing.T) {
 			t.Errorf("after the page went: RevokeErr %v, went %v", p.m.RevokeErr, p.fx.navigate)
 		}
 		if p.m.List.Version != before.Version {
-			t.Errorf("the list changed after the page went: %q", emails(p.m))
+			t.Errorf("the list changed after the page went: %q", testerEmails(p.m))
 		}
 	})
 	if n := svc.sent("GET "); n != reads {
@@ -452,7 +452,7 @@ func TestTestersInviteOfARevokedTesterOffersRestore(t *testing.T) {
 		p.m.Invite()
 	})
 	p.wait("the refusal", func() bool { return p.m.InviteErr != nil })
-	p.wait("the row taken back", func() bool { return emails(p.m) == "old@example.com ann@example.com bob@example.com" })
+	p.wait("the row taken back", func() bool { return testerEmails(p.m) == "old@example.com ann@example.com bob@example.com" })
 	p.do(func() {
 		if p.m.Restore != api.TesterRestorePath(7, 3) || lastOf(p.focus) != "restore-offer 0" || p.m.Inviting {
 			t.Errorf("restore %q, focus %v, inviting %v", p.m.Restore, p.focus, p.m.Inviting)
@@ -484,7 +484,7 @@ func TestTestersInviteTypoThenRetry(t *testing.T) {
 		p.m.Invite()
 	})
 	p.wait("the refusal", func() bool { return p.m.InviteErr != nil })
-	p.wait("the row taken back", func() bool { return !strings.Contains(emails(p.m), "cy") })
+	p.wait("the row taken back", func() bool { return !strings.Contains(testerEmails(p.m), "cy") })
 	p.do(func() {
 		if p.m.Restore != "" || p.m.Email != "cy.example.com" || p.m.Inviting {
 			t.Errorf("restore %q, email %q kept?, inviting %v", p.m.Restore, p.m.Email, p.m.Inviting)
@@ -551,7 +551,7 @@ func TestTestersSearchFilterAndTheAddress(t *testing.T) {
 		}
 	})
 	p.clock.Advance(model.TestersSearchDelay)
-	p.wait("the search", func() bool { return emails(p.m) == "ann@example.com" })
+	p.wait("the search", func() bool { return testerEmails(p.m) == "ann@example.com" })
 	p.do(func() {
 		if p.m.Applied != "ann" || !slices.Equal(p.address, []string{"q=ann&status="}) || !p.m.Filtered() {
 			t.Errorf("searched: applied %q, address %v", p.m.Applied, p.address)
@@ -563,7 +563,7 @@ func TestTestersSearchFilterAndTheAddress(t *testing.T) {
 
 	p.do(func() { p.m.Filter(betaport.TesterRevoked) })
 	p.wait("nobody", func() bool {
-		return strings.Contains(p.m.List.Key, "status=revoked") && p.m.List.Data != nil && emails(p.m) == ""
+		return strings.Contains(p.m.List.Key, "status=revoked") && p.m.List.Data != nil && testerEmails(p.m) == ""
 	})
 	p.do(func() {
 		if lastOf(p.address) != "q=ann&status=revoked" {
@@ -573,9 +573,9 @@ func TestTestersSearchFilterAndTheAddress(t *testing.T) {
 
 	// Back: the address before the filter, then before the search.
 	p.do(func() { p.m.Open(7, "ann", "") })
-	p.wait("ann again", func() bool { return emails(p.m) == "ann@example.com" })
+	p.wait("ann again", func() bool { return testerEmails(p.m) == "ann@example.com" })
 	p.do(func() { p.m.Open(7, "", "") })
-	p.wait("everyone", func() bool { return emails(p.m) == "old@example.com ann@example.com bob@example.com" })
+	p.wait("everyone", func() bool { return testerEmails(p.m) == "old@example.com ann@example.com bob@example.com" })
 	p.do(func() {
 		if p.m.Query != "" || p.m.Filtered() || lastOf(p.fields) != "search=" {
 			t.Errorf("back: query %q, filtered %v, fields %v", p.m.Query, p.m.Filtered(), p.fields)
@@ -605,7 +605,7 @@ func TestTestersKeystrokeAsThePauseEnds(t *testing.T) {
 		}
 	})
 	p.clock.Advance(model.TestersSearchDelay)
-	p.wait("bob", func() bool { return emails(p.m) == "bob@example.com" })
+	p.wait("bob", func() bool { return testerEmails(p.m) == "bob@example.com" })
 	if n := svc.sent("GET " + api.TestersPath(7) + "?limit=100&q=an"); n != 0 {
 		t.Errorf("%d searches for the words before", n)
 	}
@@ -617,8 +617,8 @@ func TestTestersOpenedSearched(t *testing.T) {
 	p := newTestersPage(t, svc, model.NewSession(adminSession))
 	p.open(" bob", betaport.TesterInvited)
 	p.do(func() {
-		if emails(p.m) != "bob@example.com" || p.m.Applied != "bob" || !slices.Equal(p.fields, []string{"search=bob"}) {
-			t.Errorf("rows %q, applied %q, fields %v", emails(p.m), p.m.Applied, p.fields)
+		if testerEmails(p.m) != "bob@example.com" || p.m.Applied != "bob" || !slices.Equal(p.fields, []string{"search=bob"}) {
+			t.Errorf("rows %q, applied %q, fields %v", testerEmails(p.m), p.m.Applied, p.fields)
 		}
 	})
 }
@@ -691,7 +691,7 @@ func TestTestersPrerender(t *testing.T) {
 			if m.ExtensionID != 7 || m.Query != c.q || m.Status != c.status || m.Tester != c.tester {
 				t.Errorf("prerendered %+v", m)
 			}
-			if c.shown && (!m.List.HasMore || m.List.Size != 1 || emails(m) != "bob@example.com") {
+			if c.shown && (!m.List.HasMore || m.List.Size != 1 || testerEmails(m) != "bob@example.com") {
 				t.Errorf("list %+v", m.List)
 			}
 		})
