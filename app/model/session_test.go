@@ -241,22 +241,7 @@ func newPage(t *testing.T, service http.Handler) *testPage {
 			f()
 		})
 	}
-	// The fetch cache's goroutines (a list's reads) may dispatch after the
-	// test has ended: what comes once the UI loop is closing is dropped,
-	// as go-app drops a dispatch to a component that is gone.
-	var closing sync.RWMutex
-	closed := false
-	t.Cleanup(func() { // runs before the loop's own
-		closing.Lock()
-		closed = true
-		closing.Unlock()
-	})
 	env.Dispatch = func(f func()) {
-		closing.RLock()
-		defer closing.RUnlock()
-		if closed {
-			return
-		}
 		dispatch(func() {
 			f()
 			p.answered++
