@@ -92,10 +92,10 @@ func NewBundles(cfg BundlesConfig) *Bundles {
 	return m
 }
 
-// Prerendered is the page the server renders: extension id with the
+// PrerenderedBundles is the page the server renders: extension id with the
 // record and the first page it read for the visitor (either may be nil),
 // and no requests.
-func Prerendered(id int64, e *betaport.Extension, pages [][]betaport.Bundle) *Bundles {
+func PrerenderedBundles(id int64, e *betaport.Extension, pages [][]betaport.Bundle) *Bundles {
 	m := &Bundles{ID: id, Rollback: &Rollback{}}
 	if e != nil {
 		m.Extension = fetch.State[betaport.Extension]{Key: api.ExtensionPath(id), Data: *e, HasData: true}

@@ -85,7 +85,7 @@ func (p *ExtensionPage) OnPreRender(ctx app.Context) {
 		ext = &e
 		setTitle(ctx, e.Name)
 	}
-	p.m = model.Prerendered(id, ext, prerenderedPages[[]betaport.Bundle](firstBundlesKey(id)))
+	p.m = model.PrerenderedBundles(id, ext, prerenderedPages[[]betaport.Bundle](firstBundlesKey(id)))
 }
 
 // OnDismount stops the event stream and closes the model: its requests are
@@ -104,7 +104,7 @@ func (p *ExtensionPage) OnDismount() {
 // model is the page's model, or an empty one before there is any.
 func (p *ExtensionPage) model() *model.Bundles {
 	if p.m == nil {
-		return model.Prerendered(0, nil, nil)
+		return model.PrerenderedBundles(0, nil, nil)
 	}
 	return p.m
 }
