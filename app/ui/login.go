@@ -92,10 +92,3 @@ func (p *LoginPage) submit(ctx app.Context, e app.Event) {
 		p.m.Submit()
 	}
 }
-
-// ctx2str is an input handler that keeps a field in step with the input.
-func ctx2str(field *string) app.EventHandler {
-	return func(ctx app.Context, e app.Event) {
-		*field = ctx.JSSrc().Get("value").String()
-	}
-}
