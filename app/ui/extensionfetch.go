@@ -8,11 +8,6 @@ import (
 	"github.com/betaport/betaport/app/model"
 )
 
-// requestTimeout bounds a request the app sends on its own (not a list's
-// page, which the list cancels when it is closed): model.RequestTimeout,
-// which model.Call applies.
-const requestTimeout = model.RequestTimeout
-
 // openExtension reads extension id's record through the page's fetch cache
 // (model.OpenExtension) and hands each new state to set on the UI
 // goroutine; the returned func closes it with the page. A record read is
