@@ -61,8 +61,8 @@ func bootEval[T any](t *testing.T, ctx context.Context, expr string) T {
 
 func bootPoll(t *testing.T, ctx context.Context, d time.Duration, expr, msg string) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(d), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
-		t.Fatalf("%s (waited %v for %s): %v", msg, d, expr, err)
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(patient(d)), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+		t.Fatalf("%s (waited %v for %s): %v", msg, patient(d), expr, err)
 	}
 }
 

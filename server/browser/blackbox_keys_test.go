@@ -53,9 +53,9 @@ func bbkPrivateTab(t *testing.T) context.Context {
 // never holds.
 func bbkWait(t *testing.T, ctx context.Context, expr, msg string) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(30*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(30*time.Millisecond), chromedp.WithPollingTimeout(patient(20*time.Second)))); err != nil {
 		shown, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname + "\n" + (document.querySelector("main")?.innerText ?? document.body.innerText)`))
-		t.Fatalf("%s (waited 20 s for %s: %v); the page shows:\n%s", msg, expr, err, shown)
+		t.Fatalf("%s (waited %v for %s: %v); the page shows:\n%s", msg, patient(20*time.Second), expr, err, shown)
 	}
 }
 

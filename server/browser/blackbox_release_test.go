@@ -44,9 +44,9 @@ func bb20Wait(t *testing.T, ctx context.Context, expr, msg string) {
 
 func bb20WaitFor(t *testing.T, ctx context.Context, d time.Duration, expr, msg string) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(30*time.Millisecond), chromedp.WithPollingTimeout(d))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(30*time.Millisecond), chromedp.WithPollingTimeout(patient(d)))); err != nil {
 		shown, err2 := chromedp.Run(context.WithoutCancel(ctx), chromedp.Evaluate[string](`location.pathname + "\n" + (document.querySelector("main")?.innerText ?? document.body.innerText)`))
-		t.Fatalf("%s (waited %v for %s: %v); the page shows (%v):\n%s", msg, d, expr, err, err2, shown)
+		t.Fatalf("%s (waited %v for %s: %v); the page shows (%v):\n%s", msg, patient(d), expr, err, err2, shown)
 	}
 }
 

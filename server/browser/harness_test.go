@@ -215,6 +215,12 @@ func allowDownloads(t *testing.T, ctx context.Context) string {
 	return dir
 }
 
+// patient stretches a wait's deadline. A deadline is a safety net, not a
+// measure: a condition met sooner ends the wait sooner, and tests running
+// side by side on a busy two-core machine are several times slower than
+// one alone.
+func patient(d time.Duration) time.Duration { return 3 * d }
+
 // soloTests run alone (never in parallel), in the browser's default
 // context and with the focus its window really has, because what they test
 // depends on one of those; the reason is given with each.

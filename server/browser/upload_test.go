@@ -584,7 +584,7 @@ func evalJS[T any](t *testing.T, ctx context.Context, js string) T {
 // waitJS waits until the expression is true in the page.
 func waitJS(t *testing.T, ctx context.Context, expr string) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(patient(20*time.Second)))); err != nil {
 		status, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#upload-panel")?.innerText ?? document.querySelector("main")?.innerText ?? ""`))
 		t.Fatalf("waiting for %s: %v\npanel:\n%s", expr, err, status)
 	}
