@@ -156,6 +156,12 @@ type BundleStore interface {
 	// newest first: a range over the number, so a deep page costs what the
 	// first one costs.
 	FindBundles(ctx context.Context, extensionID, maxNumber int64, limit int) ([]*Bundle, error)
+	// FindBundlePage returns page (from 0) of the extension's bundles,
+	// limit to a page, newest first: the bundles numbered at most
+	// last - page*limit. The page is read in one snapshot: which bundles
+	// it holds and which of them is current come from the same state, so
+	// a publish while it is read shows in all of it or in none of it.
+	FindBundlePage(ctx context.Context, extensionID, page int64, limit int) ([]*Bundle, error)
 	// FindBuilds returns bundles of the given extensions, newest first,
 	// keyset-paged by bundle id (beforeID 0: from the newest).
 	FindBuilds(ctx context.Context, extensionIDs []int64, beforeID int64, limit int) ([]*Bundle, error)

@@ -4,78 +4,52 @@ import (
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/model"
 )
 
 // PathEnded is the page a revoked tester sees, whatever page they open:
 // their access ended, and whom to ask, rather than the admins' sign-in.
-const PathEnded = "/ended"
+const PathEnded = model.PathEnded
 
 // KindEnded is the prerendered problem that says why (GET /api/session's
 // answer to a revoked tester).
 const KindEnded = "ended"
 
-// EndedPage says that a tester's access ended and whom to ask.
+// EndedPage says that a tester's access ended and whom to ask; its model
+// is a model.Ended. The reason comes from the request that was refused
+// (the app's model.Session keeps it), else from the server's page.
 type EndedPage struct {
 	app.Compo
-	detail string
+	m *model.Ended
 }
 
-func (p *EndedPage) OnPreRender(ctx app.Context) { p.fill() }
-
-func (p *EndedPage) OnNav(ctx app.Context) {
-	setTitle(ctx, "Your access ended")
-	if p.fill() {
-		return
-	}
-	c := apiClient()
-	ctx.Async(func() {
-		_, err := c.Session(ctx)
-		ctx.Dispatch(func(ctx app.Context) {
-			if pr, ok := api.AsProblem(err); ok && pr.Type == api.ProblemAccessEnded {
-				p.detail = pr.Detail
-				return
-			}
-			// Not (or no longer) a revoked tester: nothing to say here.
-			ctx.Navigate("/")
+func (p *EndedPage) ended(ctx app.Context) *model.Ended {
+	if p.m == nil {
+		given := ""
+		if pr, ok := prerendered[api.Problem](KindEnded); ok {
+			given = pr.Detail
+		}
+		p.m = model.NewEnded(model.EndedConfig{
+			Env: pageEnv(ctx), Session: appSession(ctx), Given: given,
+			Title:    func(t string) { setTitle(ctx, t) },
+			Navigate: ctx.Navigate,
 		})
-	})
+	}
+	return p.m
 }
 
-// endedDetail is the reason the last refused request gave, for the page
-// the app goes to next.
-var endedDetail string
+func (p *EndedPage) OnPreRender(ctx app.Context) { p.ended(ctx).Fill() }
 
-// fill takes the reason from the request that was refused, or from the
-// page's prerendered data, when there is one.
-func (p *EndedPage) fill() bool {
-	if endedDetail != "" {
-		p.detail = endedDetail
-		return true
-	}
-	if pr, ok := prerendered[api.Problem](KindEnded); ok {
-		p.detail = pr.Detail
-		return true
-	}
-	return false
-}
+func (p *EndedPage) OnNav(ctx app.Context) { p.ended(ctx).Open() }
 
 func (p *EndedPage) Render() app.UI {
+	detail := ""
+	if p.m != nil {
+		detail = p.m.Detail
+	}
 	return shell("",
 		app.H1().ID("access-ended").Text("Your access to this beta ended"),
-		app.P().ID("ended-detail").Text(p.detail),
+		app.P().ID("ended-detail").Text(detail),
 		app.P().Class("muted").Text("Builds you installed keep working, but they no longer update."),
 	)
-}
-
-// accessEnded handles an API error that says a tester's access ended by
-// showing the page that says so. It reports whether it did.
-func accessEnded(ctx app.Context, err error) bool {
-	pr, ok := api.AsProblem(err)
-	if !ok || pr.Type != api.ProblemAccessEnded {
-		return false
-	}
-	setSession(nil)
-	endedDetail = pr.Detail
-	ctx.Navigate(PathEnded)
-	return true
 }

@@ -1,9 +1,6 @@
 package ui
 
 import (
-	"context"
-	"encoding/json"
-	"net/http"
 	"time"
 
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
@@ -11,6 +8,7 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/app/fetch"
+	"github.com/betaport/betaport/app/model"
 )
 
 // The settings page's named keys and audit trail: two lists that page like
@@ -78,24 +76,27 @@ func auditRow(e betaport.AuditEvent) app.UI {
 
 // keysSection is the form that adds a key and the list of keys.
 func (p *SettingsPage) keysSection() app.UI {
+	k := p.keys
 	return app.Section().ID("key-section").Class("settings-key").Aria("labelledby", "keys-title").Body(
 		app.H2().ID("keys-title").Text("Keys"),
 		app.P().Class("muted").Text("Pipelines authenticate with a key file, key.json. Give each place that publishes its own key, named after it, and revoke one without touching the others. Betaport keeps only a hash of a key: its file is downloaded once, when you create it. Signed in here, you upload without one."),
 		app.Form().ID("key-form").Class("invite").OnSubmit(p.createKey).Body(
 			app.Label().For("key-label").Text("Label"),
 			typedValue(app.Input().ID("key-label").Type("text").Required(true).MaxLength(betaport.MaxKeyLabel).
-				Placeholder("GitHub Actions"), p.keyLabel).OnInput(ctx2str(&p.keyLabel)),
-			button().ID("create-key").Type("submit").Class("primary").Aria("disabled", p.busy).
-				Text(map[bool]string{true: "Creating…", false: "Create key and download key.json"}[p.busy]),
+				Placeholder("GitHub Actions"), k.Label).OnInput(p.keyLabelInput),
+			button().ID("create-key").Type("submit").Class("primary").Aria("disabled", k.Busy).
+				Text(map[bool]string{true: "Creating…", false: "Create key and download key.json"}[k.Busy]),
 		),
-		app.P().ID("key-downloaded").Class("state state-ok").Attr("role", "status").Hidden(p.downloaded == "").Text(
-			"key.json of “"+p.downloaded+"” downloaded. Store it as your pipeline's secret: it is not shown again."),
-		app.P().ID("key-error").Class("state state-error").Attr("role", "alert").Hidden(p.keyErr == nil).Text(problemText(p.keyErr)),
+		app.P().ID("key-downloaded").Class("state state-ok").Attr("role", "status").Hidden(k.Downloaded == "").Text(
+			"key.json of “"+k.Downloaded+"” downloaded. Store it as your pipeline's secret: it is not shown again."),
+		app.P().ID("key-error").Class("state state-error").Attr("role", "alert").Hidden(k.Err == nil).Text(problemText(k.Err)),
 		&listView[keyPage, betaport.Key]{
-			List:  p.keys,
+			List:  p.keyList,
 			Empty: "No keys yet. Create one for each pipeline that publishes.",
-			Row:   func(k betaport.Key) app.UI { return &keyRow{Key: k, OnRevoke: p.revokeKey} },
-			Key:   func(k betaport.Key) int64 { return k.ID },
+			Row: func(key betaport.Key) app.UI {
+				return &keyRow{Key: k.Shown(key), Asking: k.Asking(key.ID), Act: p.keyAction}
+			},
+			Key: func(k betaport.Key) int64 { return k.ID },
 		},
 	)
 }
@@ -114,78 +115,36 @@ func (p *SettingsPage) auditSection() app.UI {
 	)
 }
 
+// keyLabelInput follows the label field as it is typed.
+func (p *SettingsPage) keyLabelInput(ctx app.Context, e app.Event) {
+	p.keys.SetLabel(ctx.JSSrc().Get("value").String())
+}
+
+// createKey is the form's submit (Enter, or the button).
 func (p *SettingsPage) createKey(ctx app.Context, e app.Event) {
 	e.PreventDefault()
-	if p.busy {
-		return
-	}
-	p.busy, p.keyErr, p.downloaded = true, nil, ""
-	c, id, pageCtx, label := apiClient(), p.id, p.ctx, p.keyLabel
-	ctx.Async(func() {
-		reqCtx, cancel := context.WithTimeout(context.Background(), requestTimeout)
-		defer cancel()
-		var out api.CreatedKey
-		err := c.Do(reqCtx, http.MethodPost, api.KeysPath(id), api.NewKey{Label: label}, &out)
-		pageCtx.Dispatch(func(ctx app.Context) {
-			if signedOut(ctx, err) || id != p.id {
-				return
-			}
-			p.busy, p.keyErr = false, err
-			if err != nil {
-				p.announce = "The key was not created: " + problemText(err)
-				focusByID(ctx, "key-label")
-				return
-			}
-			b, _ := json.MarshalIndent(out.KeyFile, "", "  ")
-			saveFile(ctx, "key.json", "application/json", string(b)+"\n")
-			p.downloaded, p.keyLabel = out.Key.Label, ""
-			setField(ctx, "key-label", "")
-			p.announce = "Key " + out.Key.Label + " created; key.json downloaded."
-			p.keys.revalidate()
-			p.audit.revalidate()
-		})
-	})
+	p.keys.Create()
 }
 
-// revokeKey revokes one key after its row's confirmation.
-func (p *SettingsPage) revokeKey(k betaport.Key) {
-	c, id, pageCtx := apiClient(), p.id, p.ctx
-	p.keyErr = nil
-	pageCtx.Async(func() {
-		reqCtx, cancel := context.WithTimeout(context.Background(), requestTimeout)
-		defer cancel()
-		err := c.Do(reqCtx, http.MethodDelete, api.KeyPath(id, k.ID), nil, nil)
-		pageCtx.Dispatch(func(ctx app.Context) {
-			if signedOut(ctx, err) || id != p.id {
-				return
-			}
-			p.keyErr = err
-			if err != nil {
-				p.announce = "The key was not revoked: " + problemText(err)
-				return
-			}
-			p.announce = "Key " + k.Label + " revoked. Calls made with it are refused from now on."
-			p.keys.revalidate()
-			p.audit.revalidate()
-		})
-	})
+// keyAction runs a row's action on the page's model, in the page's own
+// context: the page (and every row) renders what it changed, and the
+// focus moves after that render.
+func (p *SettingsPage) keyAction(act func(*model.Keys)) {
+	keys := p.keys
+	p.ctx.Dispatch(func(app.Context) { act(keys) })
 }
 
-// keyRow is one key, with a Revoke that asks first. It is its own
-// component so its handlers see its own key (go-app #1107), and its
-// question stays open while the list re-renders.
+// keyRow is one key, with a Revoke that asks first (model.Keys holds the
+// question). It is its own component so its handlers see its own key
+// (go-app #1107).
 type keyRow struct {
 	app.Compo
 
-	Key      betaport.Key
-	OnRevoke func(betaport.Key)
-
-	asking bool
-	// ctx is the row's own context (see testerRow).
-	ctx app.Context
+	Key    betaport.Key
+	Asking bool
+	// Act runs an action on the page's model.Keys.
+	Act func(func(*model.Keys))
 }
-
-func (r *keyRow) OnMount(ctx app.Context) { r.ctx = ctx }
 
 func (r *keyRow) Render() app.UI {
 	k := r.Key
@@ -197,7 +156,7 @@ func (r *keyRow) Render() app.UI {
 	switch {
 	case k.RevokedAt != nil:
 		action = app.Span().Class("badge badge-revoked").Text("revoked")
-	case r.asking:
+	case r.Asking:
 		action = app.Span().Class("confirm-inline").Attr("role", "group").Aria("label", "Revoke "+k.Label+"?").Body(
 			button().Type("button").Class("danger confirm-revoke").Aria("label", "Yes, revoke "+k.Label).Text("Yes, revoke").OnClick(r.confirm),
 			button().Type("button").Class("cancel-revoke").Text("Keep").OnClick(r.cancel),
@@ -214,20 +173,24 @@ func (r *keyRow) Render() app.UI {
 }
 
 func (r *keyRow) ask(ctx app.Context, e app.Event) {
-	r.asking = true
-	focusFirst(ctx, `[data-key="`+itoa(int(r.Key.ID))+`"] .confirm-revoke`)
+	k := r.Key
+	r.Act(func(m *model.Keys) { m.Ask(k) })
 }
 
 func (r *keyRow) cancel(ctx app.Context, e app.Event) {
-	r.asking = false
-	focusFirst(rowCtx(r.ctx, ctx), `[data-key="`+itoa(int(r.Key.ID))+`"] .revoke`)
+	k := r.Key
+	r.Act(func(m *model.Keys) { m.Keep(k) })
 }
 
 func (r *keyRow) confirm(ctx app.Context, e app.Event) {
-	r.asking = false
-	if r.OnRevoke != nil {
-		r.OnRevoke(r.Key)
-	}
+	k := r.Key
+	r.Act(func(m *model.Keys) { m.Revoke(k) })
+}
+
+// keysFocusClasses are the row controls model.Keys moves the focus to.
+var keysFocusClasses = map[model.KeysFocus]string{
+	model.KeysFocusConfirm: "confirm-revoke",
+	model.KeysFocusRevoke:  "revoke",
 }
 
 // rowCtx is a row's own context once mounted, else the handler's: the

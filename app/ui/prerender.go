@@ -134,7 +134,7 @@ func readPrerendered() {
 		case KindSession:
 			var s api.Session
 			if json.Unmarshal(body, &s) == nil && s.Kind != "" {
-				setSession(&s)
+				clientPages[api.PathSession] = s // appSession starts from it
 			}
 		}
 	}

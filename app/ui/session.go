@@ -1,86 +1,84 @@
 package ui
 
 import (
-	"sync"
-
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
 	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/app/client"
+	"github.com/betaport/betaport/app/model"
 )
 
-// The signed-in person, fetched once per page load and shared by every
-// component; sign-in and sign-out replace it.
-var who struct {
-	sync.Mutex
-	loaded  bool
-	session *api.Session
-}
+// sessionState names the app's one model.Session in go-app's state store,
+// where every component finds it (in the browser the store lives as long
+// as the app; on the server, as long as one page's render).
+const sessionState = "betaport.session"
 
-func setSession(s *api.Session) {
-	who.Lock()
-	who.loaded, who.session = true, s
-	who.Unlock()
+// sessionRef carries the model in the store: the store copies the value a
+// pointer points to, so the pointer travels inside a struct.
+type sessionRef struct{ s *model.Session }
+
+// appSession returns who is signed in as the app knows it (model.Session),
+// made the first time from who the server's page said is visiting.
+func appSession(ctx app.Context) *model.Session {
+	var ref sessionRef
+	ctx.GetState(sessionState, &ref)
+	if ref.s == nil {
+		var who *api.Session
+		if s, ok := prerendered[api.Session](api.PathSession); ok && s.Kind != "" {
+			who = &s
+		}
+		ref.s = model.NewSession(who)
+		ctx.SetState(sessionState, ref)
+	}
+	return ref.s
 }
 
 // currentSession calls back, on the UI goroutine, with who is signed in (nil
-// for nobody), fetching it the first time.
+// for nobody), asking the service the first time (model.Session.Check).
+// ctx is the component's: once it is gone, the answer is dropped.
 func currentSession(ctx app.Context, then func(*api.Session)) {
-	who.Lock()
-	loaded, s := who.loaded, who.session
-	who.Unlock()
-	if loaded {
-		then(s)
-		return
-	}
-	c := apiClient()
-	ctx.Async(func() {
-		s, err := c.Session(ctx)
-		if err != nil && !client.IsUnauthorized(err) {
-			return // offline or failing: show nothing rather than guess
-		}
-		// A sign-in answered while this was on its way knows better.
-		who.Lock()
-		if !who.loaded {
-			who.loaded, who.session = true, s
-		}
-		s = who.session
-		who.Unlock()
-		ctx.Dispatch(func(app.Context) { then(s) })
-	})
+	appSession(ctx).Check(pageEnv(ctx), then)
 }
 
 // signedOut handles an API error that says the person is not signed in by
-// sending them to the sign-in page. It reports whether it did.
+// sending them to the sign-in page, or a revoked tester to the page that
+// says their access ended (model.Session.Refused). It reports whether it
+// did.
 func signedOut(ctx app.Context, err error) bool {
-	if !client.IsUnauthorized(err) {
+	to := appSession(ctx).Refused(err)
+	if to == "" {
 		return false
 	}
-	if accessEnded(ctx, err) {
-		return true
-	}
-	setSession(nil)
-	ctx.Navigate("/login")
+	ctx.Navigate(to)
 	return true
 }
 
-// Nav shows who is signed in, as what, and the sign-out button.
+// Nav shows who is signed in, as what, and the sign-out button; its
+// model is a model.Nav.
 type Nav struct {
 	app.Compo
 
-	Active  string
-	session *api.Session
-	err     error
+	Active string
+	m      *model.Nav
 }
 
 func (n *Nav) OnMount(ctx app.Context) {
 	// Every page has the Nav: its first mount is the app's.
 	carryOverPrerenderedFields()
-	currentSession(ctx, func(s *api.Session) { n.session = s })
+	n.m = model.NewNav(model.NavConfig{
+		Env: pageEnv(ctx), Session: appSession(ctx),
+		// A full load of the page, not an in-app navigation: it drops
+		// everything this page kept in memory about the account.
+		Leave: func(path string) { app.Window().Get("location").Call("assign", path) },
+	})
+	n.m.Open()
 }
 
 func (n *Nav) Render() app.UI {
-	s := n.session
+	m := n.m
+	if m == nil {
+		m = &model.Nav{} // on the server: nobody shown
+	}
+	s := m.Who
 	links := []app.UI{}
 	switch {
 	case s == nil:
@@ -101,7 +99,7 @@ func (n *Nav) Render() app.UI {
 		account = app.Div().Class("account").Body(
 			app.Span().ID("signed-in-as").Text(label),
 			button().ID("sign-out").Type("button").Text("Sign out").OnClick(n.signOut),
-			app.If(n.err != nil, app.Span().Class("state-error").Attr("role", "alert").Text("Signing out failed: "+problemText(n.err))),
+			app.If(m.Err != nil, app.Span().Class("state-error").Attr("role", "alert").Text("Signing out failed: "+problemText(m.Err))),
 		)
 	}
 	return app.Div().Class("nav").Body(
@@ -111,19 +109,7 @@ func (n *Nav) Render() app.UI {
 }
 
 func (n *Nav) signOut(ctx app.Context, e app.Event) {
-	c := apiClient()
-	ctx.Async(func() {
-		err := c.SignOut(ctx)
-		ctx.Dispatch(func(ctx app.Context) {
-			n.err = err
-			if err != nil {
-				app.Log("signing out:", err)
-				return
-			}
-			// A full load of the sign-in page, not an in-app navigation: it
-			// drops everything this page kept in memory about the account.
-			setSession(nil)
-			app.Window().Get("location").Call("assign", "/login")
-		})
-	})
+	if n.m != nil {
+		n.m.SignOut()
+	}
 }

@@ -59,7 +59,7 @@ func TestUsageAndDomainErrors(t *testing.T) {
 		{[]string{"extension", "create", "--data", data, "--name", "X"}, cli.ExitUsage, "--team is required"},
 		{[]string{"team", "create", "--data", data, "--name", "A", "--plan", "gold"}, cli.ExitFailure, "professional or starter"},
 		{[]string{"extension", "create", "--data", data, "--team", "42", "--name", "X"}, cli.ExitFailure, "Team 42 does not exist"},
-		{[]string{"team", "create", "--data", data, "--db", "mysql://x", "--name", "A", "--plan", "starter"}, cli.ExitFailure, "sqlite:///"},
+		{[]string{"team", "create", "--data", data, "--db", "mysql://x", "--name", "A", "--plan", "starter"}, cli.ExitUsage, "sqlite:///"},
 	}
 	for _, tt := range tests {
 		code, out, errOut := run(t, tt.args...)

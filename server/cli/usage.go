@@ -20,8 +20,10 @@ var storageFlagNames = map[string]bool{"data": true, "db": true, "blob": true, "
 
 // parse parses a command's flags. -h (or --help) prints the command's own
 // flags, then the storage flags as one group, and ends the command with
-// exit 0; a flag it does not know, or a bad value, is one line that says
-// which (exit 2).
+// exit 0; a flag it does not know, or a bad value of a command's own flag,
+// is one line that says which (exit 2). Then the configuration's settings
+// are read from their flags or else the environment; every bad one is
+// listed in one message (exit 2).
 func parse(fs *flag.FlagSet, args []string, stderr io.Writer) error {
 	fs.SetOutput(io.Discard) // the errors and the help are ours
 	fs.Usage = func() {}
@@ -35,7 +37,9 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
-	return nil
+	// The configuration's settings, from their flags or the environment,
+	// every bad one reported at once (config.go).
+	return loadSettings(fs)
 }
 
 // printFlags writes a command's help: its own flags first, then the

@@ -17,7 +17,8 @@ import (
 // handleListBundles answers page N (from 0, newest first) of an
 // extension's bundles as a JSON array. Bundle numbers are dense (1…last,
 // never reused), so page N is the number range below last - N*limit: no
-// OFFSET scan, page 5,000 costs what page 0 costs.
+// OFFSET scan, page 5,000 costs what page 0 costs. The store reads it in
+// one snapshot (FindBundlePage).
 func (s *Server) handleListBundles(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
 	q := r.URL.Query()
 	limit, ok := limitParam(w, q)
@@ -33,21 +34,16 @@ func (s *Server) handleListBundles(w http.ResponseWriter, r *http.Request, _ *su
 		}
 		page = n
 	}
-	last, err := s.Store.LastBundleNumber(r.Context(), ext.ID)
+	// One read: the page's range and which bundle is current come from
+	// one snapshot, whatever is published meanwhile.
+	bundles, err := s.Store.FindBundlePage(r.Context(), ext.ID, page, limit)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	list := make([]betaport.Bundle, 0, limit)
-	if top := last - page*int64(limit); top > 0 {
-		bundles, err := s.Store.FindBundles(r.Context(), ext.ID, top, limit)
-		if err != nil {
-			s.Error(w, r, err)
-			return
-		}
-		for _, b := range bundles {
-			list = append(list, *b)
-		}
+	list := make([]betaport.Bundle, 0, len(bundles))
+	for _, b := range bundles {
+		list = append(list, *b)
 	}
 	writeJSONPage(w, r, list)
 }

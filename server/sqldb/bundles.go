@@ -100,6 +100,28 @@ func (s *DB) FindBundles(ctx context.Context, extensionID, maxNumber int64, limi
 	return s.queryBundles(ctx, `b.extension_id = ? AND b.number <= ? ORDER BY b.number DESC LIMIT ?`, extensionID, maxNumber, limit)
 }
 
+// FindBundlePage returns page (from 0) of an extension's bundles, newest
+// first. One statement reads the page's top (the extension's last number)
+// and the bundles with whether each is current, so the page is one
+// snapshot on both databases: SQLite runs a statement in one read
+// transaction, PostgreSQL (read committed) with one snapshot, subqueries
+// included. (Read as the last number first and the range after, a publish
+// between the two gave a page whose newest bundle was no longer current,
+// and no current one.) The range is over the (extension_id, number) index,
+// so a deep page costs what the first one costs.
+func (s *DB) FindBundlePage(ctx context.Context, extensionID, page int64, limit int) ([]*betaport.Bundle, error) {
+	if page < 0 || limit < 1 {
+		return nil, betaport.Errorf(betaport.EINVALID, "A page is numbered from 0 and holds at least one bundle.")
+	}
+	// The top comes from a subquery rather than the joined row: PostgreSQL
+	// then bounds the index scan with it, where a join filter would walk
+	// down from the newest bundle to a deep page.
+	return s.queryBundles(ctx, `b.extension_id = ?
+		AND b.number <= (SELECT x.last_bundle_number FROM extensions x WHERE x.id = ?) - ?
+		ORDER BY b.number DESC LIMIT ?`,
+		extensionID, extensionID, page*int64(limit), limit)
+}
+
 // FindBuilds returns bundles of several extensions, newest first by id.
 func (s *DB) FindBuilds(ctx context.Context, extensionIDs []int64, beforeID int64, limit int) ([]*betaport.Bundle, error) {
 	if len(extensionIDs) == 0 {

@@ -238,15 +238,36 @@ type conn struct {
 }
 
 func (c conn) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	beforeStatement(ctx)
 	return c.DB.ExecContext(ctx, c.d.rebind(q), args...)
 }
 
 func (c conn) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	beforeStatement(ctx)
 	return c.DB.QueryContext(ctx, c.d.rebind(q), args...)
 }
 
 func (c conn) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	beforeStatement(ctx)
 	return c.DB.QueryRowContext(ctx, c.d.rebind(q), args...)
+}
+
+type statementHookKey struct{}
+
+// WithStatementHook returns a context under which the store calls hook
+// before each SQL statement it runs for a call made with that context (in
+// a transaction or not). It is for tests: one that publishes from hook
+// shows whether a read meant to be one snapshot is (storetest's
+// BundlePageOneSnapshot). hook runs on the caller's goroutine, inside the
+// call; the store's calls made with other contexts do not run it.
+func WithStatementHook(ctx context.Context, hook func()) context.Context {
+	return context.WithValue(ctx, statementHookKey{}, hook)
+}
+
+func beforeStatement(ctx context.Context) {
+	if hook, ok := ctx.Value(statementHookKey{}).(func()); ok {
+		hook()
+	}
 }
 
 // Tx is a transaction of the store.
@@ -259,17 +280,21 @@ type Tx struct {
 }
 
 func (t *Tx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	beforeStatement(ctx)
 	return t.Tx.ExecContext(ctx, t.d.rebind(q), args...)
 }
 
 func (t *Tx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	beforeStatement(ctx)
 	return t.Tx.QueryContext(ctx, t.d.rebind(q), args...)
 }
 
 func (t *Tx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	beforeStatement(ctx)
 	return t.Tx.QueryRowContext(ctx, t.d.rebind(q), args...)
 }
 
 func (t *Tx) PrepareContext(ctx context.Context, q string) (*sql.Stmt, error) {
+	beforeStatement(ctx)
 	return t.Tx.PrepareContext(ctx, t.d.rebind(q))
 }

@@ -42,8 +42,8 @@ func BenchmarkPaging(b *testing.B) {
 		first, deep func() error
 	}{
 		{"bundles/page0-vs-page4999",
-			func() error { _, err := db.FindBundles(ctx, ext.ID, bundles, 20); return err },
-			func() error { _, err := db.FindBundles(ctx, ext.ID, bundles-4999*20, 20); return err }},
+			func() error { _, err := db.FindBundlePage(ctx, ext.ID, 0, 20); return err },
+			func() error { _, err := db.FindBundlePage(ctx, ext.ID, 4999, 20); return err }},
 		{"testers/first-vs-last",
 			func() error {
 				_, err := db.FindTesters(ctx, betaport.TesterFilter{ExtensionID: ext.ID, Limit: 21})

@@ -34,6 +34,8 @@ func Run(t *testing.T, open Opener) {
 		{"Extensions", testExtensions},
 		{"PublishBundleNumbers", testPublishBundleNumbers},
 		{"PublishBundleConcurrent", testPublishBundleConcurrent},
+		{"BundlePages", testBundlePages},
+		{"BundlePageOneSnapshot", testBundlePageOneSnapshot},
 		{"TestersAllOrNothing", testTestersAllOrNothing},
 		{"UploadLifecycle", testUploadLifecycle},
 		{"PublishUploadOnce", testPublishUploadOnce},

@@ -25,6 +25,9 @@ type Loop struct {
 	queue chan func()
 	async sync.WaitGroup
 	ctx   context.Context
+	// mu guards ended, and sends on queue against its close.
+	mu    sync.Mutex
+	ended bool
 }
 
 // NewLoop starts a UI goroutine that ends with the test; its Context ends
@@ -42,7 +45,10 @@ func NewLoop(t testing.TB) *Loop {
 	t.Cleanup(func() {
 		cancel()
 		l.async.Wait()
+		l.mu.Lock()
+		l.ended = true
 		close(l.queue)
+		l.mu.Unlock()
 		<-done
 	})
 	return l
@@ -53,8 +59,16 @@ func (l *Loop) Env(c *client.Client, clock model.Clock) model.Env {
 	return model.Env{Client: c, Context: l.ctx, Dispatch: l.Dispatch, Async: l.Async, Clock: clock}
 }
 
-// Dispatch runs f on the UI goroutine.
-func (l *Loop) Dispatch(f func()) { l.queue <- f }
+// Dispatch runs f on the UI goroutine; once the test has ended, f is
+// dropped, as go-app drops what is dispatched to a component that is gone
+// (a fetch object's goroutine may still tell its subscribers then).
+func (l *Loop) Dispatch(f func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.ended {
+		l.queue <- f
+	}
+}
 
 // Async runs f on a goroutine of its own.
 func (l *Loop) Async(f func()) {
