@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
@@ -52,21 +53,77 @@ const StatusClientClosedRequest = 499
 // problem builds a problem of the given type and status.
 var problem = api.NewProblem
 
-var codeStatus = map[string]struct {
+// wire is the status and problem type an error is answered with.
+type wire struct {
 	status int
 	typ    string
-}{
+}
+
+// codeStatus is the answer to each code of betaport.Error.
+var codeStatus = map[string]wire{
 	betaport.EINVALID:      {http.StatusBadRequest, api.ProblemBadRequest},
 	betaport.ENOTFOUND:     {http.StatusNotFound, api.ProblemNotFound},
 	betaport.ECONFLICT:     {http.StatusConflict, api.ProblemConflict},
 	betaport.EUNAUTHORIZED: {http.StatusUnauthorized, api.ProblemUnauthorized},
 	betaport.EFORBIDDEN:    {http.StatusForbidden, api.ProblemForbidden},
+	betaport.ERATELIMITED:  {http.StatusTooManyRequests, api.ProblemTooManyRequests},
 	betaport.EINTERNAL:     {http.StatusInternalServerError, api.ProblemInternal},
 }
 
-// Error writes err as a problem. Domain errors show their message; any other
-// error is logged with the request and shown only as an internal error, so
-// no SQL, path or secret leaks into a response.
+// reasonStatus is the answer to each reason of betaport.Error: its own
+// problem type, with its code's status, or its own where the answer needs
+// one (410, 413, 415, 422 have no code; see package betaport). An error
+// whose reason is not here is answered by its code.
+var reasonStatus = map[string]wire{
+	betaport.ReasonInvalidKey:           {http.StatusUnauthorized, api.ProblemInvalidKey},
+	betaport.ReasonPlanRequired:         {http.StatusForbidden, api.ProblemPlanRequired},
+	betaport.ReasonBadSignature:         {http.StatusForbidden, api.ProblemBadSignature},
+	betaport.ReasonUploadURLExpired:     {http.StatusForbidden, api.ProblemURLExpired},
+	betaport.ReasonInvalidReleaseNotes:  {http.StatusBadRequest, api.ProblemInvalidNotes},
+	betaport.ReasonTooLarge:             {http.StatusRequestEntityTooLarge, api.ProblemTooLarge},
+	betaport.ReasonUnsupportedMediaType: {http.StatusUnsupportedMediaType, api.ProblemUnsupportedMedia},
+	betaport.ReasonNotAZip:              {http.StatusUnprocessableEntity, api.ProblemNotAZip},
+	betaport.ReasonInvalidZip:           {http.StatusUnprocessableEntity, api.ProblemInvalidZip},
+	betaport.ReasonNoUpload:             {http.StatusConflict, api.ProblemNoUpload},
+	betaport.ReasonZipNotReceived:       {http.StatusConflict, api.ProblemZipNotReceived},
+	betaport.ReasonUploadExpired:        {http.StatusGone, api.ProblemUploadExpired},
+	betaport.ReasonUploadClosed:         {http.StatusConflict, api.ProblemAlreadyDone},
+	betaport.ReasonAlreadyCurrent:       {http.StatusConflict, api.ProblemAlreadyCurrent},
+}
+
+// ProblemFor is the problem a client is answered for err, the one mapping
+// of errors to answers: an *api.Problem (the HTTP layer's own) as it is; a
+// *betaport.Error, wrapped or not, by its reason or else its code, with its
+// message, param, zip problems and retry-after; any other error as an
+// internal error that shows nothing of it.
+func ProblemFor(err error) *api.Problem {
+	if p, ok := api.AsProblem(err); ok {
+		return p
+	}
+	var e *betaport.Error
+	if !errors.As(err, &e) {
+		m := codeStatus[betaport.EINTERNAL]
+		return problem(m.status, m.typ, betaport.ErrorMessage(err))
+	}
+	m, ok := reasonStatus[e.Reason]
+	if !ok {
+		if m, ok = codeStatus[e.Code]; !ok {
+			m = codeStatus[betaport.EINTERNAL]
+		}
+	}
+	p := problem(m.status, m.typ, e.Message)
+	p.Param = e.Param
+	p.Problems = e.Problems
+	if e.RetryAfter > 0 {
+		// Whole seconds, rounded up: waiting less would be refused again.
+		p.RetryAfter = int((e.RetryAfter + time.Second - 1) / time.Second)
+	}
+	return p
+}
+
+// Error writes err as a problem (see ProblemFor). Domain errors show their
+// message; any other error is logged with the request and shown only as an
+// internal error, so no SQL, path or secret leaks into a response.
 func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 	if r.Context().Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		// The client went away (a closed tab, a second click that aborted
@@ -75,21 +132,12 @@ func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 		w.WriteHeader(StatusClientClosedRequest)
 		return
 	}
-	if p, ok := api.AsProblem(err); ok {
-		writeProblem(w, p)
-		return
-	}
-	code := betaport.ErrorCode(err)
-	m := codeStatus[code]
-	if code == betaport.EINTERNAL && gcerrors.Code(err) != gcerrors.Unknown {
-		s.Metrics.BlobError() // gocloud's errors carry a code; others are Unknown
-	}
-	if code == betaport.EINTERNAL {
+	p := ProblemFor(err)
+	if _, ok := api.AsProblem(err); !ok && betaport.ErrorCode(err) == betaport.EINTERNAL {
+		if gcerrors.Code(err) != gcerrors.Unknown {
+			s.Metrics.BlobError() // gocloud's errors carry a code; others are Unknown
+		}
 		s.Logger.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", loggedPath(r.URL.Path), "err", err)
-	}
-	p := problem(m.status, m.typ, betaport.ErrorMessage(err))
-	if e, ok := err.(*betaport.Error); ok {
-		p.Param = e.Param
 	}
 	writeProblem(w, p)
 }

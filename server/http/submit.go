@@ -41,7 +41,7 @@ func (s *Server) submitKeyWith(w http.ResponseWriter, r *http.Request, who *subj
 		ext, err = s.authorizeSubmit(r, raw, who)
 	}
 	if err != nil {
-		if p, ok := api.AsProblem(err); ok && p.Type == api.ProblemTooManyRequests {
+		if betaport.ErrorCode(err) == betaport.ERATELIMITED {
 			s.Metrics.RateLimited("submit")
 		}
 		s.submitFailed(w, r, step, err)
@@ -60,13 +60,7 @@ const (
 // submitFailed answers a submit call's error and counts it by its problem
 // type (internal for any other error).
 func (s *Server) submitFailed(w http.ResponseWriter, r *http.Request, step string, err error) {
-	outcome := api.ProblemInternal
-	if p, ok := api.AsProblem(err); ok {
-		outcome = p.Type
-	} else if code := betaport.ErrorCode(err); code != betaport.EINTERNAL {
-		outcome = codeStatus[code].typ
-	}
-	s.Metrics.Submit(step, outcome)
+	s.Metrics.Submit(step, ProblemFor(err).Type)
 	s.Error(w, r, err)
 }
 

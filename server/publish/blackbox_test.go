@@ -31,6 +31,7 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/blobstore"
+	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/keyring"
 	"github.com/betaport/betaport/server/publish"
 	"github.com/betaport/betaport/server/sqlite"
@@ -259,6 +260,17 @@ func putOf(t *testing.T, u *api.UploadURL, body []byte) publish.Put {
 	}
 }
 
+// problemOf is the problem a client is answered for err, by package http's
+// mapping, when err is one publish means a person to read (an *api.Problem
+// or a *betaport.Error); not for any other error.
+func problemOf(err error) (*api.Problem, bool) {
+	var e *betaport.Error
+	if _, ok := api.AsProblem(err); !ok && !errors.As(err, &e) {
+		return nil, false
+	}
+	return bphttp.ProblemFor(err), true
+}
+
 // wantProblem fails unless err is a problem of that status (if not 0) and
 // type (if not "").
 func wantProblem(t *testing.T, err error, status int, typ string) *api.Problem {
@@ -266,7 +278,7 @@ func wantProblem(t *testing.T, err error, status int, typ string) *api.Problem {
 	if err == nil {
 		t.Fatalf("got no error, want a %d %s problem", status, typ)
 	}
-	p, ok := api.AsProblem(err)
+	p, ok := problemOf(err)
 	if !ok {
 		t.Fatalf("got %T %v, want a %d %s problem", err, err, status, typ)
 	}
@@ -279,27 +291,12 @@ func wantProblem(t *testing.T, err error, status int, typ string) *api.Problem {
 	return p
 }
 
-// statusOf is the HTTP status err stands for: a problem's, or a domain
-// error's by its code.
+// statusOf is the HTTP status err stands for, by package http's mapping.
 func statusOf(err error) int {
-	if p, ok := api.AsProblem(err); ok {
-		return p.Status
-	}
-	switch betaport.ErrorCode(err) {
-	case "":
+	if err == nil {
 		return 200
-	case betaport.ENOTFOUND:
-		return 404
-	case betaport.EINVALID:
-		return 400
-	case betaport.EUNAUTHORIZED:
-		return 401
-	case betaport.EFORBIDDEN:
-		return 403
-	case betaport.ECONFLICT:
-		return 409
 	}
-	return 500
+	return bphttp.ProblemFor(err).Status
 }
 
 func codes(p *api.Problem) []string {
@@ -520,7 +517,7 @@ func TestBlackBoxAuthorize(t *testing.T) {
 				t.Errorf("%s: authorized", c.name)
 				continue
 			}
-			p, ok := api.AsProblem(err)
+			p, ok := problemOf(err)
 			if !ok {
 				t.Errorf("%s: got %T %v, want a problem", c.name, err, err)
 				continue

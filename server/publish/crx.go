@@ -5,7 +5,6 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 
 	"github.com/betaport/betaport/app/api"
@@ -109,7 +108,7 @@ func (s *Service) RotateUpdateToken(ctx context.Context, ext *betaport.Extension
 	return s.updates(ext, sg), nil
 }
 
-var errStaleUpdateURL = api.NewProblem(http.StatusNotFound, api.ProblemNotFound,
+var errStaleUpdateURL = betaport.Errorf(betaport.ENOTFOUND,
 	"This update URL is not current: the extension's update token was replaced, or the URL is wrong. Install the extension again from its Betaport builds page.")
 
 // UpdateFeed checks the id and token of an update URL and returns its

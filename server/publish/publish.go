@@ -18,15 +18,15 @@
 // changed and answers the update feed Chromium reads; sweep.go removes what
 // finished or crashed submissions leave in storage.
 //
-// Errors a caller should show are *api.Problem values whose detail says what
-// to do; domain errors are *betaport.Error; anything else is internal.
+// Errors a caller should show are *betaport.Error values whose message says
+// what to do, with a Reason where programs tell the failure apart (and the
+// zip's problems, or how long to wait); package http maps them to problems.
+// Anything else is internal.
 package publish
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -141,8 +141,8 @@ func (s *Service) MaxUploadSize() int64 { return s.Config.withDefaults().MaxUplo
 // HashKey is what is stored of an extension's API key.
 func HashKey(apiKey string) string { return credential.HashToken(apiKey) }
 
-var errBadKey = &api.Problem{Type: api.ProblemInvalidKey, Status: http.StatusUnauthorized,
-	Detail: "The extension id and API key do not match a current key: the key may have been revoked. Create a new key on the extension's settings page and use its key file."}
+var errBadKey = &betaport.Error{Code: betaport.EUNAUTHORIZED, Reason: betaport.ReasonInvalidKey,
+	Message: "The extension id and API key do not match a current key: the key may have been revoked. Create a new key on the extension's settings page and use its key file."}
 
 // Authorize authenticates calls 1 and 3 made with a key: the key, the
 // team's plan and the key's rate limit. It returns the extension the key
@@ -182,10 +182,9 @@ func (s *Service) AuthorizeAdmin(ctx context.Context, extensionID int64) (*betap
 // the rate limit and the Professional plan (seats never limit it).
 func (s *Service) admit(ctx context.Context, id int64) (*betaport.Extension, error) {
 	if wait := s.keyLimiter().take(id); wait > 0 {
-		p := api.NewProblem(http.StatusTooManyRequests, api.ProblemTooManyRequests,
-			fmt.Sprintf("Too many submit calls for this extension. Wait %d seconds, then try again.", wait))
-		p.RetryAfter = wait
-		return nil, p
+		e := betaport.Errorf(betaport.ERATELIMITED, "Too many submit calls for this extension. Wait %d seconds, then try again.", wait)
+		e.RetryAfter = time.Duration(wait) * time.Second
+		return nil, e
 	}
 	ext, err := s.Store.FindExtension(ctx, id)
 	if err != nil {
@@ -196,8 +195,8 @@ func (s *Service) admit(ctx context.Context, id int64) (*betaport.Extension, err
 		return nil, err
 	}
 	if team.Plan != betaport.PlanProfessional {
-		return nil, api.NewProblem(http.StatusForbidden, api.ProblemPlanRequired,
-			"Manual upload needs the Professional plan. Ask an admin of "+team.Name+" to upgrade, then try again.")
+		return nil, betaport.Reasonf(betaport.EFORBIDDEN, betaport.ReasonPlanRequired,
+			"Manual upload needs the Professional plan. Ask an admin of %s to upgrade, then try again.", team.Name)
 	}
 	return ext, nil
 }
@@ -209,9 +208,8 @@ func (s *Service) admit(ctx context.Context, id int64) (*betaport.Extension, err
 // at most); refused, they leave the extension's uploads as they were.
 func (s *Service) RequestUpload(ctx context.Context, ext *betaport.Extension, notes string) (*api.UploadURL, error) {
 	if err := betaport.ValidateReleaseNotes(notes); err != nil {
-		p := api.NewProblem(http.StatusBadRequest, api.ProblemInvalidNotes, betaport.ErrorMessage(err))
-		p.Param = "releaseNotes"
-		return nil, p
+		return nil, &betaport.Error{Code: betaport.EINVALID, Reason: betaport.ReasonInvalidReleaseNotes,
+			Message: betaport.ErrorMessage(err), Param: "releaseNotes"}
 	}
 	cfg := s.Config.withDefaults()
 	urlExpires := s.now().Add(cfg.UploadTTL)

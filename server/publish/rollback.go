@@ -2,10 +2,9 @@ package publish
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net/http"
 
-	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/crx"
 )
@@ -29,18 +28,30 @@ func (s *Service) Rollback(ctx context.Context, ext *betaport.Extension, number 
 	// for; it is then built again for the next one.
 	for attempt := 1; ; attempt++ {
 		b, fresh, err := s.rollbackOnce(ctx, ext, number, actor)
-		if betaport.ErrorCode(err) == betaport.ECONFLICT && attempt < 3 {
-			continue
+		var r raced
+		if errors.As(err, &r) {
+			if attempt < 3 {
+				continue
+			}
+			return b, fresh, r.error
 		}
 		return b, fresh, err
 	}
 }
 
+// raced is the conflict publishing a rollback met: a sign took its number,
+// or a rollback to the same bundle made it current. Rollback looks again;
+// the conflicts rollbackOnce answers itself (the bundle is current already,
+// no version is left) are final.
+type raced struct{ error }
+
+func (r raced) Unwrap() error { return r.error }
+
 func (s *Service) rollbackOnce(ctx context.Context, ext *betaport.Extension, number int64, actor string) (*betaport.Bundle, bool, error) {
 	old, err := s.Store.FindBundle(ctx, ext.ID, number)
 	if betaport.ErrorCode(err) == betaport.ENOTFOUND {
-		return nil, false, api.NewProblem(http.StatusNotFound, api.ProblemNotFound,
-			fmt.Sprintf("This extension has no bundle #%d. Pick a bundle from its list to roll back to.", number))
+		return nil, false, betaport.Errorf(betaport.ENOTFOUND,
+			"This extension has no bundle #%d. Pick a bundle from its list to roll back to.", number)
 	} else if err != nil {
 		return nil, false, err
 	}
@@ -63,7 +74,7 @@ func (s *Service) rollbackOnce(ctx context.Context, ext *betaport.Extension, num
 	if p, err := s.versionCeiling(ctx, ext); err != nil {
 		return nil, false, err
 	} else if p != nil {
-		return nil, false, api.NewProblem(http.StatusConflict, api.ProblemConflict, p[0].Message)
+		return nil, false, &betaport.Error{Code: betaport.ECONFLICT, Message: p[0].Message}
 	}
 	earlier, err := s.Store.BundleVersions(ctx, ext.ID)
 	if err != nil {
@@ -105,15 +116,17 @@ func (s *Service) rollbackOnce(ctx context.Context, ext *betaport.Extension, num
 	if b.CRX.BlobKey != "" && !fresh && (err != nil || published.CRX.BlobKey != b.CRX.BlobKey) {
 		s.deleteQuietly(ctx, b.CRX.BlobKey) // built for nothing
 	}
-	if err != nil {
-		// ECONFLICT: a sign took the number, or a rollback to this bundle
-		// made it current; Rollback looks again.
+	if betaport.ErrorCode(err) == betaport.ECONFLICT {
+		// A sign took the number, or a rollback to this bundle made it
+		// current; Rollback looks again.
+		return nil, false, raced{err}
+	} else if err != nil {
 		return nil, false, err
 	}
 	return published, fresh, nil
 }
 
-func alreadyCurrent(number int64) *api.Problem {
-	return api.NewProblem(http.StatusConflict, api.ProblemAlreadyCurrent,
-		fmt.Sprintf("Bundle #%d is already the one testers get: there is nothing to roll back. Pick an older bundle.", number))
+func alreadyCurrent(number int64) *betaport.Error {
+	return betaport.Reasonf(betaport.ECONFLICT, betaport.ReasonAlreadyCurrent,
+		"Bundle #%d is already the one testers get: there is nothing to roll back. Pick an older bundle.", number)
 }

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 
@@ -38,7 +37,7 @@ func (s *Service) Sign(ctx context.Context, ext *betaport.Extension) (*betaport.
 	defer unlock()
 	u, err := s.Store.LatestUpload(ctx, ext.ID)
 	if betaport.ErrorCode(err) == betaport.ENOTFOUND {
-		return nil, api.NewProblem(http.StatusConflict, api.ProblemNoUpload,
+		return nil, betaport.Reasonf(betaport.ECONFLICT, betaport.ReasonNoUpload,
 			"There is nothing to sign: request an upload URL (POST /api/submit/upload) and PUT the zip to it first.")
 	} else if err != nil {
 		return nil, err
@@ -48,13 +47,13 @@ func (s *Service) Sign(ctx context.Context, ext *betaport.Extension) (*betaport.
 	if s.Direct() && (u.State == betaport.UploadRequested || u.State == betaport.UploadReceived) {
 		// The zip went straight to storage: receive it now, as the PUT
 		// handler does on file storage.
-		d, p, err := s.receiveDirect(ctx, u)
+		d, refused, err := s.receiveDirect(ctx, u)
 		if d != nil && d.snapshot != "" {
 			defer s.deleteQuietly(ctx, d.snapshot)
 		}
 		switch {
-		case p != nil:
-			return nil, p
+		case refused != nil:
+			return nil, refused
 		case gcerrors.Code(err) == gcerrors.NotFound:
 			// A racing sign published this upload and removed its source
 			// meanwhile: answer as a retried sign does, from the upload's
@@ -71,12 +70,12 @@ func (s *Service) Sign(ctx context.Context, ext *betaport.Extension) (*betaport.
 	switch u.State {
 	case betaport.UploadRequested:
 		if s.now().Before(s.urlExpiry(u)) {
-			return nil, api.NewProblem(http.StatusConflict, api.ProblemZipNotReceived,
+			return nil, betaport.Reasonf(betaport.ECONFLICT, betaport.ReasonZipNotReceived,
 				"The zip has not arrived yet: PUT it to the upload URL, then sign.")
 		}
 		fallthrough
 	case betaport.UploadExpired:
-		return nil, api.NewProblem(http.StatusGone, api.ProblemUploadExpired,
+		return nil, betaport.Reasonf(betaport.ECONFLICT, betaport.ReasonUploadExpired,
 			"The upload URL expired before its zip arrived. Request a new one and upload again.")
 	case betaport.UploadRejected:
 		return nil, rejected(u.Problems)
@@ -147,12 +146,12 @@ func (s *Service) versionCeiling(ctx context.Context, ext *betaport.Extension) (
 		Message: "This extension has already served version 65535.65535.65535.65535, the highest Chrome accepts, so installed copies can never receive another update. Create a new extension in Betaport, publish there, and ask testers to install it from its page."}}, nil
 }
 
-// rejected is the problem a sign answers for a zip it did not publish.
-func rejected(problems []betaport.ZipProblem) *api.Problem {
-	p := api.NewProblem(http.StatusUnprocessableEntity, api.ProblemInvalidZip,
-		fmt.Sprintf("The zip was not published: %d problem(s) to fix, listed in problems. Fix them, then upload and sign again.", len(problems)))
-	p.Problems = problems
-	return p
+// rejected is the error a sign answers for a zip it did not publish.
+func rejected(problems []betaport.ZipProblem) *betaport.Error {
+	e := betaport.Reasonf(betaport.EINVALID, betaport.ReasonInvalidZip,
+		"The zip was not published: %d problem(s) to fix, listed in problems. Fix them, then upload and sign again.", len(problems))
+	e.Problems = problems
+	return e
 }
 
 // build validates an upload's zip, every entry inflated, then stores the

@@ -46,18 +46,18 @@ var ErrIncomplete = errors.New("the zip was not stored")
 // its size and SHA-256 are computed; it becomes visible only when complete.
 func (s *Service) Receive(ctx context.Context, p Put) error {
 	if s.Direct() {
-		return api.NewProblem(http.StatusForbidden, api.ProblemBadSignature,
+		return betaport.Reasonf(betaport.EFORBIDDEN, betaport.ReasonBadSignature,
 			"This service takes zips straight into its storage: PUT the zip to the URL that POST /api/submit/upload answered.")
 	}
 	id, err := strconv.ParseInt(p.UploadID, 10, 64)
 	if err != nil || id <= 0 {
-		return api.NewProblem(http.StatusForbidden, api.ProblemBadSignature, "This is not an upload URL Betaport gave out.")
+		return betaport.Reasonf(betaport.EFORBIDDEN, betaport.ReasonBadSignature, "This is not an upload URL Betaport gave out.")
 	}
-	if prob := s.checkUploadURL(p.Path, p.Query, id); prob != nil {
-		return prob
+	if e := s.checkUploadURL(p.Path, p.Query, id); e != nil {
+		return e
 	}
 	if mt, _, _ := mime.ParseMediaType(p.ContentType); mt != api.ZipContentType {
-		return api.NewProblem(http.StatusUnsupportedMediaType, api.ProblemUnsupportedMedia,
+		return betaport.Reasonf(betaport.EINVALID, betaport.ReasonUnsupportedMediaType,
 			"Send the zip with the header Content-Type: application/zip.")
 	}
 	u, err := s.Store.FindUpload(ctx, id)
@@ -65,16 +65,16 @@ func (s *Service) Receive(ctx context.Context, p Put) error {
 		return err
 	}
 	if u.State != betaport.UploadRequested && u.State != betaport.UploadReceived {
-		return api.NewProblem(http.StatusConflict, api.ProblemAlreadyDone,
-			"This upload is "+u.State+" and takes no more bytes. Request a new upload URL to submit another zip.")
+		return betaport.Reasonf(betaport.ECONFLICT, betaport.ReasonUploadClosed,
+			"This upload is %s and takes no more bytes. Request a new upload URL to submit another zip.", u.State)
 	}
 	cfg := s.Config.withDefaults()
 	if p.ContentLength > cfg.MaxUploadSize {
 		return tooLarge(cfg.MaxUploadSize)
 	}
-	size, sum, prob, err := s.storeZip(ctx, uploadBlobKey(id), p.Body, cfg.MaxUploadSize)
-	if prob != nil {
-		return prob
+	size, sum, refused, err := s.storeZip(ctx, uploadBlobKey(id), p.Body, cfg.MaxUploadSize)
+	if refused != nil {
+		return refused
 	} else if err != nil {
 		return fmt.Errorf("%w: upload %d: %w", ErrIncomplete, id, err)
 	}
@@ -84,28 +84,28 @@ func (s *Service) Receive(ctx context.Context, p Put) error {
 // uploadBlobKey is where an upload's zip is kept until it is published.
 func uploadBlobKey(id int64) string { return "uploads/" + strconv.FormatInt(id, 10) + ".zip" }
 
-func tooLarge(limit int64) *api.Problem {
-	return api.NewProblem(http.StatusRequestEntityTooLarge, api.ProblemTooLarge,
-		fmt.Sprintf("The zip is larger than %d MiB, the most Betaport takes. Make the bundle smaller.", limit>>20))
+func tooLarge(limit int64) *betaport.Error {
+	return betaport.Reasonf(betaport.EINVALID, betaport.ReasonTooLarge,
+		"The zip is larger than %d MiB, the most Betaport takes. Make the bundle smaller.", limit>>20)
 }
 
 // storeZip streams body into key, computing size and SHA-256 on the way. A
-// problem (too large, not a zip) or an error aborts the write: gocloud
+// refusal (too large, not a zip) or an error aborts the write: gocloud
 // discards a write whose context is cancelled before Close, so nothing of
 // it becomes visible.
-func (s *Service) storeZip(ctx context.Context, key string, body io.Reader, limit int64) (int64, string, *api.Problem, error) {
+func (s *Service) storeZip(ctx context.Context, key string, body io.Reader, limit int64) (int64, string, *betaport.Error, error) {
 	head := make([]byte, api.ZipHeadSize)
 	n, err := io.ReadFull(body, head)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return 0, "", nil, err
 	}
 	if !api.IsZipStart(head[:n]) {
-		p := api.NewProblem(http.StatusUnprocessableEntity, api.ProblemNotAZip,
+		e := betaport.Reasonf(betaport.EINVALID, betaport.ReasonNotAZip,
 			"The body is not a zip (it does not start with a zip signature). Upload the extension's .zip file.")
 		// The same list sign answers with, so a pipeline reads one shape.
-		p.Problems = []betaport.ZipProblem{{Code: zipcheck.CodeNotAZip,
+		e.Problems = []betaport.ZipProblem{{Code: zipcheck.CodeNotAZip,
 			Message: "The file is not a zip archive, or it is damaged. Upload the extension as a .zip file."}}
-		return 0, "", p, nil
+		return 0, "", e, nil
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -189,21 +189,21 @@ func (s *Service) uploadURL(uploadID int64, expires time.Time) string {
 }
 
 // checkUploadURL verifies the signature and expiry of an upload URL's path
-// and query and returns the problem to answer when they do not hold.
-func (s *Service) checkUploadURL(path string, q url.Values, uploadID int64) *api.Problem {
+// and query and returns the error to answer when they do not hold.
+func (s *Service) checkUploadURL(path string, q url.Values, uploadID int64) *betaport.Error {
 	sig, expStr := q.Get("signature"), q.Get("expires")
 	exp, err := strconv.ParseInt(expStr, 10, 64)
 	if sig == "" || err != nil {
-		return api.NewProblem(http.StatusForbidden, api.ProblemBadSignature,
+		return betaport.Reasonf(betaport.EFORBIDDEN, betaport.ReasonBadSignature,
 			"This upload URL is not signed. Use the exact URL that POST /api/submit/upload answered.")
 	}
 	want := s.uploadSignature(path, uploadID, exp)
 	if !hmac.Equal([]byte(sig), []byte(want)) {
-		return api.NewProblem(http.StatusForbidden, api.ProblemBadSignature,
+		return betaport.Reasonf(betaport.EFORBIDDEN, betaport.ReasonBadSignature,
 			"This upload URL's signature does not match. Use the exact URL that POST /api/submit/upload answered, unchanged.")
 	}
 	if s.now().Unix() >= exp {
-		return api.NewProblem(http.StatusForbidden, api.ProblemURLExpired,
+		return betaport.Reasonf(betaport.EFORBIDDEN, betaport.ReasonUploadURLExpired,
 			"This upload URL has expired. Request a new one with POST /api/submit/upload and upload again.")
 	}
 	return nil
@@ -262,7 +262,7 @@ type direct struct {
 //     were checked). That copy is what is validated and published, so a
 //     later PUT to the presigned URL (valid until it expires) changes
 //     nothing that was checked.
-func (s *Service) receiveDirect(ctx context.Context, u *betaport.Upload) (*direct, *api.Problem, error) {
+func (s *Service) receiveDirect(ctx context.Context, u *betaport.Upload) (*direct, *betaport.Error, error) {
 	cfg := s.Config.withDefaults()
 	key := uploadBlobKey(u.ID)
 	nonce := make([]byte, 8)
@@ -282,8 +282,8 @@ func (s *Service) receiveDirect(ctx context.Context, u *betaport.Upload) (*direc
 			if err := s.Blobs.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
 				return d, nil, err
 			}
-			return d, api.NewProblem(http.StatusUnsupportedMediaType, api.ProblemUnsupportedMedia,
-				fmt.Sprintf("The zip was stored with Content-Type %q, so it was not kept. PUT it again to the same URL with the header Content-Type: application/zip, then sign.", head.ContentType)), nil
+			return d, betaport.Reasonf(betaport.EINVALID, betaport.ReasonUnsupportedMediaType,
+				"The zip was stored with Content-Type %q, so it was not kept. PUT it again to the same URL with the header Content-Type: application/zip, then sign.", head.ContentType), nil
 		}
 		if head.Size > cfg.MaxUploadSize {
 			// Presigned PUTs cannot cap the size; the zip is refused
