@@ -126,6 +126,18 @@ func jsonFetcher[T any](c *client.Client) fetch.Fetcher[T] {
 	return fetch.JSONFetcher[T](opts)
 }
 
+// unauthorized tells f about an answer that says the person is not signed
+// in (401), and reports whether it was one.
+func unauthorized(f func(error), err error) bool {
+	if !client.IsUnauthorized(err) {
+		return false
+	}
+	if f != nil {
+		f(err)
+	}
+	return true
+}
+
 // follow subscribes to a fetch object and hands each new version of its
 // state to set on the UI goroutine (Env.Dispatch), where the page renders
 // afterwards. It subscribes before the first read, so no change falls in

@@ -99,8 +99,11 @@ func TestExtensionRecord(t *testing.T) {
 	loop.Wait("the change", func() bool { return e.Record().CurrentBundle == 4 })
 	loop.Do(func() { e.Close() })
 
-	// The next visit, later: the cached record at once, read again.
+	// The next visit, later: the cached record at once, read again (the
+	// answer is held until the page has been looked at).
 	clock.Advance(model.RequestTimeout)
+	arrived, release := svc.hold("GET /api/extensions/7")
+	defer release()
 	var next *model.Extension
 	loop.Do(func() {
 		next = model.OpenExtension(env, cache, 7, nil)
@@ -108,6 +111,8 @@ func TestExtensionRecord(t *testing.T) {
 			t.Errorf("the next visit shows %+v at once, want the cached record", r)
 		}
 	})
+	arrive(t, arrived)
+	release()
 	loop.Wait("the record read again", func() bool { return next.Record().CurrentBundle == 3 && !next.State.IsValidating })
 	if n := svc.countLine("GET /api/extensions/7"); n != 2 {
 		t.Errorf("the record was read %d times, want twice:\n%s", n, svc.requests())

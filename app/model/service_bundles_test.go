@@ -130,6 +130,16 @@ func (s *bundleSvc) hold(match string) (arrived <-chan struct{}, release func())
 	}
 }
 
+// arrive waits until a held request has come.
+func arrive(t *testing.T, arrived <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("waited 10 s for a request that never came")
+	}
+}
+
 // count is how many requests "METHOD /path?query" started with prefix.
 func (s *bundleSvc) count(prefix string) int {
 	s.mu.Lock()

@@ -3,6 +3,7 @@ package model_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -28,11 +29,11 @@ type accountsAPI struct {
 	signOutErr bool // DELETE /api/session fails
 	extensions []betaport.Extension
 	requests   []string
-	gates      map[string]*gate
+	gates
 }
 
 func newAccountsAPI() *accountsAPI {
-	return &accountsAPI{gates: map[string]*gate{}, extensions: []betaport.Extension{{ID: 7, Name: "Tab Tamer", CurrentBundle: 3}}}
+	return &accountsAPI{extensions: []betaport.Extension{{ID: 7, Name: "Tab Tamer", CurrentBundle: 3}}}
 }
 
 var (
@@ -64,13 +65,42 @@ func (g *gate) next(t *testing.T) *heldRequest {
 // answer lets the request go on to its answer.
 func (r *heldRequest) answer() { close(r.go_) }
 
+// gates hold the requests of the routes a test names until it lets each
+// go: a slow network, step by step.
+type gates struct {
+	mu sync.Mutex
+	m  map[string]*gate
+}
+
 // hold makes the requests of route ("POST /api/session") wait for the test.
-func (a *accountsAPI) hold(route string) *gate {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	g := &gate{arrived: make(chan *heldRequest, 10)}
-	a.gates[route] = g
-	return g
+func (g *gates) hold(route string) *gate {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.m == nil {
+		g.m = map[string]*gate{}
+	}
+	h := &gate{arrived: make(chan *heldRequest, 10)}
+	g.m[route] = h
+	return h
+}
+
+// pass holds a request of route, with body, if the test asked; it reports
+// false when the request was given up (its page went) while held.
+func (g *gates) pass(r *http.Request, route, body string) bool {
+	g.mu.Lock()
+	h := g.m[route]
+	g.mu.Unlock()
+	if h == nil {
+		return true
+	}
+	held := &heldRequest{body: body, go_: make(chan struct{})}
+	h.arrived <- held
+	select {
+	case <-held.go_:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
 }
 
 func (a *accountsAPI) set(f func()) {
@@ -98,30 +128,9 @@ func (a *accountsAPI) count(route string) int {
 
 func (a *accountsAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	route := r.Method + " " + r.URL.Path
-	var body string
-	if r.Body != nil {
-		var b strings.Builder
-		buf := make([]byte, 4096)
-		for {
-			n, err := r.Body.Read(buf)
-			b.Write(buf[:n])
-			if err != nil {
-				break
-			}
-		}
-		body = b.String()
-	}
-	a.mu.Lock()
-	g := a.gates[route]
-	a.mu.Unlock()
-	if g != nil {
-		h := &heldRequest{body: body, go_: make(chan struct{})}
-		g.arrived <- h
-		select {
-		case <-h.go_:
-		case <-r.Context().Done():
-			return
-		}
+	body := readBody(r)
+	if !a.pass(r, route, body) {
+		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -168,6 +177,14 @@ func (a *accountsAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeProblem(w, http.StatusNotFound, "/problems/not-found", "No such page.")
 	}
+}
+
+func readBody(r *http.Request) string {
+	if r.Body == nil {
+		return ""
+	}
+	b, _ := io.ReadAll(r.Body)
+	return string(b)
 }
 
 func writeProblem(w http.ResponseWriter, status int, typ, detail string) {
@@ -224,7 +241,22 @@ func newPage(t *testing.T, service http.Handler) *testPage {
 			f()
 		})
 	}
+	// The fetch cache's goroutines (a list's reads) may dispatch after the
+	// test has ended: what comes once the UI loop is closing is dropped,
+	// as go-app drops a dispatch to a component that is gone.
+	var closing sync.RWMutex
+	closed := false
+	t.Cleanup(func() { // runs before the loop's own
+		closing.Lock()
+		closed = true
+		closing.Unlock()
+	})
 	env.Dispatch = func(f func()) {
+		closing.RLock()
+		defer closing.RUnlock()
+		if closed {
+			return
+		}
 		dispatch(func() {
 			f()
 			p.answered++

@@ -1,31 +1,18 @@
 package ui
 
 import (
-	"context"
-	"net/url"
 	"strconv"
-	"time"
 
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
 	"github.com/betaport/betaport/app/adoption"
-	"github.com/betaport/betaport/app/api"
-	"github.com/betaport/betaport/app/betaport"
-	"github.com/betaport/betaport/app/fetch"
+	"github.com/betaport/betaport/app/model"
 )
 
 // The extension page's Adoption section: how many installed copies run
 // each build, from the update checks Chromium makes. The figures and the
 // chart's geometry are worked out in package app/adoption (plain Go); this
 // file reads the counts and draws them.
-
-// adoptionPageSize is the limit of one page of counts: a week of an
-// extension's hours and versions fits in a page or two.
-const adoptionPageSize = api.AdoptionMaxLimit
-
-// adoptionMaxPages bounds how many pages the section reads (a week of 24
-// hours × 80 versions); it never reads on and on.
-const adoptionMaxPages = 8
 
 // svgNS is the SVG namespace: an element made without it is an unknown
 // HTML element, and draws nothing.
@@ -35,7 +22,8 @@ func svgElem(tag string) app.HTMLElem { return app.Elem(tag).XMLNS(svgNS) }
 
 // AdoptionSection shows an extension's adoption: a chart of each version's
 // share of the update checks per day over the last week, the share of the
-// last 24 hours on the current build, and a table of the same numbers.
+// last 24 hours on the current build, and a table of the same numbers. What
+// it reads, and when, is a model.Adoption's.
 type AdoptionSection struct {
 	app.Compo
 
@@ -44,78 +32,34 @@ type AdoptionSection struct {
 	// publish moves it, the current version and the counts are read again.
 	CurrentBundle int64
 
-	opened       [2]int64 // the ExtensionID and CurrentBundle read for
-	list         *fetch.Infinite[fetch.CursorPage[betaport.AdoptionCount]]
-	state        fetch.InfiniteState[fetch.CursorPage[betaport.AdoptionCount]]
-	closeList    func()
-	current      fetch.State[betaport.Bundle]
-	closeCurrent func()
+	m *model.Adoption
 }
 
-func (a *AdoptionSection) OnMount(ctx app.Context)  { a.open(ctx) }
-func (a *AdoptionSection) OnUpdate(ctx app.Context) { a.open(ctx) }
-func (a *AdoptionSection) OnDismount()              { a.close() }
-
-// open reads the counts and the current bundle, unless they are read for
-// the extension and current bundle already.
-func (a *AdoptionSection) open(ctx app.Context) {
-	if app.IsServer || a.opened == [2]int64{a.ExtensionID, a.CurrentBundle} {
-		return
-	}
-	a.close()
-	a.opened = [2]int64{a.ExtensionID, a.CurrentBundle}
-	a.state, a.current = fetch.InfiniteState[fetch.CursorPage[betaport.AdoptionCount]]{}, fetch.State[betaport.Bundle]{}
-	if a.CurrentBundle != 0 {
-		get := fetch.JSONFetcher[betaport.Bundle](httpOptions())
-		q := fetch.New(context.Background(), listCache(), api.CurrentBundlePath(a.ExtensionID),
-			func(ctx context.Context, key, etag string) (fetch.Result[betaport.Bundle], error) {
-				ctx, cancel := context.WithTimeout(ctx, requestTimeout)
-				defer cancel()
-				return get(ctx, key, etag)
-			}, fetch.Options[betaport.Bundle]{Config: extensionConfig})
-		a.closeCurrent = bindQuery(ctx, q, func(s fetch.State[betaport.Bundle]) { a.current = s })
-		// What the cache held may be an older current bundle: read it now.
-		q.Revalidate()
-	}
-	keys := fetch.CursorKeys[betaport.AdoptionCount](api.AdoptionPath(a.ExtensionID),
-		url.Values{"days": {strconv.Itoa(adoption.Days)}}, adoptionPageSize)
-	a.list = fetch.NewInfinite(context.Background(), listCache(), keys,
-		fetch.JSONFetcher[fetch.CursorPage[betaport.AdoptionCount]](httpOptions()),
-		fetch.InfiniteOptions[fetch.CursorPage[betaport.AdoptionCount]]{})
-	list := a.list
-	a.closeList = bindPage(ctx, list, func(s fetch.InfiniteState[fetch.CursorPage[betaport.AdoptionCount]]) {
-		a.state = s
-		// The chart needs every page: read the next one as each lands.
-		if s.HasMore && !s.IsValidating && !s.IsLoadingMore && s.Err == nil && len(s.Data) == s.Size && s.Size < adoptionMaxPages {
-			list.SetSize(s.Size + 1)
-		}
+func (a *AdoptionSection) OnMount(ctx app.Context) {
+	a.m = model.NewAdoption(model.AdoptionConfig{
+		Env: pageEnv(ctx), Cache: listCache(),
+		SignedOut: func(err error) { signedOut(ctx, err) },
 	})
+	a.m.Open(a.ExtensionID, a.CurrentBundle)
 }
 
-func (a *AdoptionSection) close() {
-	if a.closeList != nil {
-		a.closeList()
-		a.closeList, a.list = nil, nil
+func (a *AdoptionSection) OnUpdate(ctx app.Context) {
+	if a.m != nil {
+		a.m.Open(a.ExtensionID, a.CurrentBundle)
 	}
-	if a.closeCurrent != nil {
-		a.closeCurrent()
-		a.closeCurrent = nil
-	}
-	a.opened = [2]int64{}
 }
 
-// complete reports whether every page is read (or the bound reached).
-func (a *AdoptionSection) complete() bool {
-	s := a.state
-	return s.Data != nil && (!s.HasMore || len(s.Data) >= adoptionMaxPages) && len(s.Data) >= s.Size
+func (a *AdoptionSection) OnDismount() {
+	if a.m != nil {
+		a.m.Close()
+		a.m = nil
+	}
 }
 
-// currentVersion is the current bundle's version, "" while unknown.
-func (a *AdoptionSection) currentVersion() string {
-	if a.current.HasData && a.current.Data.Number == a.CurrentBundle {
-		return a.current.Data.Version
+func (a *AdoptionSection) retry(app.Context, app.Event) {
+	if a.m != nil {
+		a.m.Retry()
 	}
-	return ""
 }
 
 func (a *AdoptionSection) Render() app.UI {
@@ -126,21 +70,20 @@ func (a *AdoptionSection) Render() app.UI {
 }
 
 func (a *AdoptionSection) renderBody() app.UI {
-	s := a.state
+	m := a.m
+	if m == nil {
+		m = &model.Adoption{} // on the server: loading
+	}
 	switch {
-	case s.Err != nil && s.Data == nil:
+	case m.Failed() != nil:
 		return app.Div().Class("adoption-body").Body(
-			statusView("error", "The update checks could not be read: "+listError(s.Err)),
-			app.Button().ID("retry-adoption").Text("Try again").OnClick(func(app.Context, app.Event) {
-				if a.list != nil {
-					a.list.Revalidate()
-				}
-			}),
+			statusView("error", "The update checks could not be read: "+listError(m.Failed())),
+			app.Button().ID("retry-adoption").Text("Try again").OnClick(a.retry),
 		)
-	case !a.complete() || (a.CurrentBundle != 0 && a.currentVersion() == "" && a.current.Err == nil):
+	case m.Loading():
 		return app.Div().Class("adoption-body").Body(statusView("loading", "Loading update checks…"))
 	}
-	sum := adoption.Summarize(fetch.CursorItems(s.Data), time.Now(), a.currentVersion())
+	sum := m.Summary()
 	if sum.Total == 0 {
 		return app.Div().Class("adoption-body").ID("adoption-empty").Body(
 			app.P().Class("state").Body(
@@ -150,17 +93,17 @@ func (a *AdoptionSection) renderBody() app.UI {
 		)
 	}
 	return app.Div().Class("adoption-body").Body(
-		a.renderCurrent(sum),
+		a.renderCurrent(m, sum),
 		renderAdoptionChart(adoption.Layout(sum)),
 		renderAdoptionTable(sum),
 	)
 }
 
 // renderCurrent is the line "N% on the current build".
-func (a *AdoptionSection) renderCurrent(sum adoption.Summary) app.UI {
+func (a *AdoptionSection) renderCurrent(m *model.Adoption, sum adoption.Summary) app.UI {
 	p := app.P().ID("adoption-current")
 	switch {
-	case a.CurrentBundle == 0:
+	case m.CurrentBundle == 0:
 		return p.Text("No build is published yet: every check reports a version this extension never served.")
 	case sum.Last24 == 0:
 		return p.Text("No update checks in the last 24 hours.")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
+	"github.com/betaport/betaport/app/model"
 )
 
 // bundleRow is one bundle in a list: an extension's bundles for its admins
@@ -19,7 +20,7 @@ import (
 // Both show the bundle's number, version and publication, and a button
 // that opens the bundle's release notes when it has some; an admin's row
 // adds the current badge, "rollback of #N", size, SHA-256, the zip and,
-// given OnRollback, "Roll back to #N" (asked, then confirmed inline); a
+// given Rollback, "Roll back to #N" (asked, then confirmed inline); a
 // build leads with the extension's name and ends with the current build's
 // two downloads. Its nodes are the same for every bundle of one list
 // (hidden when they do not apply): go-app matches children by position,
@@ -28,43 +29,45 @@ import (
 //
 // Rows are equally tall (the list windows them): open notes, and a failed
 // rollback's message, float over the rows below.
+//
+// What the row shows open and its question are a model.BundleRow's; the
+// row renders it, hands it the person's presses and moves the focus where
+// it says.
 type bundleRow struct {
 	app.Compo
 	Bundle betaport.Bundle
 	Build  bool
-	// OnRollback, when set, serves this bundle again as a new one (an
-	// admin's list); RollingBack says it is under way.
-	OnRollback  func(ctx app.Context, b betaport.Bundle)
+	// Rollback, when set, is the page's rollbacks: the row offers to serve
+	// its bundle again (an admin's list). RollingBack says its bundle is
+	// being served again (a field of its own: go-app renders a row again
+	// when one of its fields changes).
+	Rollback    *model.Rollback
 	RollingBack bool
 
-	// open and asking belong to the bundle shownFor.
-	shownFor int64
-	open     bool
-	asking   bool
+	m model.BundleRow
 	// ctx is the row's own: a handler's context ends with its element.
 	ctx app.Context
 }
 
 func (r *bundleRow) OnMount(ctx app.Context) { r.ctx = ctx }
 
-// OnUpdate closes the notes and the question when the row is given another
-// bundle.
-func (r *bundleRow) OnUpdate(ctx app.Context) { r.forBundle() }
+// OnUpdate gives the model the row's bundle: another one closes the notes
+// and the question.
+func (r *bundleRow) OnUpdate(ctx app.Context) { r.sync() }
 
-func (r *bundleRow) forBundle() {
-	if r.shownFor != r.Bundle.ID {
-		r.shownFor, r.open, r.asking = r.Bundle.ID, false, false
-	}
+func (r *bundleRow) sync() {
+	r.m.Rollback = r.Rollback
+	r.m.Show(r.Bundle)
 }
 
 func (r *bundleRow) Render() app.UI {
-	r.forBundle()
+	r.sync()
 	b := r.Bundle
 	row, number := app.Div().Class("row bundles-grid").DataSet("bundle", b.Number), fmt.Sprintf("#%d ", b.Number)
 	if r.Build {
 		row, number = app.Div().Class("row builds-grid").DataSet("build", b.ID), fmt.Sprintf("#%d", b.Number)
 	}
-	if r.open && b.ReleaseNotes != "" {
+	if r.m.NotesShown() {
 		row = row.Class("row-open")
 	}
 	cells := make([]app.UI, 0, 7)
@@ -107,18 +110,23 @@ func (r *bundleRow) Render() app.UI {
 	return row.OnKeyDown(r.onKey).Body(cells...)
 }
 
-// onKey: Escape closes the open notes, or the question, and leaves the
+// act readies the row's model for a press: its focus moves run in the
+// row's own context (the pressed element may be gone by then).
+func (r *bundleRow) act(handler app.Context) *model.BundleRow {
+	r.sync()
+	ctx := r.ctx
+	if ctx == nil {
+		ctx = handler
+	}
+	r.m.Focus = func(c model.RowControl) { focusFirst(ctx, r.controlSelector(c)) }
+	return &r.m
+}
+
+// onKey: Escape closes the question, or the open notes, and leaves the
 // focus on the button that opened them.
 func (r *bundleRow) onKey(ctx app.Context, e app.Event) {
-	if e.Get("key").String() != "Escape" {
-		return
-	}
-	switch {
-	case r.asking:
-		r.cancelRollback(ctx, e)
-	case r.open:
-		r.open = false
-		focusFirst(rowCtx(r.ctx, ctx), r.rowSelector()+" .notes-toggle")
+	if e.Get("key").String() == "Escape" {
+		r.act(ctx).Escape()
 	}
 }
 
@@ -131,7 +139,7 @@ func (r *bundleRow) notesID() string { return "notes-" + strconv.FormatInt(r.Bun
 func (r *bundleRow) notesToggle() app.UI {
 	b := r.Bundle
 	return button().Type("button").Class("notes-toggle").Hidden(b.ReleaseNotes == "").
-		Aria("expanded", r.open).Aria("controls", r.notesID()).
+		Aria("expanded", r.m.NotesOpen).Aria("controls", r.notesID()).
 		Aria("label", fmt.Sprintf("Release notes of #%d", b.Number)).
 		Text("Notes").OnClick(r.toggleNotes)
 }
@@ -139,7 +147,7 @@ func (r *bundleRow) notesToggle() app.UI {
 // notesPanel holds the notes while open; they are parsed only then.
 func (r *bundleRow) notesPanel() app.UI {
 	b := r.Bundle
-	open := r.open && b.ReleaseNotes != ""
+	open := r.m.NotesShown()
 	panel := app.Div().ID(r.notesID()).Class("notes-pop").Attr("role", "region").
 		Aria("label", fmt.Sprintf("Release notes of #%d", b.Number)).Hidden(!open)
 	if !open {
@@ -148,26 +156,27 @@ func (r *bundleRow) notesPanel() app.UI {
 	return panel.Body(notesView("", b.ReleaseNotes))
 }
 
-func (r *bundleRow) toggleNotes(ctx app.Context, e app.Event) { r.open = !r.open }
+func (r *bundleRow) toggleNotes(ctx app.Context, e app.Event) { r.act(ctx).ToggleNotes() }
 
 // rollbackControls are "Roll back to #N" or, once pressed, the question:
 // roll back, or cancel. The current bundle has none.
 func (r *bundleRow) rollbackControls() app.UI {
 	b := r.Bundle
-	offered := r.OnRollback != nil && !b.Current
+	offered := r.m.OffersRollback()
 	name := fmt.Sprintf("#%d", b.Number)
-	if offered && r.asking {
+	if r.m.AsksRollback() {
 		return app.Span().Class("confirm-inline").Attr("role", "group").Aria("label", "Roll back to "+name+"?").Body(
 			button().Type("button").Class("danger confirm-rollback").DataSet("takes-focus", true).Aria("label", "Yes, roll back to "+name).
 				Text("Yes, roll back").OnClick(r.confirmRollback),
 			button().Type("button").Class("cancel-rollback").Text("Cancel").OnClick(r.cancelRollback),
 		)
 	}
+	rolling := r.m.RollingBack()
 	label := "Roll back to " + name
-	if r.RollingBack {
+	if rolling {
 		label = "Rolling back to " + name + "…"
 	}
-	return button().Type("button").Class("rollback").Hidden(!offered).Aria("disabled", r.RollingBack).
+	return button().Type("button").Class("rollback").Hidden(!offered).Aria("disabled", rolling).
 		Text(label).OnClick(r.askRollback)
 }
 
@@ -179,28 +188,20 @@ func (r *bundleRow) rowSelector() string {
 	return `[data-bundle="` + strconv.FormatInt(r.Bundle.Number, 10) + `"]`
 }
 
-func (r *bundleRow) selector(class string) string { return r.rowSelector() + " ." + class }
-
-func (r *bundleRow) askRollback(ctx app.Context, e app.Event) {
-	if r.RollingBack {
-		return
+// controlSelector finds one of the row's controls.
+func (r *bundleRow) controlSelector(c model.RowControl) string {
+	switch c {
+	case model.ConfirmRollback:
+		return r.rowSelector() + " .confirm-rollback"
+	case model.NotesToggle:
+		return r.rowSelector() + " .notes-toggle"
 	}
-	r.asking = true
-	focusFirst(ctx, r.selector("confirm-rollback"))
+	return r.rowSelector() + " .rollback"
 }
 
-func (r *bundleRow) cancelRollback(ctx app.Context, e app.Event) {
-	r.asking = false
-	focusFirst(rowCtx(r.ctx, ctx), r.selector("rollback"))
-}
-
-func (r *bundleRow) confirmRollback(ctx app.Context, e app.Event) {
-	r.asking = false
-	focusFirst(rowCtx(r.ctx, ctx), r.selector("rollback"))
-	if r.OnRollback != nil {
-		r.OnRollback(rowCtx(r.ctx, ctx), r.Bundle)
-	}
-}
+func (r *bundleRow) askRollback(ctx app.Context, e app.Event)     { r.act(ctx).Ask() }
+func (r *bundleRow) cancelRollback(ctx app.Context, e app.Event)  { r.act(ctx).Cancel() }
+func (r *bundleRow) confirmRollback(ctx app.Context, e app.Event) { r.act(ctx).Confirm() }
 
 // bundleColumns name the columns of an admin's bundles list.
 var bundleColumns = []string{"#", "Version", "Size", "SHA-256", "Published", ""}

@@ -1,159 +1,75 @@
 package ui
 
 import (
-	"context"
 	"fmt"
-	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/app/fetch"
+	"github.com/betaport/betaport/app/model"
 )
 
-// bundlesPageSize is the limit of one page of the bundles list.
-const bundlesPageSize = 20
-
-// bundlesList is an extension's bundles, newest first (index-based pages).
+// bundlesList is an extension's bundles, newest first (index-based pages):
+// the list view of the model's list (model.Bundles).
 func bundlesList() *pageList[[]betaport.Bundle, betaport.Bundle] {
 	return &pageList[[]betaport.Bundle, betaport.Bundle]{listSpec: listSpec[[]betaport.Bundle, betaport.Bundle]{
 		name: "bundles", section: "bundles", rowsID: "bundle-rows", label: "Bundles",
 		grid: "bundles-grid", columns: bundleColumns,
 		loading: "Loading bundles…", end: "That is every bundle.",
-		pageSize: bundlesPageSize, items: func(page []betaport.Bundle) []betaport.Bundle { return page },
-		hasMore: fetch.IndexHasMore[betaport.Bundle](bundlesPageSize),
+		pageSize: model.BundlesPageSize, items: model.BundlesOf,
+		hasMore: fetch.IndexHasMore[betaport.Bundle](model.BundlesPageSize),
 	}}
 }
 
-func bundlesKeys(id int64) fetch.GetKey[[]betaport.Bundle] {
-	return fetch.IndexKeys[betaport.Bundle](api.BundlesPath(id), bundlesPageSize)
-}
-
-// bundleNumber is a bundles list's key: its bundles are numbered.
-func bundleNumber(b betaport.Bundle) int64 { return b.Number }
+func bundlesKeys(id int64) fetch.GetKey[[]betaport.Bundle] { return model.BundlesKeys(id) }
 
 // ExtensionPage shows one extension and its bundles, newest first, in an
-// infinite list (index-based pages).
+// infinite list. Its state and transitions are a model.Bundles (the record,
+// the list, rollbacks, live events); the page renders it, hands it the
+// person's events and the event stream's, and does the effects it asks
+// for (title, focus, scroll, sign-in).
 type ExtensionPage struct {
 	app.Compo
 
-	id int64
-	// extension is the record's Query (useFetch) and its last state.
-	extension      *fetch.Query[betaport.Extension]
-	extensionState fetch.State[betaport.Extension]
-	closeExtension func()
-
+	m        *model.Bundles
 	bundles  *pageList[[]betaport.Bundle, betaport.Bundle]
 	stopLive func()
 	tester   bool // a tester opened the admins' page
-	// awaited is the last event's revision that came while the page's own
-	// reads were under way (see settled).
-	awaited *api.Revision
-
-	// rollingBack is the number of the bundle being served again, 0 when
-	// none; rollbackErr why the last rollback failed, rollbackDone what it
-	// published. refocus, once the list shows rollbackDone on top, moves
-	// the focus back to the row it was pressed in (which moved down).
-	rollingBack  int64
-	rollbackErr  error
-	rollbackOf   int64
-	rollbackDone *betaport.Bundle
-	refocus      string
-	pageCtx      app.Context
 }
 
 func (p *ExtensionPage) OnInit() { p.bundles = bundlesList() }
 
-// OnNav reads the extension id from the path and loads the extension and the
-// first page of its bundles.
+// OnNav opens the extension the address names: its record, the first page
+// of its bundles and its event stream (nothing again for the same one).
 func (p *ExtensionPage) OnNav(ctx app.Context) {
-	setTitle(ctx, "Bundles")
-	id, _ := strconv.ParseInt(strings.TrimPrefix(ctx.Page().URL().Path, "/extensions/"), 10, 64)
-	if id == p.id && p.bundles.list != nil {
+	if p.m == nil {
+		p.m = model.NewBundles(model.BundlesConfig{
+			Env: pageEnv(ctx), Cache: listCache(),
+			Fallback: prerenderedPages[[]betaport.Bundle], MaxPages: keptPages(model.BundlesPageSize),
+			Title:     func(t string) { setTitle(ctx, t) },
+			SignedOut: func(err error) { signedOut(ctx, err) },
+			Read:      func(e betaport.Extension) { rememberExtension(&e) },
+			// The list is back: so is the person's place in it.
+			Loaded:        func() { restoreScroll(ctx, ctx.Page().URL().Path) },
+			FocusRollback: func(n int64) { focusFirst(ctx, rollbackButton(n)) },
+		})
+	}
+	id, _ := model.ExtensionID(ctx.Page().URL().Path)
+	list := p.m.Infinite()
+	p.m.Open(id)
+	if list != nil && p.m.Infinite() == list {
 		return
 	}
-	p.OnDismount()
-	p.id, p.awaited, p.pageCtx = id, nil, ctx
-	p.rollingBack, p.rollbackErr, p.rollbackDone, p.refocus = 0, nil, nil, ""
+	if p.stopLive != nil {
+		p.stopLive()
+	}
 	currentSession(ctx, func(s *api.Session) { p.tester = s != nil && s.Kind == api.KindTester })
-	p.extension, p.closeExtension = openExtension(ctx, id, func(s fetch.State[betaport.Extension]) {
-		if signedOut(ctx, s.Err) {
-			return
-		}
-		p.extensionState = s
-		if s.HasData {
-			setTitle(ctx, s.Data.Name)
-		}
-		p.checkAwaited(ctx)
-	})
-	// A publish from anywhere shows at once: the header and the list are
-	// read again together, so they agree on what is current (the list's
-	// first page is a bodiless 304 when nothing changed).
-	p.stopLive = liveUpdates(ctx, id, func(rev api.Revision) bool {
-		if !p.settled() {
-			// The page's own reads are under way (it was just opened, or
-			// reached by Back): what they bring is compared with the
-			// event when they land, rather than read twice.
-			p.awaited = &rev
-			return true
-		}
-		return p.shows(rev)
-	}, p.readAgain)
-	p.bundles.open(ctx, bundlesKeys(id), p.listChanged)
-}
-
-// listChanged runs after each new state of the list.
-func (p *ExtensionPage) listChanged(ctx app.Context) {
-	p.checkAwaited(ctx)
-	if p.refocus != "" && p.rollbackDone != nil && p.bundles.topKey(p.bundles.rows(), bundleNumber) == p.rollbackDone.Number {
-		sel := p.refocus
-		p.refocus = ""
-		focusFirst(ctx, sel)
-	}
-}
-
-// readAgain reads the header and the held pages again after a publish.
-func (p *ExtensionPage) readAgain(ctx app.Context) {
-	if p.bundles.list == nil {
-		return
-	}
-	p.extension.Revalidate()
-	// Pages by number: a bundle on top moves every later bundle one
-	// place down, so each held page is asked again (MaxPages bounds
-	// them; an unchanged page answers 304, no body).
-	p.bundles.revalidate()
-}
-
-// settled reports whether the page's own reads have landed (or failed):
-// the header's extension and the list's pages.
-func (p *ExtensionPage) settled() bool {
-	s := p.bundles.state
-	return !p.extensionState.IsValidating && !s.IsValidating && (s.Data != nil || s.Err != nil)
-}
-
-// checkAwaited compares, once the page's reads have landed, what they
-// brought with an event that came meanwhile, and reads again only if the
-// event is past it.
-func (p *ExtensionPage) checkAwaited(ctx app.Context) {
-	if p.awaited == nil || !p.settled() {
-		return
-	}
-	rev := *p.awaited
-	p.awaited = nil
-	if !p.shows(rev) {
-		p.readAgain(ctx)
-	}
-}
-
-// shows tells whether the header and the list's first page show rev.
-func (p *ExtensionPage) shows(rev api.Revision) bool {
-	s := p.bundles.state
-	return p.extensionState.HasData && p.extensionState.Data.CurrentBundle == rev.CurrentBundle &&
-		len(s.Data) > 0 && (s.Dropped == nil || !s.Dropped[0]) &&
-		p.bundles.topKey(p.bundles.rows(), bundleNumber) == rev.LastBundle
+	// A publish from anywhere shows at once (model.Live decides what is
+	// read again).
+	p.stopLive = listenBundles(ctx, id, p.m.Live.Event)
 }
 
 // OnPreRender renders, on the server, the extension and the first page of
@@ -163,38 +79,47 @@ func (p *ExtensionPage) OnPreRender(ctx app.Context) {
 		p.tester = true // the admins-only page, on the server too
 		return
 	}
-	id, _ := strconv.ParseInt(strings.TrimPrefix(ctx.Page().URL().Path, "/extensions/"), 10, 64)
-	p.id = id
+	id, _ := model.ExtensionID(ctx.Page().URL().Path)
+	var ext *betaport.Extension
 	if e, ok := prerendered[betaport.Extension](api.ExtensionPath(id)); ok {
-		p.extensionState = fetch.State[betaport.Extension]{Key: api.ExtensionPath(id), Data: e, HasData: true}
+		ext = &e
 		setTitle(ctx, e.Name)
 	}
-	p.bundles.prerender(bundlesKeys(id))
+	p.m = model.Prerendered(id, ext, prerenderedPages[[]betaport.Bundle](firstBundlesKey(id)))
 }
 
-// OnDismount closes the list and the extension's Query: their requests are
+// OnDismount stops the event stream and closes the model: its requests are
 // cancelled.
 func (p *ExtensionPage) OnDismount() {
 	if p.stopLive != nil {
 		p.stopLive()
 		p.stopLive = nil
 	}
-	if p.closeExtension != nil {
-		p.closeExtension()
-		p.closeExtension, p.extension = nil, nil
+	if p.m != nil {
+		p.m.Close()
+		p.m = nil
 	}
-	p.bundles.close()
+}
+
+// model is the page's model, or an empty one before there is any.
+func (p *ExtensionPage) model() *model.Bundles {
+	if p.m == nil {
+		return model.Prerendered(0, nil, nil)
+	}
+	return p.m
 }
 
 func (p *ExtensionPage) Render() app.UI {
 	if p.tester {
 		return adminsOnlyPage()
 	}
+	m := p.model()
+	p.bundles.follow(m.Infinite(), m.List)
 	var body []app.UI
-	switch e := extensionOf(p.extensionState); {
-	case p.extensionState.Err != nil:
+	switch e := m.Record(); {
+	case m.Extension.Err != nil:
 		body = []app.UI{
-			app.H1().Text("Extension"), statusView("error", problemText(p.extensionState.Err)),
+			app.H1().Text("Extension"), statusView("error", problemText(m.Extension.Err)),
 			app.P().Body(app.A().ID("back-home").Href("/").Text("Go to your extensions")),
 		}
 	case e == nil:
@@ -207,7 +132,7 @@ func (p *ExtensionPage) Render() app.UI {
 			app.Dl().Class("facts").Body(
 				app.Dt().Text("Extension id"), app.Dd().Text(strconv.FormatInt(e.ID, 10)),
 				app.Dt().Text("Current bundle"), app.Dd().ID("current-bundle").Text(currentNumber(*e)),
-				app.Dt().Text("Current version"), app.Dd().ID("current-version").Text(p.currentVersion(*e)),
+				app.Dt().Text("Current version"), app.Dd().ID("current-version").Text(currentVersion(m, *e)),
 			),
 			&UploadPanel{ExtensionID: e.ID, ExtensionName: e.Name, OnPublished: p.published},
 			// Always in the tree, shown once there is a bundle: the first
@@ -216,7 +141,7 @@ func (p *ExtensionPage) Render() app.UI {
 			app.P().Body(app.A().ID("classic-link").Href("/extensions/" + strconv.FormatInt(e.ID, 10) + "/pages").Text("Page by page")),
 			app.P().Body(app.A().ID("testers-link").Href("/extensions/" + strconv.FormatInt(e.ID, 10) + "/testers").Text("Testers")),
 			&AdoptionSection{ExtensionID: e.ID, CurrentBundle: e.CurrentBundle},
-			p.renderBundles(),
+			p.renderBundles(m),
 		}
 	}
 	return shell("extensions", body...)
@@ -224,134 +149,63 @@ func (p *ExtensionPage) Render() app.UI {
 
 // currentVersion is the version the current bundle is served as, when the
 // list holds it (on its first page, most of the time).
-func (p *ExtensionPage) currentVersion(e betaport.Extension) string {
+func currentVersion(m *model.Bundles, e betaport.Extension) string {
 	if e.CurrentBundle == 0 {
 		return "None published yet"
 	}
-	rows := p.bundles.rows()
-	for i := 0; i < min(rows.Len(), bundlesPageSize); i++ {
-		if b, ok := rows.At(i); ok && b.Number == e.CurrentBundle {
-			return versionText(b)
-		}
+	if b, ok := m.Current(); ok {
+		return versionText(b)
 	}
 	return "…"
 }
 
 // renderBundles is the bundles list, headed by how many are loaded once
 // there are some, and by what the last rollback did.
-func (p *ExtensionPage) renderBundles() app.UI {
-	loaded := p.bundles.rows().Len()
+func (p *ExtensionPage) renderBundles(m *model.Bundles) app.UI {
+	loaded := m.Rows().Len()
 	return &listView[[]betaport.Bundle, betaport.Bundle]{
 		List: p.bundles,
 		Header: app.Div().Body(
 			app.H2().Body(app.Text("Bundles"), app.If(loaded > 0,
 				app.Text(" "), app.Span().ID("bundles-total").Class("muted").Text(fmt.Sprintf("(%d loaded)", loaded)))),
-			rollbackViews(p.rollingBack, p.rollbackOf, p.rollbackDone, p.rollbackErr),
+			rollbackViews(m.Rollback),
 		),
 		Empty: "No bundles yet. Submit a zip from your pipeline, or upload one here, and it appears on top.",
 		Row: func(b betaport.Bundle) app.UI {
-			return &bundleRow{Bundle: b, OnRollback: p.rollback, RollingBack: p.rollingBack == b.Number}
+			return &bundleRow{Bundle: b, Rollback: m.Rollback, RollingBack: m.Rollback.RollingBack == b.Number}
 		},
-		Key: bundleNumber,
+		Key: model.BundleNumber,
 	}
 }
 
-// rollback serves bundle b again, as a new bundle on top with a higher
-// version: the list and the header show it as a publish does, and the
-// focus stays on b's row. One at a time.
-func (p *ExtensionPage) rollback(ctx app.Context, b betaport.Bundle) {
-	if p.rollingBack != 0 {
-		return
+// published shows a bundle the upload panel just published, without a
+// reload (model.Bundles.Published).
+func (p *ExtensionPage) published(b betaport.Bundle) {
+	if p.m != nil {
+		p.m.Published(b)
 	}
-	p.rollingBack, p.rollbackOf, p.rollbackErr, p.rollbackDone = b.Number, b.Number, nil, nil
-	pageCtx := p.pageCtx
-	if pageCtx == nil {
-		pageCtx = ctx
-	}
-	postRollback(pageCtx, b, func(ctx app.Context, nb *betaport.Bundle, err error) {
-		p.rollingBack = 0
-		if err != nil {
-			p.rollbackErr = err
-			focusFirst(ctx, rollbackButton(b))
-			return
-		}
-		p.rollbackDone, p.refocus = nb, rollbackButton(b)
-		p.published(*nb)
-	})
 }
 
-// postRollback asks the service to serve b again (POST
-// …/bundles/{n}/rollback) and hands done, on the UI goroutine of ctx (the
-// page's), the new bundle or what went wrong. A 401 signs out instead.
-func postRollback(ctx app.Context, b betaport.Bundle, done func(ctx app.Context, nb *betaport.Bundle, err error)) {
-	c, path := apiClient(), api.RollbackPath(b.ExtensionID, b.Number)
-	ctx.Async(func() {
-		reqCtx, cancel := context.WithTimeout(context.Background(), requestTimeout)
-		defer cancel()
-		var nb betaport.Bundle
-		err := c.Do(reqCtx, http.MethodPost, path, struct{}{}, &nb)
-		ctx.Dispatch(func(ctx app.Context) {
-			if signedOut(ctx, err) {
-				return
-			}
-			if err != nil {
-				done(ctx, nil, err)
-				return
-			}
-			done(ctx, &nb, nil)
-		})
-	})
-}
-
-// rollbackButton selects the "Roll back to #N" button of b's row.
-func rollbackButton(b betaport.Bundle) string {
-	return `[data-bundle="` + strconv.FormatInt(b.Number, 10) + `"] .rollback`
+// rollbackButton selects the "Roll back to #N" button of bundle n's row.
+func rollbackButton(n int64) string {
+	return `[data-bundle="` + strconv.FormatInt(n, 10) + `"] .rollback`
 }
 
 // rollbackViews are the status of the last rollback and why it failed,
 // always in the tree (screen readers hear what lands in them).
-func rollbackViews(rollingBack, of int64, done *betaport.Bundle, err error) app.UI {
+func rollbackViews(r *model.Rollback) app.UI {
 	status, errText := "", ""
 	switch {
-	case rollingBack != 0:
-		status = fmt.Sprintf("Rolling back to #%d…", rollingBack)
-	case done != nil:
-		status = fmt.Sprintf("Rolled back: bundle #%d serves the code of #%d again, as version %s. Testers get it now.", done.Number, of, done.Version)
+	case r.RollingBack != 0:
+		status = fmt.Sprintf("Rolling back to #%d…", r.RollingBack)
+	case r.Done != nil:
+		status = fmt.Sprintf("Rolled back: bundle #%d serves the code of #%d again, as version %s. Testers get it now.", r.Done.Number, r.Of, r.Done.Version)
 	}
-	if err != nil {
-		errText = fmt.Sprintf("Rolling back to #%d failed: %s", of, problemText(err))
+	if r.Err != nil {
+		errText = fmt.Sprintf("Rolling back to #%d failed: %s", r.Of, problemText(r.Err))
 	}
 	return app.Div().Body(
 		app.P().ID("rollback-status").Class("rollback-status").Attr("role", "status").Text(status),
 		app.P().ID("rollback-error").Class("rollback-error state-error").Attr("role", "alert").Text(errText),
 	)
-}
-
-// published shows a bundle the upload panel just published without a
-// reload: on top of the first page with the "current" badge, cleared on the
-// others, through the list's Mutate (which then revalidates every page);
-// the extension's current bundle follows.
-func (p *ExtensionPage) published(b betaport.Bundle) {
-	if e := extensionOf(p.extensionState); e != nil && p.extension != nil {
-		e.CurrentBundle = b.Number
-		p.extension.Mutate(*e, false)
-	}
-	list := p.bundles.list
-	if list == nil {
-		return
-	}
-	old := list.Snapshot().Data // shared with the cache: copied, not changed
-	pages := make([][]betaport.Bundle, max(len(old), 1))
-	for i, page := range old {
-		pages[i] = make([]betaport.Bundle, 0, len(page)+1)
-		for _, x := range page {
-			if x.Number != b.Number {
-				x.Current = false
-				pages[i] = append(pages[i], x)
-			}
-		}
-	}
-	b.Current = true
-	pages[0] = append([]betaport.Bundle{b}, pages[0]...)
-	list.Mutate(pages, true)
 }

@@ -7,53 +7,46 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
+	"github.com/betaport/betaport/app/model"
 )
 
-// Home lists the extensions the signed-in person may see.
+// Home lists the extensions the signed-in person may see; its model is a
+// model.Extensions.
 type Home struct {
 	app.Compo
 
-	loaded     bool
-	err        error
-	extensions []betaport.Extension
+	m *model.Extensions
 }
 
 // OnNav loads the list each time the page is shown.
 func (h *Home) OnNav(ctx app.Context) {
-	setTitle(ctx, "Extensions")
-	currentSession(ctx, func(s *api.Session) {
-		switch {
-		case s == nil: // known to be signed out: at once, not after a 401
-			ctx.Navigate("/login")
-		case s.Kind == api.KindTester: // a tester's home is their builds
-			ctx.Navigate("/builds")
-		}
-	})
-	c := apiClient()
-	ctx.Async(func() {
-		list, err := c.Extensions(ctx)
-		ctx.Dispatch(func(ctx app.Context) {
-			if signedOut(ctx, err) {
-				return
-			}
-			h.loaded, h.extensions, h.err = true, list, err
+	if h.m == nil {
+		h.m = model.NewExtensions(model.ExtensionsConfig{
+			Env: pageEnv(ctx), Session: appSession(ctx),
+			Title:    func(t string) { setTitle(ctx, t) },
+			Navigate: ctx.Navigate,
 		})
-	})
+	}
+	h.m.Open()
 }
 
 func (h *Home) Render() app.UI {
+	m := h.m
+	if m == nil {
+		m = &model.Extensions{} // on the server: loading
+	}
 	var body app.UI
 	switch {
-	case h.err != nil:
-		body = statusView("error", problemText(h.err))
-	case !h.loaded:
+	case m.Err != nil:
+		body = statusView("error", problemText(m.Err))
+	case !m.Loaded:
 		body = statusView("loading", "Loading extensions…")
-	case len(h.extensions) == 0:
+	case len(m.List) == 0:
 		body = statusView("empty", "No extensions yet. Create one with `betaport extension create --team ID --name NAME`.")
 	default:
 		body = app.Ul().Class("cards").ID("extensions").Body(
-			app.Range(h.extensions).Slice(func(i int) app.UI {
-				e := h.extensions[i]
+			app.Range(m.List).Slice(func(i int) app.UI {
+				e := m.List[i]
 				return app.Li().Class("card").Body(
 					app.A().Href(fmt.Sprintf("/extensions/%d", e.ID)).Class("card-link").Text(e.Name),
 					app.P().Class("muted").Text(currentText(e)),

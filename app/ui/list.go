@@ -75,6 +75,13 @@ func (l *pageList[P, T]) open(ctx app.Context, getKey fetch.GetKey[P], onChange 
 	})
 }
 
+// follow shows list, which a page's model opened and holds (app/model),
+// at state s: the page hands them over before each render; the model
+// closes the list.
+func (l *pageList[P, T]) follow(list *fetch.Infinite[P], s fetch.InfiniteState[P]) {
+	l.list, l.state = list, s
+}
+
 // close closes the list: its requests are cancelled.
 func (l *pageList[P, T]) close() {
 	if l.closeList != nil {

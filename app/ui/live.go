@@ -1,26 +1,20 @@
 package ui
 
 import (
-	"encoding/json"
-
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/model"
 )
 
-// liveUpdates listens to an extension's event stream (server-sent events)
-// and calls changed, on the UI goroutine, whenever the extension's bundles
-// moved past what the page shows: a publish from a pipeline, the CLI,
-// another admin or another replica. The browser reconnects a dropped
-// stream by itself, and the server sends the current revision first, so a
-// reconnect catches up.
-//
-// shows tells whether the page already shows a revision. The first event
-// (and every reconnect's) repeats what the page has read most of the time,
-// and reading every held page again for it would cost a request per page;
-// a page that cannot tell yet (its data is still on the way) says false.
-// It returns the function that stops listening.
-func liveUpdates(ctx app.Context, extensionID int64, shows func(api.Revision) bool, changed func(ctx app.Context)) (stop func()) {
+// listenBundles listens to an extension's event stream (server-sent
+// events) and hands each "bundles" event to event on the UI goroutine (the
+// component of ctx renders afterwards): its revision, and whether it could
+// be read. What a page does with it is model.Live's to decide. The browser
+// reconnects a dropped stream by itself, and the server sends the current
+// revision first, so a reconnect catches up. It returns the function that
+// stops listening.
+func listenBundles(ctx app.Context, extensionID int64, event func(rev api.Revision, known bool)) (stop func()) {
 	if !app.IsClient {
 		return func() {}
 	}
@@ -29,14 +23,9 @@ func liveUpdates(ctx app.Context, extensionID int64, shows func(api.Revision) bo
 		var rev api.Revision
 		known := false
 		if len(args) > 0 {
-			known = json.Unmarshal([]byte(args[0].Get("data").String()), &rev) == nil
+			rev, known = model.ParseRevision(args[0].Get("data").String())
 		}
-		ctx.Dispatch(func(ctx app.Context) {
-			if known && shows(rev) {
-				return
-			}
-			changed(ctx)
-		})
+		ctx.Dispatch(func(app.Context) { event(rev, known) })
 		return nil
 	})
 	es.Call("addEventListener", "bundles", onBundles)
@@ -44,4 +33,12 @@ func liveUpdates(ctx app.Context, extensionID int64, shows func(api.Revision) bo
 		es.Call("close")
 		onBundles.Release()
 	}
+}
+
+// liveUpdates is listenBundles for a page that reads again whenever an
+// event brings a revision it does not show (shows), without reads of its
+// own to wait for: changed runs then.
+func liveUpdates(ctx app.Context, extensionID int64, shows func(api.Revision) bool, changed func(ctx app.Context)) (stop func()) {
+	live := &model.Live{Shows: shows, ReadAgain: func() { changed(ctx) }}
+	return listenBundles(ctx, extensionID, live.Event)
 }

@@ -2,8 +2,6 @@ package ui
 
 import (
 	"encoding/json"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
@@ -11,6 +9,7 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/app/fetch"
+	"github.com/betaport/betaport/app/model"
 )
 
 // Prerendered first pages. The server fetches, with the visitor's own
@@ -49,13 +48,8 @@ func PrerenderRequests(path string) []PrerenderRequest {
 	if path == "/builds" {
 		return []PrerenderRequest{{KindBuilds, firstBuildsKey()}}
 	}
-	rest, ok := strings.CutPrefix(path, "/extensions/")
+	id, sub, ok := model.ExtensionPage(path)
 	if !ok {
-		return nil
-	}
-	idText, sub, _ := strings.Cut(rest, "/")
-	id, err := strconv.ParseInt(idText, 10, 64)
-	if err != nil || id <= 0 {
 		return nil
 	}
 	switch sub {

@@ -9,30 +9,25 @@ import (
 )
 
 // testerRow is its own component so its handlers always see its own tester
-// (closures made in a loop go stale: go-app #1107), and its Revoke question
-// stays open while the list re-renders.
+// (closures made in a loop go stale: go-app #1107). Whether its revoke
+// question is open is the page model's (model.Testers.Asking), so the
+// question outlives the row's component as the list's window moves.
 type testerRow struct {
 	app.Compo
 
-	Tester   betaport.Tester
-	OnRevoke func(ctx app.Context, t betaport.Tester)
-	OnRenew  func(t betaport.Tester)
-	Now      func() time.Time
-
-	asking bool
-	// ctx is the row's own context: the buttons that move the focus are
-	// gone once it moves, and a handler's context ends with its element.
-	ctx app.Context
+	Tester betaport.Tester
+	Asking bool
+	// The presses, each given the row's tester.
+	OnAsk, OnKeep, OnRevoke, OnRenew func(t betaport.Tester)
+	Now                              func() time.Time
 }
-
-func (r *testerRow) OnMount(ctx app.Context) { r.ctx = ctx }
 
 func (r *testerRow) Render() app.UI {
 	t := r.Tester
 	var actions []app.UI
 	switch {
 	case t.ID <= 0: // being invited
-	case r.asking:
+	case r.Asking:
 		actions = append(actions, app.Span().Class("confirm-inline").Attr("role", "group").Aria("label", "Revoke "+t.Email+"?").Body(
 			button().Type("button").Class("danger confirm-revoke").DataSet("takes-focus", true).Aria("label", "Yes, revoke "+t.Email).Text("Yes, revoke").OnClick(r.confirm),
 			button().Type("button").Class("cancel-revoke").Text("Keep").OnClick(r.cancel),
@@ -73,29 +68,13 @@ func ageText(d time.Duration) string {
 	}
 }
 
-func (r *testerRow) selector(class string) string {
-	return `[data-tester="` + itoa(int(r.Tester.ID)) + `"] .` + class
-}
-
-func (r *testerRow) ask(ctx app.Context, e app.Event) {
-	r.asking = true
-	focusFirst(ctx, r.selector("confirm-revoke"))
-}
-
-func (r *testerRow) cancel(ctx app.Context, e app.Event) {
-	r.asking = false
-	focusFirst(rowCtx(r.ctx, ctx), r.selector("revoke"))
-}
-
-func (r *testerRow) confirm(ctx app.Context, e app.Event) {
-	r.asking = false
-	if r.OnRevoke != nil {
-		r.OnRevoke(ctx, r.Tester)
+func (r *testerRow) press(on func(betaport.Tester)) {
+	if on != nil {
+		on(r.Tester)
 	}
 }
 
-func (r *testerRow) renew(ctx app.Context, e app.Event) {
-	if r.OnRenew != nil {
-		r.OnRenew(r.Tester)
-	}
-}
+func (r *testerRow) ask(ctx app.Context, e app.Event)     { r.press(r.OnAsk) }
+func (r *testerRow) cancel(ctx app.Context, e app.Event)  { r.press(r.OnKeep) }
+func (r *testerRow) confirm(ctx app.Context, e app.Event) { r.press(r.OnRevoke) }
+func (r *testerRow) renew(ctx app.Context, e app.Event)   { r.press(r.OnRenew) }

@@ -1,239 +1,236 @@
 package ui
 
 import (
-	"context"
 	"net/url"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/app/fetch"
+	"github.com/betaport/betaport/app/model"
 )
 
-const (
-	testersPageSize = 100
-	// searchDelay debounces the search box: one request when typing pauses.
-	searchDelay = 300 * time.Millisecond
-)
-
-type testerPage = fetch.CursorPage[betaport.Tester]
-
-type testerPages = []testerPage
+type testerPage = model.TesterPage
 
 // testersList is an extension's testers, as searched and filtered (cursor
-// pages).
+// pages): how the list renders. The list itself is the page model's.
 func testersList() *pageList[testerPage, betaport.Tester] {
 	return &pageList[testerPage, betaport.Tester]{listSpec: listSpec[testerPage, betaport.Tester]{
 		name: "testers", section: "testers-list", rowsID: "testers", label: "Testers",
 		grid: "testers-grid", columns: []string{"Name", "E-mail", "Status", "Invited", ""},
 		loading: "Loading testers…", end: "That is every tester.",
-		pageSize: testersPageSize, items: func(page testerPage) []betaport.Tester { return page.Data },
+		pageSize: model.TestersPageSize, items: model.TestersOf,
 	}}
 }
 
 // testersKeys are the pages of an extension's testers that params (q,
 // status) select.
 func testersKeys(id int64, params url.Values) fetch.GetKey[testerPage] {
-	return fetch.CursorKeys[betaport.Tester](api.TestersPath(id), params, testersPageSize)
+	return model.TestersKeys(id, params.Get("q"), params.Get("status"))
 }
 
-// testerID is a testers list's key.
-func testerID(t betaport.Tester) int64 { return t.ID }
+// testerFields are the ids of the fields the model writes.
+var testerFields = map[model.TesterField]string{
+	model.TesterFieldSearch: "tester-search",
+	model.TesterFieldEmail:  "invite-email",
+	model.TesterFieldName:   "invite-name",
+}
 
 // TestersPage lets an admin find, invite and revoke an extension's testers.
-// The list runs on the infinite model with cursor pages; the search and
-// the status filter are its data source: changing them starts the list
-// again from its first page (persistSize false).
+// Its state and steps are a model.Testers (tested natively in app/model);
+// the component renders it and hands it the person's events.
 type TestersPage struct {
 	app.Compo
 
-	extensionID int64
-	tester      bool   // a tester opened the admins' page
-	query       string // as typed
-	appliedQ    string // as searched, after the debounce
-	status      string
-	typed       int // counts keystrokes, so only the last one searches
-
+	m       *model.Testers
 	testers *pageList[testerPage, betaport.Tester]
-	// closeExtension closes the Query of the extension the breadcrumbs
-	// name.
-	closeExtension func()
-
-	email, name string
-	inviting    bool
-	inviteErr   error
-	invited     *api.Invited
-	// linkNote says what the link shown is: an invite, a restore, a new
-	// link.
-	linkNote  string
-	copied    bool
-	revokeErr error
-	// restore is the path that restores the revoked tester an invite
-	// named (the server's offer instead of a plain refusal).
-	restore string
-
-	// pageCtx is the page's own context (OnNav's). Requests started from a
-	// button answer through it: a row's Revoke button is gone as soon as
-	// the row shows the tester revoked, and go-app ends a handler's context
-	// with its element (and with the next event on it), which aborted the
-	// request and dropped its answer.
-	pageCtx app.Context
+	// ctx is the page's own context (OnNav's). The rows' presses go to the
+	// model through it, so that the page renders after them: a handler's
+	// context is its element's, which goes with the row's buttons.
+	ctx app.Context
 }
 
 func (p *TestersPage) OnInit() { p.testers = testersList() }
 
-func (p *TestersPage) getKey() fetch.GetKey[testerPage] {
-	params := url.Values{}
-	if p.appliedQ != "" {
-		params.Set("q", p.appliedQ)
+// page returns the model, made with the page's context the first time.
+func (p *TestersPage) page(ctx app.Context) *model.Testers {
+	if p.m != nil {
+		return p.m
 	}
-	if p.status != "" {
-		params.Set("status", p.status)
+	var cache *fetch.Cache // the server renders without one: it reads nothing
+	if app.IsClient {
+		cache = listCache()
 	}
-	return testersKeys(p.extensionID, params)
-}
-
-// searchAgain starts the list again on the search and filter applied.
-func (p *TestersPage) searchAgain() {
-	if p.testers.list != nil {
-		p.testers.list.SetGetKey(p.getKey())
-	}
+	p.m = model.NewTesters(model.TestersConfig{
+		Env: pageEnv(ctx), Session: appSession(ctx),
+		Cache: cache, Fallback: prerenderedPages[testerPage], MaxPages: keptPages(model.TestersPageSize),
+		Title:    func(t string) { setTitle(ctx, t) },
+		Navigate: ctx.Navigate,
+		Read:     func(e betaport.Extension) { rememberExtension(&e) },
+		Loaded:   func() { restoreScroll(ctx, ctx.Page().URL().Path) },
+		Address:  func(q, status string) { keepInAddress(ctx, q, status) },
+		SetField: func(f model.TesterField, v string) { setField(ctx, testerFields[f], v) },
+		Focus: func(f model.TesterFocus, id int64) {
+			row := `[data-tester="` + strconv.FormatInt(id, 10) + `"] `
+			switch f {
+			case model.TesterFocusYes:
+				focusFirst(ctx, row+".confirm-revoke")
+			case model.TesterFocusRevoke:
+				focusFirst(ctx, row+".revoke")
+			case model.TesterFocusRestoreOffer:
+				focusByID(ctx, "restore-offer")
+			case model.TesterFocusLink:
+				focusByID(ctx, "invite-url")
+			}
+		},
+		Copy: func(text string) {
+			app.Window().Get("navigator").Get("clipboard").Call("writeText", text)
+		},
+	})
+	return p.m
 }
 
 func (p *TestersPage) OnNav(ctx app.Context) {
-	p.pageCtx = ctx
-	setTitle(ctx, "Testers")
+	p.ctx = ctx
 	u := ctx.Page().URL()
-	path := strings.TrimPrefix(u.Path, "/extensions/")
-	id, _ := strconv.ParseInt(strings.TrimSuffix(path, "/testers"), 10, 64)
+	id, _ := model.ExtensionID(u.Path)
 	// The search and the status filter live in the address (?q=&status=),
 	// so back, forward, a reload and a shared link bring the same list.
-	q, status := strings.TrimSpace(u.Query().Get("q")), u.Query().Get("status")
-	if id == p.extensionID && p.testers.list != nil {
-		if q != p.appliedQ || status != p.status {
-			if q != p.query {
-				setField(ctx, "tester-search", q)
-			}
-			p.query, p.appliedQ, p.status = q, q, status
-			p.searchAgain()
-		}
-		return
-	}
-	if q != p.query {
-		setField(ctx, "tester-search", q)
-	}
-	p.query, p.appliedQ, p.status = q, q, status
-	currentSession(ctx, func(s *api.Session) { p.tester = s != nil && s.Kind == api.KindTester })
-	p.OnDismount()
-	p.extensionID, p.invited, p.inviteErr = id, nil, nil
-	// The breadcrumbs name the extension (openExtension remembers it).
-	_, p.closeExtension = openExtension(ctx, id, func(fetch.State[betaport.Extension]) {})
-	// Only the unfiltered list has a first page from the server.
-	p.testers.open(ctx, p.getKey(), nil)
+	p.page(ctx).Open(id, u.Query().Get("q"), u.Query().Get("status"))
 }
 
 // OnPreRender renders, on the server, the first page of testers the server
 // fetched for this admin.
 func (p *TestersPage) OnPreRender(ctx app.Context) {
-	if s, ok := prerendered[api.Session](api.PathSession); ok && s.Kind == api.KindTester {
-		p.tester = true
-		return
-	}
 	u := ctx.Page().URL()
-	path := strings.TrimPrefix(u.Path, "/extensions/")
-	p.extensionID, _ = strconv.ParseInt(strings.TrimSuffix(path, "/testers"), 10, 64)
-	p.query, p.status = u.Query().Get("q"), u.Query().Get("status")
-	if p.query != "" || p.status != "" {
-		return // a filtered list loads in the browser
-	}
-	p.testers.prerender(p.getKey())
+	id, _ := model.ExtensionID(u.Path)
+	s, ok := prerendered[api.Session](api.PathSession)
+	p.page(ctx).Prerender(id, u.Query().Get("q"), u.Query().Get("status"), ok && s.Kind == api.KindTester)
 }
 
 func (p *TestersPage) OnDismount() {
-	if p.closeExtension != nil {
-		p.closeExtension()
-		p.closeExtension = nil
+	if p.m != nil {
+		p.m.Close()
 	}
-	p.testers.close()
-}
-
-// onSearch debounces the search box.
-func (p *TestersPage) onSearch(ctx app.Context, e app.Event) {
-	p.query = ctx.JSSrc().Get("value").String()
-	p.typed++
-	mine := p.typed
-	ctx.After(searchDelay, func(ctx app.Context) {
-		if mine != p.typed || p.testers.list == nil {
-			return // a later keystroke will search
-		}
-		p.appliedQ = strings.TrimSpace(p.query)
-		p.searchAgain()
-		p.keepInAddress(ctx)
-	})
 }
 
 // keepInAddress writes the search and the filter into the address, in
 // place (no new history entry per keystroke).
-func (p *TestersPage) keepInAddress(ctx app.Context) {
+func keepInAddress(ctx app.Context, q, status string) {
 	u := *ctx.Page().URL()
-	q := u.Query()
+	query := u.Query()
 	set := func(k, v string) {
 		if v == "" {
-			q.Del(k)
+			query.Del(k)
 		} else {
-			q.Set(k, v)
+			query.Set(k, v)
 		}
 	}
-	set("q", p.appliedQ)
-	set("status", p.status)
-	u.RawQuery = q.Encode()
+	set("q", q)
+	set("status", status)
+	u.RawQuery = query.Encode()
 	ctx.Page().ReplaceURL(&u)
 }
 
+// dispatch runs f, a row's press, on the page's context: the page renders
+// afterwards.
+func (p *TestersPage) dispatch(f func(m *model.Testers)) {
+	if p.m == nil || p.ctx == nil {
+		return
+	}
+	m := p.m
+	p.ctx.Dispatch(func(app.Context) { f(m) })
+}
+
+func (p *TestersPage) onSearch(ctx app.Context, e app.Event) {
+	if p.m != nil {
+		p.m.Search(ctx.JSSrc().Get("value").String())
+	}
+}
+
 func (p *TestersPage) onStatus(ctx app.Context, e app.Event) {
-	p.status = ctx.JSSrc().Get("value").String()
-	p.searchAgain()
-	p.keepInAddress(ctx)
+	if p.m != nil {
+		p.m.Filter(ctx.JSSrc().Get("value").String())
+	}
+}
+
+func (p *TestersPage) onInvite(ctx app.Context, e app.Event) {
+	if p.m != nil {
+		p.m.Invite()
+	}
+}
+
+func (p *TestersPage) onRestoreOffer(ctx app.Context, e app.Event) {
+	if p.m != nil {
+		p.m.RestoreOffered()
+	}
+}
+
+func (p *TestersPage) onCopy(ctx app.Context, e app.Event) {
+	if p.m != nil {
+		p.m.CopyLink()
+	}
+}
+
+func (p *TestersPage) typedEmail(ctx app.Context, e app.Event) {
+	if p.m != nil {
+		p.m.Email = ctx.JSSrc().Get("value").String()
+	}
+}
+
+func (p *TestersPage) typedName(ctx app.Context, e app.Event) {
+	if p.m != nil {
+		p.m.Name = ctx.JSSrc().Get("value").String()
+	}
+}
+
+// state is the model, or an empty one before it exists.
+func (p *TestersPage) state() *model.Testers {
+	if p.m == nil {
+		return &model.Testers{}
+	}
+	return p.m
 }
 
 func (p *TestersPage) Render() app.UI {
-	if p.tester {
+	m := p.state()
+	if m.Tester {
 		return adminsOnlyPage()
 	}
+	// The list is the model's: the list view renders its last state.
+	p.testers.list, p.testers.state = m.Infinite(), m.List
 	return shell("extensions",
-		extensionCrumbs(p.extensionID),
+		extensionCrumbs(m.ExtensionID),
 		app.H1().Text("Testers"),
-		extensionNav(p.extensionID, "testers"),
-		p.renderInvite(),
+		extensionNav(m.ExtensionID, "testers"),
+		p.renderInvite(m),
 		app.Div().Class("toolbar").Body(
 			app.Div().Body(
 				app.Label().For("tester-search").Text("Search"),
-				typedValue(app.Input().ID("tester-search").Type("search").Placeholder("e-mail or name"), p.query).
+				typedValue(app.Input().ID("tester-search").Type("search").Placeholder("e-mail or name"), m.Query).
 					OnInput(p.onSearch),
 			),
 			app.Div().Body(
 				app.Label().For("tester-status").Text("Status"),
 				app.Select().ID("tester-status").OnChange(p.onStatus).Body(
-					app.Option().Value("").Text("All").Selected(p.status == ""),
-					app.Option().Value(betaport.TesterActive).Text("Active").Selected(p.status == betaport.TesterActive),
-					app.Option().Value(betaport.TesterInvited).Text("Invited").Selected(p.status == betaport.TesterInvited),
-					app.Option().Value(betaport.TesterRevoked).Text("Revoked").Selected(p.status == betaport.TesterRevoked),
+					app.Option().Value("").Text("All").Selected(m.Status == ""),
+					app.Option().Value(betaport.TesterActive).Text("Active").Selected(m.Status == betaport.TesterActive),
+					app.Option().Value(betaport.TesterInvited).Text("Invited").Selected(m.Status == betaport.TesterInvited),
+					app.Option().Value(betaport.TesterRevoked).Text("Revoked").Selected(m.Status == betaport.TesterRevoked),
 				),
 			),
 			button().ID("refresh-testers").Type("button").Text("Refresh").OnClick(p.testers.onRetry),
 		),
-		app.If(p.revokeErr != nil, app.P().ID("revoke-error").Class("state state-error").Attr("role", "alert").Text(problemText(p.revokeErr))),
-		p.renderList(),
+		app.If(m.RevokeErr != nil, app.P().ID("revoke-error").Class("state state-error").Attr("role", "alert").Text(problemText(m.RevokeErr))),
+		p.renderList(m),
 	)
 }
 
-func (p *TestersPage) renderList() app.UI {
+func (p *TestersPage) renderList(m *model.Testers) app.UI {
 	empty := "No testers yet. Invite one above: they get a personal link to sign in with."
-	if p.appliedQ != "" || p.status != "" {
+	if m.Filtered() {
 		empty = "No tester matches. Clear the search or choose another status."
 	}
 	rows := p.testers.rows()
@@ -243,198 +240,44 @@ func (p *TestersPage) renderList() app.UI {
 			app.P().ID("testers-total").Class("muted").Text(strconv.Itoa(rows.Len())+" loaded")),
 		Empty: empty,
 		Row: func(t betaport.Tester) app.UI {
-			return &testerRow{Tester: t, OnRevoke: p.revoke, OnRenew: p.renew, Now: p.now}
+			return &testerRow{
+				Tester: t, Asking: m.Asking(t.ID), Now: m.Now,
+				OnAsk:    func(t betaport.Tester) { p.dispatch(func(m *model.Testers) { m.Ask(t) }) },
+				OnKeep:   func(t betaport.Tester) { p.dispatch(func(m *model.Testers) { m.Keep(t) }) },
+				OnRevoke: func(t betaport.Tester) { p.dispatch(func(m *model.Testers) { m.Revoke(t) }) },
+				OnRenew:  func(t betaport.Tester) { p.dispatch(func(m *model.Testers) { m.Renew(t) }) },
+			}
 		},
-		Key: testerID,
+		Key: model.TesterID,
 	}
 }
 
-func (p *TestersPage) renderInvite() app.UI {
+func (p *TestersPage) renderInvite(m *model.Testers) app.UI {
 	var result app.UI
 	switch {
-	case p.inviteErr != nil:
+	case m.InviteErr != nil:
 		result = app.Div().ID("invite-error").Class("state state-error").Attr("role", "alert").Body(
-			app.P().Text(problemText(p.inviteErr)),
-			app.If(p.restore != "", button().ID("restore-offer").Type("button").Text("Restore them and make a new link").OnClick(p.restoreOffered)),
+			app.P().Text(problemText(m.InviteErr)),
+			app.If(m.Restore != "", button().ID("restore-offer").Type("button").Text("Restore them and make a new link").OnClick(p.onRestoreOffer)),
 		)
-	case p.invited != nil:
+	case m.Invited != nil:
 		copyText := "Copy link"
-		if p.copied {
+		if m.Copied {
 			copyText = "Copied"
 		}
 		result = app.Div().ID("invite-result").Class("state").Attr("role", "status").Body(
-			app.P().ID("invite-note").Text(p.linkNote+" Send this personal link to "+p.invited.Email+". It is shown only now; it signs them in without a password."),
-			app.Input().ID("invite-url").ReadOnly(true).Value(p.invited.InviteURL).Aria("label", "Invite link"),
-			button().ID("copy-invite").Type("button").Text(copyText).OnClick(p.copyLink),
+			app.P().ID("invite-note").Text(m.LinkNote+" Send this personal link to "+m.Invited.Email+". It is shown only now; it signs them in without a password."),
+			app.Input().ID("invite-url").ReadOnly(true).Value(m.Invited.InviteURL).Aria("label", "Invite link"),
+			button().ID("copy-invite").Type("button").Text(copyText).OnClick(p.onCopy),
 		)
 	}
-	return app.Form().ID("invite-form").Class("invite").OnSubmit(p.invite).Body(
+	return app.Form().ID("invite-form").Class("invite").OnSubmit(p.onInvite).Body(
 		app.H2().Text("Invite a tester"),
 		app.Label().For("invite-email").Text("E-mail"),
-		typedValue(app.Input().ID("invite-email").Type("email").Required(true), p.email).OnInput(ctx2str(&p.email)),
+		typedValue(app.Input().ID("invite-email").Type("email").Required(true), m.Email).OnInput(p.typedEmail),
 		app.Label().For("invite-name").Text("Name"),
-		typedValue(app.Input().ID("invite-name").Type("text"), p.name).OnInput(ctx2str(&p.name)),
-		button().ID("invite").Type("submit").Class("primary").Aria("disabled", p.inviting).Text("Invite"),
+		typedValue(app.Input().ID("invite-name").Type("text"), m.Name).OnInput(p.typedName),
+		button().ID("invite").Type("submit").Class("primary").Aria("disabled", m.Inviting).Text("Invite"),
 		result,
 	)
-}
-
-// now is the clock an invite's age is told by.
-func (p *TestersPage) now() time.Time { return time.Now() }
-
-// invite adds the tester on top of the list at once (optimistically, with
-// the list's Mutate), and takes it back if the server refuses.
-func (p *TestersPage) invite(ctx app.Context, e app.Event) {
-	if p.inviting {
-		return
-	}
-	p.inviting, p.inviteErr, p.invited, p.copied, p.restore = true, nil, nil, false, ""
-	c, id, in := apiClient(), p.extensionID, api.Invite{Email: p.email, Name: p.name}
-	list := p.testers.list
-	var before testerPages
-	if list != nil {
-		before = list.Snapshot().Data
-		pending := betaport.Tester{ID: -1, ExtensionID: id, Email: strings.ToLower(strings.TrimSpace(in.Email)), Name: in.Name, Status: betaport.TesterInvited}
-		list.Mutate(withTester(before, pending), false)
-	}
-	pageCtx := p.pageCtx
-	ctx.Async(func() {
-		reqCtx, cancel := context.WithTimeout(context.Background(), requestTimeout)
-		defer cancel()
-		out, err := c.Invite(reqCtx, id, in)
-		pageCtx.Dispatch(func(ctx app.Context) {
-			if signedOut(ctx, err) {
-				return
-			}
-			p.inviting, p.inviteErr, p.invited, p.linkNote = false, err, out, "Invited."
-			if pr, ok := api.AsProblem(err); ok && pr.Type == api.ProblemTesterRevoked {
-				p.restore = pr.Restore
-			}
-			if list == nil {
-				return
-			}
-			if err != nil {
-				list.Mutate(before, false) // roll back
-				if p.restore != "" {
-					focusByID(ctx, "restore-offer")
-				}
-				return
-			}
-			p.email, p.name = "", ""
-			setField(ctx, "invite-email", "")
-			setField(ctx, "invite-name", "")
-			list.Mutate(withTester(before, out.Tester), true)
-		})
-	})
-}
-
-// withTester returns pages with t first on the first page (a copy: pages
-// in a snapshot are shared with the cache).
-func withTester(pages testerPages, t betaport.Tester) testerPages {
-	out := make(testerPages, max(len(pages), 1))
-	copy(out, pages)
-	first := out[0]
-	first.Data = append([]betaport.Tester{t}, first.Data...)
-	out[0] = first
-	return out
-}
-
-// revoke marks the tester revoked at once, and rolls back on error.
-func (p *TestersPage) revoke(ctx app.Context, t betaport.Tester) {
-	list := p.testers.list
-	if list == nil {
-		return
-	}
-	before := list.Snapshot().Data
-	revoked := t
-	revoked.Status = betaport.TesterRevoked
-	list.Mutate(replaceTester(before, revoked), false)
-	p.revokeErr = nil
-	c, pageCtx := apiClient(), p.pageCtx
-	pageCtx.Async(func() {
-		reqCtx, cancel := context.WithTimeout(context.Background(), requestTimeout)
-		defer cancel()
-		err := c.Revoke(reqCtx, t.ExtensionID, t.ID)
-		pageCtx.Dispatch(func(ctx app.Context) {
-			if signedOut(ctx, err) {
-				return
-			}
-			p.revokeErr = err
-			if err != nil {
-				list.Mutate(before, false)
-				return
-			}
-			list.Revalidate()
-		})
-	})
-}
-
-func replaceTester(pages testerPages, t betaport.Tester) testerPages {
-	out := make(testerPages, len(pages))
-	for i, page := range pages {
-		data := make([]betaport.Tester, len(page.Data))
-		for j, x := range page.Data {
-			if x.ID == t.ID {
-				x = t
-			}
-			data[j] = x
-		}
-		page.Data = data
-		out[i] = page
-	}
-	return out
-}
-
-// restoreOffered restores the revoked tester an invite named.
-func (p *TestersPage) restoreOffered(ctx app.Context, e app.Event) {
-	if p.restore == "" {
-		return
-	}
-	path := p.restore
-	p.email, p.name = "", ""
-	setField(ctx, "invite-email", "")
-	setField(ctx, "invite-name", "")
-	p.renewAt(path, "Restored.")
-}
-
-// renew gives the tester of a row a new link: a restore when revoked, a
-// new invite link otherwise (the old one stops working).
-func (p *TestersPage) renew(t betaport.Tester) {
-	if t.Status == betaport.TesterRevoked {
-		p.renewAt(api.TesterRestorePath(t.ExtensionID, t.ID), "Restored.")
-		return
-	}
-	p.renewAt(api.TesterInvitePath(t.ExtensionID, t.ID), "New link made; the old one no longer works.")
-}
-
-func (p *TestersPage) renewAt(path, note string) {
-	p.revokeErr, p.inviteErr, p.restore = nil, nil, ""
-	c, pageCtx, list := apiClient(), p.pageCtx, p.testers.list
-	pageCtx.Async(func() {
-		reqCtx, cancel := context.WithTimeout(context.Background(), requestTimeout)
-		defer cancel()
-		out, err := c.Renew(reqCtx, path)
-		pageCtx.Dispatch(func(ctx app.Context) {
-			if signedOut(ctx, err) {
-				return
-			}
-			if err != nil {
-				p.revokeErr = err
-				return
-			}
-			p.invited, p.linkNote, p.copied = out, note, false
-			if list != nil {
-				list.Mutate(replaceTester(list.Snapshot().Data, out.Tester), true)
-			}
-			focusByID(ctx, "invite-url")
-		})
-	})
-}
-
-func (p *TestersPage) copyLink(ctx app.Context, e app.Event) {
-	if p.invited == nil {
-		return
-	}
-	app.Window().Get("navigator").Get("clipboard").Call("writeText", p.invited.InviteURL)
-	p.copied = true
 }

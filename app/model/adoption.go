@@ -1,0 +1,161 @@
+package model
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+
+	"github.com/betaport/betaport/app/adoption"
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
+	"github.com/betaport/betaport/app/fetch"
+)
+
+// AdoptionPageSize is the limit of one page of adoption counts: a week of
+// an extension's hours and versions fits in a page or two.
+const AdoptionPageSize = api.AdoptionMaxLimit
+
+// AdoptionMaxPages bounds how many pages the section reads (a week of 24
+// hours × 80 versions): it never reads on and on.
+const AdoptionMaxPages = 8
+
+// AdoptionConfig is what the extension page's Adoption section gives its
+// model.
+type AdoptionConfig struct {
+	Env Env
+	// Cache is the page's fetch cache.
+	Cache *fetch.Cache
+	// SignedOut is told a read of the counts the service answered 401 (nil:
+	// nothing); the answer is not shown.
+	SignedOut func(err error)
+}
+
+// AdoptionCounts is a list of pages of adoption counts.
+type AdoptionCounts = fetch.InfiniteState[fetch.CursorPage[betaport.AdoptionCount]]
+
+// Adoption is the extension page's Adoption section: the update checks of
+// the last days (every page of them, read one after the other, up to
+// AdoptionMaxPages) and the current bundle (whose version is "the current
+// build"), summed up by package app/adoption. Its fields and methods are
+// for the UI goroutine.
+type Adoption struct {
+	cfg AdoptionConfig
+
+	// ExtensionID and CurrentBundle are what the section reads for.
+	ExtensionID, CurrentBundle int64
+	// Counts is the state of the counts' pages, Current of the current
+	// bundle's record.
+	Counts  AdoptionCounts
+	Current fetch.State[betaport.Bundle]
+
+	opened      bool
+	list        *fetch.Infinite[fetch.CursorPage[betaport.AdoptionCount]]
+	stopList    func()
+	current     *fetch.Query[betaport.Bundle]
+	stopCurrent func()
+}
+
+// NewAdoption returns the section's model, showing nothing until Open.
+func NewAdoption(cfg AdoptionConfig) *Adoption { return &Adoption{cfg: cfg} }
+
+// Open reads the counts of extension id and its current bundle's record,
+// unless they are read for them already: a publish that moves the current
+// bundle reads both again.
+func (a *Adoption) Open(id, currentBundle int64) {
+	if a.opened && a.ExtensionID == id && a.CurrentBundle == currentBundle {
+		return
+	}
+	a.Close()
+	a.opened, a.ExtensionID, a.CurrentBundle = true, id, currentBundle
+	a.Counts, a.Current = AdoptionCounts{}, fetch.State[betaport.Bundle]{}
+	env, ctx := a.cfg.Env, a.cfg.Env.context()
+	if currentBundle != 0 {
+		get := jsonFetcher[betaport.Bundle](env.Client)
+		a.current = fetch.New(ctx, a.cfg.Cache, api.CurrentBundlePath(id),
+			func(ctx context.Context, key, etag string) (fetch.Result[betaport.Bundle], error) {
+				ctx, cancel := context.WithTimeout(ctx, RequestTimeout)
+				defer cancel()
+				return get(ctx, key, etag)
+			}, fetch.Options[betaport.Bundle]{Config: ExtensionConfig})
+		q := a.current
+		a.stopCurrent = follow(env, q.Subscribe, q.Snapshot, func(s fetch.State[betaport.Bundle]) uint64 { return s.Version },
+			func(s fetch.State[betaport.Bundle]) { a.Current = s })
+		// What the cache held may be an older current bundle: read it now.
+		q.Revalidate()
+	}
+	keys := fetch.CursorKeys[betaport.AdoptionCount](api.AdoptionPath(id),
+		url.Values{"days": {strconv.Itoa(adoption.Days)}}, AdoptionPageSize)
+	a.list = fetch.NewInfinite(ctx, a.cfg.Cache, keys,
+		jsonFetcher[fetch.CursorPage[betaport.AdoptionCount]](env.Client),
+		fetch.InfiniteOptions[fetch.CursorPage[betaport.AdoptionCount]]{})
+	list := a.list
+	a.stopList = follow(env, list.SubscribeChanges, list.Snapshot, func(s AdoptionCounts) uint64 { return s.Version }, a.countsChanged)
+}
+
+func (a *Adoption) countsChanged(s AdoptionCounts) {
+	if unauthorized(a.cfg.SignedOut, s.Err) {
+		return
+	}
+	a.Counts = s
+	// The chart needs every page: read the next one as each lands.
+	if s.HasMore && !s.IsValidating && !s.IsLoadingMore && s.Err == nil && len(s.Data) == s.Size && s.Size < AdoptionMaxPages {
+		a.list.SetSize(s.Size + 1)
+	}
+}
+
+// Close stops reading: requests on their way are cancelled.
+func (a *Adoption) Close() {
+	if a.stopList != nil {
+		a.stopList()
+		a.list.Close()
+		a.stopList, a.list = nil, nil
+	}
+	if a.stopCurrent != nil {
+		a.stopCurrent()
+		a.current.Close()
+		a.stopCurrent, a.current = nil, nil
+	}
+	a.opened = false
+}
+
+// Retry reads the counts again (after an error).
+func (a *Adoption) Retry() {
+	if a.list != nil {
+		a.list.Revalidate()
+	}
+}
+
+// Failed is why the counts could not be read, nil when they could (or
+// some pages were).
+func (a *Adoption) Failed() error {
+	if a.Counts.Data == nil {
+		return a.Counts.Err
+	}
+	return nil
+}
+
+// Complete reports whether every page is read (or the bound reached).
+func (a *Adoption) Complete() bool {
+	s := a.Counts
+	return s.Data != nil && (!s.HasMore || len(s.Data) >= AdoptionMaxPages) && len(s.Data) >= s.Size
+}
+
+// CurrentVersion is the current bundle's version, "" while unknown.
+func (a *Adoption) CurrentVersion() string {
+	if a.Current.HasData && a.Current.Data.Number == a.CurrentBundle {
+		return a.Current.Data.Version
+	}
+	return ""
+}
+
+// Loading reports whether the section waits for what it shows: a page of
+// counts, or the current bundle's version (unless that failed: the
+// counts show without it).
+func (a *Adoption) Loading() bool {
+	return !a.Complete() || (a.CurrentBundle != 0 && a.CurrentVersion() == "" && a.Current.Err == nil)
+}
+
+// Summary sums the counts up as of the Env's clock.
+func (a *Adoption) Summary() adoption.Summary {
+	return adoption.Summarize(fetch.CursorItems(a.Counts.Data), a.cfg.Env.clock().Now(), a.CurrentVersion())
+}

@@ -1,0 +1,202 @@
+package model_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
+	"github.com/betaport/betaport/app/fetch"
+	"github.com/betaport/betaport/app/model"
+	"github.com/betaport/betaport/app/model/modeltest"
+)
+
+// adoptionSection is the Adoption section's model on a UI loop against a
+// fake service.
+type adoptionSection struct {
+	t         *testing.T
+	loop      *modeltest.Loop
+	clock     *modeltest.Clock
+	m         *model.Adoption
+	signedOut []error
+}
+
+func newAdoptionSection(t *testing.T, svc *bundleSvc) *adoptionSection {
+	a := &adoptionSection{t: t, loop: modeltest.NewLoop(t), clock: modeltest.NewClock()}
+	env := a.loop.Env(modeltest.Client(svc), a.clock)
+	cache := fetch.NewCache(fetch.CacheOptions{Clock: fetch.NewFakeClock(svcEpoch)})
+	a.loop.Do(func() {
+		a.m = model.NewAdoption(model.AdoptionConfig{Env: env, Cache: cache,
+			SignedOut: func(err error) { a.signedOut = append(a.signedOut, err) }})
+	})
+	return a
+}
+
+func (a *adoptionSection) do(f func(m *model.Adoption)) { a.loop.Do(func() { f(a.m) }) }
+
+func (a *adoptionSection) wait(what string, cond func(m *model.Adoption) bool) {
+	a.t.Helper()
+	a.loop.Wait(what, func() bool { return cond(a.m) })
+}
+
+// checks are counts of the hours before the clock's now (2026-11-27 09:00
+// UTC): version, hours ago, checks.
+func checks(now time.Time, rows ...any) []betaport.AdoptionCount {
+	var out []betaport.AdoptionCount
+	for i := 0; i < len(rows); i += 3 {
+		out = append(out, betaport.AdoptionCount{ExtensionID: 7, Version: rows[i].(string),
+			Hour: now.Truncate(time.Hour).Add(-time.Duration(rows[i+1].(int)) * time.Hour), Checks: int64(rows[i+2].(int))})
+	}
+	return out
+}
+
+// The section reads every page of counts, one after the other, and the
+// current bundle; it is loading until both are there, then sums them up
+// as of the clock. The same extension and current bundle read nothing
+// again; a publish (another current bundle) reads both again.
+func TestAdoptionLoads(t *testing.T) {
+	svc := newBundleSvc(t, 3)
+	now := modeltest.NewClock().Now()
+	svc.counts = checks(now, "1.0.3", 1, 30, "1.0.3", 2, 10, "1.0.2", 3, 20, "1.0.2", 30, 40, "1.0.1", 50, 5, "1.0.1", 100, 5, "1.0.3", 0, 10)
+	a := newAdoptionSection(t, svc)
+	countsHeld, release := svc.hold("/adoption?")
+	defer release()
+	a.do(func(m *model.Adoption) {
+		m.Open(7, 3)
+		if !m.Loading() || m.Failed() != nil {
+			t.Errorf("just opened: loading %v, failed %v", m.Loading(), m.Failed())
+		}
+	})
+	arrive(t, countsHeld)
+	a.wait("the current bundle", func(m *model.Adoption) bool { return m.CurrentVersion() == "1.0.3" })
+	a.do(func(m *model.Adoption) {
+		if !m.Loading() {
+			t.Error("not loading with the counts on their way")
+		}
+	})
+	release()
+	a.wait("every page", func(m *model.Adoption) bool { return !m.Loading() })
+	a.do(func(m *model.Adoption) {
+		if n := len(m.Counts.Data); n != 3 || !m.Complete() {
+			t.Errorf("%d pages read (complete %v), want the 3 of 7 counts", n, m.Complete())
+		}
+		sum := m.Summary()
+		if sum.Total != 120 || sum.Current != "1.0.3" || sum.Last24 != 70 || sum.OnCurrent != 50 {
+			t.Errorf("the summary is total %d, current %q, last 24 h %d, on current %d; want 120, 1.0.3, 70, 50",
+				sum.Total, sum.Current, sum.Last24, sum.OnCurrent)
+		}
+	})
+	if n := svc.count("GET /api/extensions/7/adoption?cursor=6&days=7&limit=500"); n != 1 {
+		t.Errorf("the last page was read %d times, want once:\n%s", n, svc.requests())
+	}
+
+	// The page renders again with the same extension: nothing is read.
+	a.do(func(m *model.Adoption) {
+		m.Open(7, 3)
+		if m.Loading() || m.Counts.IsValidating || m.Current.IsValidating {
+			t.Errorf("the same extension again: loading %v, reading the counts %v, the current bundle %v",
+				m.Loading(), m.Counts.IsValidating, m.Current.IsValidating)
+		}
+	})
+
+	// A publish moves the current bundle: both are read again.
+	svc.publish()
+	a.do(func(m *model.Adoption) {
+		m.Open(7, 4)
+		if !m.Loading() {
+			t.Error("a new current bundle shows the old figures while it loads")
+		}
+	})
+	a.wait("the new current bundle", func(m *model.Adoption) bool { return !m.Loading() && m.CurrentVersion() == "1.0.4" })
+	a.do(func(m *model.Adoption) {
+		if sum := m.Summary(); sum.Current != "1.0.4" || sum.OnCurrent != 0 {
+			t.Errorf("after the publish the current build is %q with %d checks", sum.Current, sum.OnCurrent)
+		}
+	})
+}
+
+// Counts that cannot be read show why, with Try again, which reads them.
+func TestAdoptionErrorThenRetry(t *testing.T) {
+	svc := newBundleSvc(t, 3)
+	svc.counts = checks(modeltest.NewClock().Now(), "1.0.3", 1, 30)
+	svc.status["/api/extensions/7/adoption"] = http.StatusInternalServerError
+	a := newAdoptionSection(t, svc)
+	a.do(func(m *model.Adoption) { m.Open(7, 3) })
+	a.wait("the error", func(m *model.Adoption) bool { return m.Failed() != nil })
+	a.do(func(m *model.Adoption) {
+		if pr, ok := api.AsProblem(m.Failed()); !ok || pr.Status != http.StatusInternalServerError {
+			t.Errorf("the error is %v", m.Failed())
+		}
+	})
+	svc.set(func() { delete(svc.status, "/api/extensions/7/adoption") })
+	a.do(func(m *model.Adoption) { m.Retry() })
+	a.wait("the counts", func(m *model.Adoption) bool { return !m.Loading() })
+	a.do(func(m *model.Adoption) {
+		if m.Failed() != nil || m.Summary().Total != 30 {
+			t.Errorf("after Try again: failed %v, total %d", m.Failed(), m.Summary().Total)
+		}
+	})
+}
+
+// A 401 signs out; the section does not show it.
+func TestAdoptionSignedOut(t *testing.T) {
+	svc := newBundleSvc(t, 3)
+	svc.status["/api/extensions/7/adoption"] = http.StatusUnauthorized
+	a := newAdoptionSection(t, svc)
+	a.do(func(m *model.Adoption) { m.Open(7, 3) })
+	a.wait("the sign-out", func(*model.Adoption) bool { return len(a.signedOut) > 0 })
+	a.do(func(m *model.Adoption) {
+		if m.Failed() != nil {
+			t.Errorf("the section shows the 401: %v", m.Failed())
+		}
+	})
+}
+
+// The section reads at most AdoptionMaxPages pages; without a current
+// bundle (or when its record cannot be read) the counts show without it.
+func TestAdoptionBounds(t *testing.T) {
+	t.Run("pages", func(t *testing.T) {
+		svc := newBundleSvc(t, 3)
+		svc.counts = checks(modeltest.NewClock().Now(), "1.0.3", 1, 1, "1.0.3", 2, 1, "1.0.3", 3, 1)
+		svc.countsPage, svc.endless = 1, true
+		a := newAdoptionSection(t, svc)
+		a.do(func(m *model.Adoption) { m.Open(7, 3) })
+		a.wait("the pages", func(m *model.Adoption) bool { return !m.Loading() })
+		a.do(func(m *model.Adoption) {
+			if n := len(m.Counts.Data); n != model.AdoptionMaxPages || !m.Counts.HasMore {
+				t.Errorf("%d pages read (more: %v), want %d", n, m.Counts.HasMore, model.AdoptionMaxPages)
+			}
+		})
+		if n := svc.count("GET /api/extensions/7/adoption?cursor=8&days=7&limit=500"); n != 0 {
+			t.Errorf("a ninth page was read")
+		}
+	})
+	t.Run("no current bundle", func(t *testing.T) {
+		svc := newBundleSvc(t, 0)
+		a := newAdoptionSection(t, svc)
+		a.do(func(m *model.Adoption) { m.Open(7, 0) })
+		a.wait("the counts", func(m *model.Adoption) bool { return !m.Loading() })
+		if n := svc.count("GET /api/extensions/7/bundles/current"); n != 0 {
+			t.Errorf("the current bundle of an extension without one was read")
+		}
+		a.do(func(m *model.Adoption) {
+			if m.Summary().Total != 0 || m.CurrentVersion() != "" {
+				t.Errorf("total %d, current %q", m.Summary().Total, m.CurrentVersion())
+			}
+		})
+	})
+	t.Run("current bundle not there", func(t *testing.T) {
+		svc := newBundleSvc(t, 3)
+		svc.counts = checks(modeltest.NewClock().Now(), "1.0.3", 1, 30)
+		svc.status["/api/extensions/7/bundles/current"] = http.StatusNotFound
+		a := newAdoptionSection(t, svc)
+		a.do(func(m *model.Adoption) { m.Open(7, 3) })
+		a.wait("the counts", func(m *model.Adoption) bool { return !m.Loading() })
+		a.do(func(m *model.Adoption) {
+			if m.CurrentVersion() != "" || m.Current.Err == nil || m.Summary().Total != 30 {
+				t.Errorf("current %q, error %v, total %d", m.CurrentVersion(), m.Current.Err, m.Summary().Total)
+			}
+		})
+	})
+}

@@ -1,0 +1,541 @@
+package model
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
+	"github.com/betaport/betaport/app/client"
+	"github.com/betaport/betaport/app/fetch"
+)
+
+const (
+	// TestersPageSize is the limit of one page of an extension's testers.
+	TestersPageSize = 100
+	// TestersSearchDelay debounces the search box: one request when
+	// typing pauses.
+	TestersSearchDelay = 300 * time.Millisecond
+)
+
+// TesterPage is one page of an extension's testers (cursor pages).
+type TesterPage = fetch.CursorPage[betaport.Tester]
+
+// TestersKeys are the pages of extension id's testers that the search q
+// and the status filter select ("" for none).
+func TestersKeys(id int64, q, status string) fetch.GetKey[TesterPage] {
+	params := url.Values{}
+	if q != "" {
+		params.Set("q", q)
+	}
+	if status != "" {
+		params.Set("status", status)
+	}
+	return fetch.CursorKeys[betaport.Tester](api.TestersPath(id), params, TestersPageSize)
+}
+
+// TesterID is a testers list's key.
+func TesterID(t betaport.Tester) int64 { return t.ID }
+
+// TestersOf is the testers of one page.
+func TestersOf(p TesterPage) []betaport.Tester { return p.Data }
+
+// TesterFocus is where the testers page moves the focus.
+type TesterFocus int
+
+const (
+	// TesterFocusYes is the "Yes, revoke" of a tester's revoke question.
+	TesterFocusYes TesterFocus = iota + 1
+	// TesterFocusRevoke is a tester's Revoke.
+	TesterFocusRevoke
+	// TesterFocusRestoreOffer is the refused invite's "Restore them".
+	TesterFocusRestoreOffer
+	// TesterFocusLink is the personal link shown.
+	TesterFocusLink
+)
+
+// TesterField is a field of the testers page that the model writes (the
+// browser keeps what the person types; these are written only when
+// something else changes them).
+type TesterField int
+
+const (
+	TesterFieldSearch TesterField = iota + 1
+	TesterFieldEmail
+	TesterFieldName
+)
+
+// TestersConfig is what the testers page gives its model.
+type TestersConfig struct {
+	Env
+	Session *Session
+	// Cache is the page's fetch cache.
+	Cache *fetch.Cache
+	// Fallback returns the first page the server rendered the page with,
+	// by its key (nil: none): the list shows it at once.
+	Fallback func(key string) []TesterPage
+	// MaxPages bounds the pages the list holds (0: every page).
+	MaxPages int
+
+	// Effects, run on the UI goroutine; any may be nil.
+	//
+	// Title titles the page; Navigate goes to an in-app page.
+	Title    func(title string)
+	Navigate func(path string)
+	// Read is told each extension record read (the breadcrumbs name it).
+	Read func(e betaport.Extension)
+	// Loaded is told once per list, when it first has data (the page
+	// scrolls back to where the person was).
+	Loaded func()
+	// Address writes the search and the filter into the page's address,
+	// in place: back, forward, a reload and a shared link bring the same
+	// list, without a history entry per keystroke.
+	Address func(q, status string)
+	// SetField writes a field's value.
+	SetField func(f TesterField, value string)
+	// Focus moves the focus: testerID names the row for the row's
+	// controls.
+	Focus func(f TesterFocus, testerID int64)
+	// Copy puts text on the clipboard.
+	Copy func(text string)
+}
+
+// Testers is an extension's testers page: find (search and status filter,
+// kept in the address), invite, revoke (after a question), restore, and a
+// new invite link. The list runs on app/fetch's infinite model with cursor
+// pages; the search and the filter are its data source, and changing them
+// starts it again from its first page. Its fields and methods are for the
+// UI goroutine.
+type Testers struct {
+	cfg TestersConfig
+
+	// ExtensionID is the extension shown; Tester is set when a tester
+	// opened the admins' page (nothing of it is shown).
+	ExtensionID int64
+	Tester      bool
+	// Query is the search as typed, Applied as searched (after the
+	// pause), Status the filter.
+	Query, Applied, Status string
+	// List is the list's last state.
+	List fetch.InfiniteState[TesterPage]
+
+	// Email and Name are the invite form's fields as typed.
+	Email, Name string
+	// Inviting is set while an invite is on its way; InviteErr is why
+	// the last one was refused.
+	Inviting  bool
+	InviteErr error
+	// Invited is the tester and the personal link last made (an invite, a
+	// restore, a new link), LinkNote what it is; Copied is set once the
+	// link is copied.
+	Invited  *api.Invited
+	LinkNote string
+	Copied   bool
+	// RevokeErr is why the last revoke, restore or new link failed.
+	RevokeErr error
+	// Restore is the path that restores the revoked tester a refused
+	// invite named: the server's offer instead of a plain refusal.
+	Restore string
+
+	ext      *Extension
+	list     *fetch.Infinite[TesterPage]
+	stopList func()
+	loaded   bool
+	// gen counts the extensions shown: an answer for an earlier one is
+	// dropped.
+	gen int
+	// asking holds the testers whose revoke question is open; renewing
+	// those whose new link is on its way.
+	asking, renewing map[int64]bool
+	typed            int
+	stopSearch       func() bool
+}
+
+// NewTesters returns the page's model, showing nothing until Open.
+func NewTesters(cfg TestersConfig) *Testers {
+	return &Testers{cfg: cfg, asking: map[int64]bool{}, renewing: map[int64]bool{}}
+}
+
+// Prerender is the page the server renders for extension id, searched and
+// filtered as its address says, for a tester (nothing) or an admin; it
+// sends nothing. Only the unfiltered list has a first page from the server
+// (Fallback).
+func (m *Testers) Prerender(id int64, q, status string, tester bool) {
+	m.ExtensionID, m.Query, m.Status, m.Tester = id, q, status, tester
+	if tester || q != "" || status != "" || m.cfg.Fallback == nil {
+		return
+	}
+	getKey := TestersKeys(id, "", "")
+	key, _ := getKey(0, nil)
+	pages := m.cfg.Fallback(key)
+	if pages == nil {
+		return
+	}
+	_, more := getKey(1, &pages[0])
+	m.List = fetch.InfiniteState[TesterPage]{Key: key, Data: pages, Size: 1, HasMore: more}
+}
+
+// Open shows extension id's testers as the address says: searched for q
+// and filtered by status. Back and Forward open the page again with the
+// address they bring: the same extension's list is then searched again
+// (the search box follows), not opened anew.
+func (m *Testers) Open(id int64, q, status string) {
+	if m.cfg.Title != nil {
+		m.cfg.Title("Testers")
+	}
+	q = strings.TrimSpace(q)
+	if id == m.ExtensionID && m.list != nil {
+		if q != m.Applied || status != m.Status {
+			if q != m.Query {
+				m.setField(TesterFieldSearch, q)
+			}
+			m.Query, m.Applied, m.Status = q, q, status
+			m.searchAgain()
+		}
+		return
+	}
+	if q != m.Query {
+		m.setField(TesterFieldSearch, q)
+	}
+	m.Query, m.Applied, m.Status = q, q, status
+	m.cfg.Session.Check(m.cfg.Env, func(who *api.Session) {
+		m.Tester = who != nil && who.Kind == api.KindTester
+	})
+	m.Close()
+	m.gen++
+	m.ExtensionID = id
+	m.Inviting, m.InviteErr, m.Invited, m.Copied, m.RevokeErr, m.Restore = false, nil, nil, false, nil, ""
+	clear(m.asking)
+	clear(m.renewing)
+	m.ext = OpenExtension(m.cfg.Env, m.cfg.Cache, id, func(s fetch.State[betaport.Extension]) {
+		if s.HasData && m.cfg.Read != nil {
+			m.cfg.Read(s.Data)
+		}
+	})
+	m.openList()
+}
+
+func (m *Testers) openList() {
+	getKey := m.getKey()
+	var fallback []TesterPage
+	if m.cfg.Fallback != nil {
+		key, _ := getKey(0, nil)
+		fallback = m.cfg.Fallback(key)
+	}
+	m.loaded = false
+	m.list = fetch.NewInfinite(m.cfg.Env.context(), m.cfg.Cache, getKey,
+		jsonFetcher[TesterPage](m.cfg.Env.Client),
+		fetch.InfiniteOptions[TesterPage]{
+			FallbackData: fallback, MaxPages: m.cfg.MaxPages,
+			Count: func(p TesterPage) int { return len(p.Data) },
+		})
+	list := m.list
+	m.stopList = follow(m.cfg.Env, list.SubscribeChanges, list.Snapshot,
+		func(s fetch.InfiniteState[TesterPage]) uint64 { return s.Version }, m.listChanged)
+}
+
+// listChanged takes the list's new state; a 401 sends the person away
+// instead of showing an error.
+func (m *Testers) listChanged(s fetch.InfiniteState[TesterPage]) {
+	if m.refused(s.Err) {
+		return
+	}
+	m.List = s
+	if !m.loaded && s.Data != nil {
+		m.loaded = true
+		if m.cfg.Loaded != nil {
+			m.cfg.Loaded()
+		}
+	}
+}
+
+// Close stops reading: requests on their way are cancelled, and their
+// answers are not shown.
+func (m *Testers) Close() {
+	if m.stopSearch != nil {
+		m.stopSearch()
+		m.stopSearch = nil
+	}
+	if m.stopList != nil {
+		m.stopList()
+		m.stopList = nil
+		m.list.Close()
+		m.list = nil
+	}
+	if m.ext != nil {
+		m.ext.Close()
+		m.ext = nil
+	}
+}
+
+// Infinite is the list (nil until Open and after Close): its load more,
+// retry and refresh are the list's own.
+func (m *Testers) Infinite() *fetch.Infinite[TesterPage] { return m.list }
+
+// Rows places the list's testers on rows.
+func (m *Testers) Rows() fetch.Rows[betaport.Tester] { return fetch.RowsOf(m.List, TestersOf) }
+
+// Filtered reports whether a search or a filter narrows the list.
+func (m *Testers) Filtered() bool { return m.Applied != "" || m.Status != "" }
+
+// Now is the clock an invite's age is told by.
+func (m *Testers) Now() time.Time { return m.cfg.Env.clock().Now() }
+
+func (m *Testers) getKey() fetch.GetKey[TesterPage] {
+	return TestersKeys(m.ExtensionID, m.Applied, m.Status)
+}
+
+// searchAgain starts the list again on the search and filter applied.
+func (m *Testers) searchAgain() {
+	if m.list != nil {
+		m.list.SetGetKey(m.getKey())
+	}
+}
+
+// Search follows the search box: the list is searched once typing pauses
+// (TestersSearchDelay on the Env's clock), and the address follows.
+func (m *Testers) Search(typed string) {
+	m.Query = typed
+	m.typed++
+	mine := m.typed
+	if m.stopSearch != nil {
+		m.stopSearch()
+	}
+	env := m.cfg.Env
+	page := env.context()
+	m.stopSearch = env.clock().AfterFunc(TestersSearchDelay, func() {
+		env.Dispatch(func() {
+			if page.Err() != nil || mine != m.typed || m.list == nil {
+				return // a later keystroke searches, or the page is gone
+			}
+			m.stopSearch = nil
+			m.Applied = strings.TrimSpace(m.Query)
+			m.searchAgain()
+			m.address()
+		})
+	})
+}
+
+// Filter shows the testers of one status ("" for all), at once.
+func (m *Testers) Filter(status string) {
+	m.Status = status
+	m.searchAgain()
+	m.address()
+}
+
+func (m *Testers) address() {
+	if m.cfg.Address != nil {
+		m.cfg.Address(m.Applied, m.Status)
+	}
+}
+
+// Invite invites the tester the form names. The tester shows on top of the
+// list at once (optimistically), and goes again if the service refuses; a
+// refusal because the e-mail's tester was revoked offers to restore them.
+// A press while an invite is on its way does nothing.
+func (m *Testers) Invite() {
+	if m.Inviting {
+		return
+	}
+	m.Inviting, m.InviteErr, m.Invited, m.Copied, m.Restore = true, nil, nil, false, ""
+	id, gen, in := m.ExtensionID, m.gen, api.Invite{Email: m.Email, Name: m.Name}
+	list := m.list
+	var before []TesterPage
+	if list != nil {
+		before = list.Snapshot().Data
+		pending := betaport.Tester{ID: -1, ExtensionID: id, Email: strings.ToLower(strings.TrimSpace(in.Email)), Name: in.Name, Status: betaport.TesterInvited}
+		list.Mutate(withTester(before, pending), false)
+	}
+	Call(m.cfg.Env, func(ctx context.Context, c *client.Client) (*api.Invited, error) {
+		return c.Invite(ctx, id, in)
+	}, func(out *api.Invited, err error) {
+		if gen != m.gen || m.refused(err) {
+			return
+		}
+		m.Inviting, m.InviteErr, m.Invited, m.LinkNote = false, err, out, "Invited."
+		if pr, ok := api.AsProblem(err); ok && pr.Type == api.ProblemTesterRevoked {
+			m.Restore = pr.Restore
+		}
+		if err != nil {
+			if list != nil {
+				list.Mutate(before, false) // take it back
+			}
+			if m.Restore != "" {
+				m.focus(TesterFocusRestoreOffer, 0)
+			}
+			return
+		}
+		m.Email, m.Name = "", ""
+		m.setField(TesterFieldEmail, "")
+		m.setField(TesterFieldName, "")
+		if list != nil {
+			list.Mutate(withTester(before, out.Tester), true)
+		}
+	})
+}
+
+// withTester returns pages with t first on the first page (a copy: pages
+// in a snapshot are shared with the cache).
+func withTester(pages []TesterPage, t betaport.Tester) []TesterPage {
+	out := make([]TesterPage, max(len(pages), 1))
+	copy(out, pages)
+	first := out[0]
+	first.Data = append([]betaport.Tester{t}, first.Data...)
+	out[0] = first
+	return out
+}
+
+// replaceTester returns pages with t in place of the tester of its id.
+func replaceTester(pages []TesterPage, t betaport.Tester) []TesterPage {
+	out := make([]TesterPage, len(pages))
+	for i, page := range pages {
+		data := make([]betaport.Tester, len(page.Data))
+		for j, x := range page.Data {
+			if x.ID == t.ID {
+				x = t
+			}
+			data[j] = x
+		}
+		page.Data = data
+		out[i] = page
+	}
+	return out
+}
+
+// Asking reports whether tester id's revoke question is open.
+func (m *Testers) Asking(id int64) bool { return m.asking[id] }
+
+// Ask is a tester's Revoke: it asks first, with the focus on "Yes, revoke".
+func (m *Testers) Ask(t betaport.Tester) {
+	m.asking[t.ID] = true
+	m.focus(TesterFocusYes, t.ID)
+}
+
+// Keep answers the question no: nothing changes, and the focus goes back
+// to the tester's Revoke.
+func (m *Testers) Keep(t betaport.Tester) {
+	delete(m.asking, t.ID)
+	m.focus(TesterFocusRevoke, t.ID)
+}
+
+// Revoke answers the question yes: the tester shows revoked at once, and
+// as they were again if the service refuses (the error is shown). A Yes
+// for a question already answered does nothing.
+func (m *Testers) Revoke(t betaport.Tester) {
+	if !m.asking[t.ID] {
+		return
+	}
+	delete(m.asking, t.ID)
+	list, gen := m.list, m.gen
+	if list == nil {
+		return
+	}
+	before := list.Snapshot().Data
+	revoked := t
+	revoked.Status = betaport.TesterRevoked
+	list.Mutate(replaceTester(before, revoked), false)
+	m.RevokeErr = nil
+	Call(m.cfg.Env, func(ctx context.Context, c *client.Client) (struct{}, error) {
+		return struct{}{}, c.Revoke(ctx, t.ExtensionID, t.ID)
+	}, func(_ struct{}, err error) {
+		if gen != m.gen || m.refused(err) {
+			return
+		}
+		m.RevokeErr = err
+		if err != nil {
+			list.Mutate(before, false)
+			return
+		}
+		list.Revalidate()
+	})
+}
+
+// Renew gives a tester a new link: a restore when revoked, else a new
+// invite link (the old one stops working). A press while that tester's is
+// on its way does nothing.
+func (m *Testers) Renew(t betaport.Tester) {
+	if t.Status == betaport.TesterRevoked {
+		m.renewAt(t.ID, api.TesterRestorePath(t.ExtensionID, t.ID), "Restored.")
+		return
+	}
+	m.renewAt(t.ID, api.TesterInvitePath(t.ExtensionID, t.ID), "New link made; the old one no longer works.")
+}
+
+// RestoreOffered restores the revoked tester a refused invite named.
+func (m *Testers) RestoreOffered() {
+	if m.Restore == "" {
+		return
+	}
+	path := m.Restore
+	m.Email, m.Name = "", ""
+	m.setField(TesterFieldEmail, "")
+	m.setField(TesterFieldName, "")
+	m.renewAt(0, path, "Restored.")
+}
+
+func (m *Testers) renewAt(id int64, path, note string) {
+	if m.renewing[id] {
+		return
+	}
+	m.renewing[id] = true
+	m.RevokeErr, m.InviteErr, m.Restore = nil, nil, ""
+	list, gen := m.list, m.gen
+	Call(m.cfg.Env, func(ctx context.Context, c *client.Client) (*api.Invited, error) {
+		return c.Renew(ctx, path)
+	}, func(out *api.Invited, err error) {
+		if gen != m.gen {
+			return
+		}
+		delete(m.renewing, id)
+		if m.refused(err) {
+			return
+		}
+		if err != nil {
+			m.RevokeErr = err
+			return
+		}
+		m.Invited, m.LinkNote, m.Copied = out, note, false
+		if list != nil {
+			list.Mutate(replaceTester(list.Snapshot().Data, out.Tester), true)
+		}
+		m.focus(TesterFocusLink, out.ID)
+	})
+}
+
+// CopyLink puts the link shown on the clipboard.
+func (m *Testers) CopyLink() {
+	if m.Invited == nil {
+		return
+	}
+	if m.cfg.Copy != nil {
+		m.cfg.Copy(m.Invited.InviteURL)
+	}
+	m.Copied = true
+}
+
+// refused sends the person away when err says they may not be here, and
+// reports whether it did.
+func (m *Testers) refused(err error) bool {
+	to := m.cfg.Session.Refused(err)
+	if to == "" {
+		return false
+	}
+	if m.cfg.Navigate != nil {
+		m.cfg.Navigate(to)
+	}
+	return true
+}
+
+func (m *Testers) setField(f TesterField, v string) {
+	if m.cfg.SetField != nil {
+		m.cfg.SetField(f, v)
+	}
+}
+
+func (m *Testers) focus(f TesterFocus, id int64) {
+	if m.cfg.Focus != nil {
+		m.cfg.Focus(f, id)
+	}
+}
