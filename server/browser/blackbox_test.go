@@ -535,7 +535,7 @@ func TestBlackBoxKeyboardScrolling(t *testing.T) {
 		t.Helper()
 		before := scrollY()
 		bbPress(t, ctx, key)
-		deadline := time.Now().Add(3 * time.Second)
+		deadline := time.Now().Add(patient(3 * time.Second))
 		for scrollY() < before+min {
 			if time.Now().After(deadline) {
 				t.Errorf("%s did not scroll the page down (scrollY %v → %v, want at least +%v); focus on %s; %s", name, before, scrollY(), min, focused(t, ctx), listDesc(t, ctx, "testers"))
@@ -1252,7 +1252,7 @@ func TestBlackBoxWindowLosesAndRegainsFocus(t *testing.T) {
 	regain()
 	bbPoll(t, ctx, 15*time.Second, `document.visibilityState === "visible" && document.hasFocus()`, "the window did not come back")
 	// Watch the list for 3 seconds after the return: it must never collapse.
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(patient(3 * time.Second))
 	minCount := count0
 	for time.Now().Before(deadline) {
 		if c := readList(t, ctx, "testers", "tester").Count; c < minCount {
