@@ -10,7 +10,7 @@ SERVER_SOURCES := $(shell find server web -name '*.go' -not -name '*_test.go') $
 # every replica of one build agrees and a new build updates browsers.
 BUILD_ID = $(shell sha256sum web/app.wasm | cut -c1-12)
 
-.PHONY: all build wasm run test vet lint test-go test-wasm axe chromium scaleout-deps versitygw postgresql bench fuzz clean help
+.PHONY: all build wasm run test vet lint test-go test-race test-wasm axe chromium scaleout-deps versitygw postgresql bench fuzz clean help
 
 all: build
 
@@ -68,12 +68,21 @@ lint:
 # The scale-out tests (store and API tests on PostgreSQL + S3, replicas) need
 # PostgreSQL and versitygw; BETAPORT_SKIP_SCALEOUT=1 skips them (CI never
 # sets it).
+# The browser tests run without -race: the server code they drive is raced
+# by its own packages' tests, and the race detector would make every
+# service they start (and the pure-Go SQLite under it) several times
+# slower. `make test-race` runs them with it.
 test-go: wasm chromium scaleout-deps axe
-	$(GO) test -race -timeout 40m ./...
+	$(GO) test -race -timeout 30m $$($(GO) list ./... | grep -v '/server/browser$$')
+	$(GO) test -parallel 4 -timeout 20m ./server/browser
 
-# app/fetch runs in the browser too: its tests once more under GOOS=js (Node).
+test-race: wasm chromium scaleout-deps axe
+	$(GO) test -race -parallel 4 -timeout 40m ./server/browser
+
+# app/fetch and the page models run in the browser too: their tests once
+# more under GOOS=js (Node).
 test-wasm:
-	GOOS=js GOARCH=wasm $(GO) test -exec="$(GOROOT_DIR)/lib/wasm/go_js_wasm_exec" ./app/fetch
+	GOOS=js GOARCH=wasm $(GO) test -exec="$(GOROOT_DIR)/lib/wasm/go_js_wasm_exec" ./app/fetch ./app/model/...
 
 # axe-core, the accessibility checker the browser tests run on every page.
 AXE_VERSION := 4.14.1

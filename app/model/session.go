@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"sync"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/client"
@@ -27,6 +28,52 @@ type Session struct {
 	// ended is the reason the last refused request gave for a tester's
 	// access ending, for the page that says so.
 	ended string
+	// check is the check on its way, and waiting the pages it tells when
+	// answered: the top bar and the page under it both ask as a page
+	// opens, and one request answers both.
+	check   *sessionCheck
+	waiting []func(*api.Session)
+}
+
+// sessionCheck is a check on its way for the pages that joined it: it ends
+// (its answer dropped) once every one of them is gone.
+type sessionCheck struct {
+	ctx    context.Context // ended once every page is gone
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	pages  []context.Context
+}
+
+// join adds a page to the check, unless every page it had is gone.
+func (c *sessionCheck) join(page context.Context) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.pages) > 0 && !c.aliveLocked() {
+		return false
+	}
+	c.pages = append(c.pages, page)
+	context.AfterFunc(page, func() {
+		if !c.alive() {
+			c.cancel() // nobody waits: the request is aborted
+		}
+	})
+	return true
+}
+
+// alive reports whether a page that joined the check is still there.
+func (c *sessionCheck) alive() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.aliveLocked()
+}
+
+func (c *sessionCheck) aliveLocked() bool {
+	for _, p := range c.pages {
+		if p.Err() == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // NewSession returns the app's session: who, when the page the server
@@ -40,7 +87,8 @@ func (s *Session) Who() (who *api.Session, known bool) { return s.who, s.known }
 
 // Check calls then with who is signed in (nil for nobody): at once when
 // that is known, else once the service has answered, on e's page (once the
-// page is gone, never). Offline or failing, then is not called: a page
+// page is gone, never). Checks made while one is on its way wait for its
+// answer: one request. Offline or failing, then is not called: a page
 // shows nothing rather than guess.
 //
 // The first answer makes it known; an answer that arrives after it became
@@ -52,16 +100,46 @@ func (s *Session) Check(e Env, then func(*api.Session)) {
 		then(s.who)
 		return
 	}
-	Call(e, func(ctx context.Context, c *client.Client) (*api.Session, error) {
-		return c.Session(ctx)
-	}, func(who *api.Session, err error) {
-		if err != nil && !client.IsUnauthorized(err) {
+	page := e.context()
+	told := func(who *api.Session) {
+		if page.Err() == nil {
+			then(who)
+		}
+	}
+	if s.check != nil && s.check.join(page) {
+		s.waiting = append(s.waiting, told)
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	check := &sessionCheck{ctx: ctx, cancel: cancel}
+	check.join(page)
+	s.check, s.waiting = check, []func(*api.Session){told}
+	// Not Call: the check is the app's, for every page that joins it, and
+	// is over only once all of them are gone.
+	e.Async(func() {
+		reqCtx, cancelReq := context.WithTimeout(ctx, RequestTimeout)
+		who, err := e.Client.Session(reqCtx)
+		cancelReq()
+		if !check.alive() {
 			return
 		}
-		if !s.known {
-			s.known, s.who = true, who
-		}
-		then(s.who)
+		e.Dispatch(func() {
+			if s.check != check {
+				return // abandoned by its pages, and another check began
+			}
+			waiting := s.waiting
+			s.check, s.waiting = nil, nil
+			cancel()
+			if !check.alive() || err != nil && !client.IsUnauthorized(err) {
+				return // nobody to tell, or no answer: the next page asks again
+			}
+			if !s.known {
+				s.known, s.who = true, who
+			}
+			for _, then := range waiting {
+				then(s.who)
+			}
+		})
 	})
 }
 

@@ -297,6 +297,39 @@ func TestSessionCheckAsksOnceThenKnows(t *testing.T) {
 	}
 }
 
+// The top bar and the page under it both ask who is signed in as a page
+// opens, before either is answered: one request answers both (the sign-in
+// page, signed out, asked twice). A page gone by then is not told.
+func TestSessionChecksOnTheirWayAskOnce(t *testing.T) {
+	a := newAccountsAPI()
+	checks := a.hold("GET /api/session")
+	p := newPage(t, a)
+	gone := newPage(t, a)
+	s := model.NewSession(nil)
+	var nav, page, left []*api.Session
+	p.do(func() { s.Check(p.env, func(who *api.Session) { nav = append(nav, who) }) })
+	p.do(func() { s.Check(p.env, func(who *api.Session) { page = append(page, who) }) })
+	gone.do(func() { s.Check(gone.env, func(who *api.Session) { left = append(left, who) }) })
+	gone.leave()
+	checks.next(t).answer()
+	p.wait("both answered", func() bool { return len(nav) == 1 && len(page) == 1 })
+	p.settle()
+	gone.settle()
+	if n := a.count("GET /api/session"); n != 1 {
+		t.Errorf("%d session checks sent, want one", n)
+	}
+	p.do(func() {
+		if nav[0] != nil || page[0] != nil {
+			t.Errorf("signed out, the pages were told %v and %v, want nobody", nav[0], page[0])
+		}
+	})
+	gone.do(func() {
+		if len(left) != 0 {
+			t.Errorf("a page gone before the answer was told %v", left)
+		}
+	})
+}
+
 func TestSessionKnownFromTheServersPageAsksNothing(t *testing.T) {
 	p := newPage(t, newAccountsAPI())
 	s := model.NewSession(testerSession)

@@ -13,6 +13,7 @@ import (
 // Signed out, the app sends a person to the sign-in page; a wrong password
 // is said plainly; signing in shows who is signed in; signing out ends it.
 func TestSignInAndOut(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ctx := newTab(t)
 	admin := d.Admins[0]
@@ -53,6 +54,7 @@ func TestSignInAndOut(t *testing.T) {
 
 // A tester opening their personal link lands on their builds, signed in.
 func TestTesterLinkOpensBuilds(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ctx := newTab(t)
 	openApp(t, ctx, m.URL()+d.TesterLink)
@@ -81,6 +83,7 @@ func TestTesterLinkOpensBuilds(t *testing.T) {
 // next page they open and from their old link, never with the admins'
 // sign-in.
 func TestRevokedTesterSeesAccessEnded(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	tester, err := m.Store.FindTesterByInvite(context.Background(), credential.HashToken(strings.TrimPrefix(d.TesterLink, "/t/")))
 	if err != nil {

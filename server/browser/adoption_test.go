@@ -22,6 +22,7 @@ import (
 // hours runs the current build, and lists the same numbers in a table. A
 // screenshot of the section is kept as a test artifact on every run.
 func TestAdoptionChart(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ctx := context.Background()
 	ext, err := m.Store.FindExtension(ctx, d.Extensions[0].ID)
@@ -153,6 +154,7 @@ func TestAdoptionChart(t *testing.T) {
 
 // An extension nobody has installed says so, under the same heading.
 func TestAdoptionEmpty(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	tab := adminTab(t, m, d)
 	openApp(t, tab, fmt.Sprintf("%s/extensions/%d", m.URL(), d.Extensions[0].ID))

@@ -72,6 +72,7 @@ func checkAccessible(t *testing.T, ctx context.Context, state string) {
 // TestPagesAreAccessible walks the pages an admin and a tester reach, in
 // their states, through real input, and runs axe-core on each.
 func TestPagesAreAccessible(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ctx := newTab(t)
 	openApp(t, ctx, m.URL()+"/login")
@@ -163,6 +164,7 @@ func atoiOr(s string) int {
 // reflows: nothing scrolls sideways, no text leaves the window, and no
 // list row cuts its text.
 func TestNarrowAndZoomedPagesReflow(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ctx := adminTab(t, m, d)
 	ext := d.Extensions[0]

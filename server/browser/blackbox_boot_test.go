@@ -61,8 +61,8 @@ func bootEval[T any](t *testing.T, ctx context.Context, expr string) T {
 
 func bootPoll(t *testing.T, ctx context.Context, d time.Duration, expr, msg string) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(d), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
-		t.Fatalf("%s (waited %v for %s): %v", msg, d, expr, err)
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(patient(d)), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+		t.Fatalf("%s (waited %v for %s): %v", msg, patient(d), expr, err)
 	}
 }
 
@@ -70,20 +70,7 @@ func bootPoll(t *testing.T, ctx context.Context, d time.Duration, expr, msg stri
 // cookie, for tabs that must not load the app to sign in.
 func bootSignInHTTP(t *testing.T, baseURL, email, password string) *http.Cookie {
 	t.Helper()
-	body, _ := json.Marshal(api.SignIn{Email: email, Password: password})
-	resp, err := http.Post(baseURL+api.PathSession, "application/json", strings.NewReader(string(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	io.Copy(io.Discard, resp.Body)
-	for _, c := range resp.Cookies() {
-		if c.Name == api.SessionCookie && c.Value != "" {
-			return c
-		}
-	}
-	t.Fatalf("signing in as %s: %d and no session cookie", email, resp.StatusCode)
-	return nil
+	return signInHTTP(t, baseURL, email, password)
 }
 
 // bootGetJSON reads an API answer with a session cookie.
@@ -426,6 +413,7 @@ func bootQ(sel string, i int) string {
 // viewport (after an ordinary wheel scroll if the page puts them lower), on
 // top of everything at their centre, not transparent or hidden.
 func TestBlackBoxBootRowsShowWithoutWasm(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0]
 	for _, c := range []struct{ name, path, rows string }{
@@ -468,6 +456,7 @@ func TestBlackBoxBootRowsShowWithoutWasm(t *testing.T) {
 // TestBlackBoxBootLinksWorkWithoutWasm: before the app boots (here: never),
 // a real click on a link to another page opens that page.
 func TestBlackBoxBootLinksWorkWithoutWasm(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0]
 	ctx, net, _ := bootNoWasmTab(t, m, d)
@@ -560,6 +549,7 @@ const bootControlsJS = `(() => {
 // navigates, submits (an invite form invites), opens a file picker, or
 // changes the page. A button that looks ready and does nothing fails.
 func TestBlackBoxBootNoDeadControlsWithoutWasm(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0]
 	for _, c := range []struct{ name, path string }{
@@ -717,8 +707,8 @@ const bootRowsJS = `(() => {
 // prerenders a page of rows; the app's first render after boot already
 // holds only a window of them, never all the prerendered rows at once.
 func TestBlackBoxBootFirstRenderIsWindowed(t *testing.T) {
-	m, d := startService(t)
-	ext := manyTesters(t, m, d, 1000)
+	t.Parallel()
+	m, d, ext := startWithTesters(t, 1000)
 	ctx := adminTab(t, m, d)
 	net := bootRecord(t, ctx)
 	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: fmt.Sprintf(bootRowsJS, bootJS(bootTesterRows))}); err != nil {
@@ -835,6 +825,7 @@ func bootWasPrerenderedWith(t *testing.T, ctx context.Context, name, path string
 // and is idle, a page load asks for the session at most once, never for the
 // extension it was prerendered with, and for no list page twice.
 func TestBlackBoxBootNoRequestTwice(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0]
 	admin := func(t *testing.T) context.Context { return adminTab(t, m, d) }
@@ -883,6 +874,7 @@ func TestBlackBoxBootNoRequestTwice(t *testing.T) {
 // the testers page by a link, Back and Forward asks for nothing twice in
 // any step, and never again for the session.
 func TestBlackBoxBootNoRequestTwiceBackForward(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0]
 	bundles := fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID)
@@ -950,6 +942,7 @@ func TestBlackBoxBootNoRequestTwiceBackForward(t *testing.T) {
 // most 5 KB over the wire (the sum of encodedDataLength at
 // loadingFinished), the wasm coming from the service worker's cache.
 func TestBlackBoxBootRepeatVisitIsCheap(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0]
 	for _, c := range []struct{ name, path string }{

@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -54,9 +53,9 @@ func bbkPrivateTab(t *testing.T) context.Context {
 // never holds.
 func bbkWait(t *testing.T, ctx context.Context, expr, msg string) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(30*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(30*time.Millisecond), chromedp.WithPollingTimeout(patient(20*time.Second)))); err != nil {
 		shown, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname + "\n" + (document.querySelector("main")?.innerText ?? document.body.innerText)`))
-		t.Fatalf("%s (waited 20 s for %s: %v); the page shows:\n%s", msg, expr, err, shown)
+		t.Fatalf("%s (waited %v for %s: %v); the page shows:\n%s", msg, patient(20*time.Second), expr, err, shown)
 	}
 }
 
@@ -178,6 +177,7 @@ func bbkSignsIn(t *testing.T, link string) (bool, string) {
 // without a key file; a pipeline's key made with the command line still
 // publishes afterwards, and the open page shows that too.
 func TestBlackBoxKeysAdminDropsOnlyAZip(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0]
 	ctx := adminTab(t, m, d)
@@ -223,6 +223,7 @@ func TestBlackBoxKeysAdminDropsOnlyAZip(t *testing.T) {
 // and the row is invited again, the invite's age shown; an invite of a
 // revoked e-mail offers the restore, and accepting it brings them back.
 func TestBlackBoxKeysTestersRevokeAndRestore(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	bg := context.Background()
 	team, err := m.Store.FindTeam(bg, d.Extensions[0].TeamID)
@@ -350,20 +351,14 @@ func TestBlackBoxKeysTestersRevokeAndRestore(t *testing.T) {
 // is revoked after its confirmation, the rest keep working; the audit list
 // shows both changes and who made them.
 func TestBlackBoxKeysSettingsKeysAndAudit(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0]
 	admin := d.Admins[0].Email
 	laptopPath := bbkCLIKey(t, m, ext.ID, "release laptop")
 	laptop := bbkKeyOf(t, laptopPath)
 	ctx := adminTab(t, m, d)
-	downloads := t.TempDir()
-	if _, err := chromedp.CallBrowser(ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
-		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		chromedp.CallBrowser(browser, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{Behavior: cdpbrowser.SetDownloadBehaviorBehaviorDefault})
-	})
+	downloads := allowDownloads(t, ctx)
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/settings", m.URL(), ext.ID))
 
 	// A label, then Enter.
@@ -463,6 +458,7 @@ func mustJSON(v any) string {
 // fresh one, sees that their access ended and whom to ask, with no sign-in
 // form.
 func TestBlackBoxKeysRevokedTesterSeesAccessEnded(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	bg := context.Background()
 	ext := d.Extensions[0]

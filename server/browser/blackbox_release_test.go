@@ -44,9 +44,9 @@ func bb20Wait(t *testing.T, ctx context.Context, expr, msg string) {
 
 func bb20WaitFor(t *testing.T, ctx context.Context, d time.Duration, expr, msg string) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(30*time.Millisecond), chromedp.WithPollingTimeout(d))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(30*time.Millisecond), chromedp.WithPollingTimeout(patient(d)))); err != nil {
 		shown, err2 := chromedp.Run(context.WithoutCancel(ctx), chromedp.Evaluate[string](`location.pathname + "\n" + (document.querySelector("main")?.innerText ?? document.body.innerText)`))
-		t.Fatalf("%s (waited %v for %s: %v); the page shows (%v):\n%s", msg, d, expr, err, err2, shown)
+		t.Fatalf("%s (waited %v for %s: %v); the page shows (%v):\n%s", msg, patient(d), expr, err, err2, shown)
 	}
 }
 
@@ -251,6 +251,7 @@ func bb20Visible(sel string) string {
 // receiver's answer; a receiver that fails shows its status and answer;
 // delete asks first.
 func TestBB20WebhooksSettings(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	hits := map[string]int{}
 	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -411,6 +412,7 @@ func TestBB20WebhooksSettings(t *testing.T) {
 // TestBB20WebhookDoubleAdd: a double click on "Add webhook" adds one
 // webhook, not two with two secrets of which the page shows one.
 func TestBB20WebhookDoubleAdd(t *testing.T) {
+	t.Parallel()
 	m, d := startWebhookService(t)
 	ext := d.Extensions[0]
 	api := bb20AdminAPI(t, m, d)
@@ -489,6 +491,7 @@ func bb20ReadAdoption(t *testing.T, ctx context.Context) bb20Adoption {
 // build" with N the share of the current version, and a table of the same
 // numbers.
 func TestBB20AdoptionChart(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0]
 	api := bb20AdminAPI(t, m, d)
@@ -632,6 +635,7 @@ func bb20Zip(t *testing.T, v string) pageFile {
 // as text; no script runs. The row's notes open and close from the
 // keyboard with aria-expanded following.
 func TestBB20NotesPublishedAndShownToTesters(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0]
 	api := bb20AdminAPI(t, m, d)
@@ -747,6 +751,7 @@ func TestBB20NotesPublishedAndShownToTesters(t *testing.T) {
 // uploaded, saying why; cut back under the limit, the same drop publishes
 // them.
 func TestBB20NotesTooLong(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0]
 	api := bb20AdminAPI(t, m, d)
@@ -810,6 +815,7 @@ const bb20CancelButton = `[...document.querySelectorAll("main button")].find(b =
 // tab and in a second one open on the page, without a reload. A double
 // click on the confirmation of another rollback publishes one bundle.
 func TestBB20Rollback(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0]
 	api := bb20AdminAPI(t, m, d)
@@ -901,6 +907,7 @@ func TestBB20Rollback(t *testing.T) {
 // days; an admin in Los Angeles, where it may be yesterday, sees today's
 // UTC checks under today's UTC date, and the same share.
 func TestBB20AdoptionDaysAreUTCEverywhere(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0]
 	api := bb20AdminAPI(t, m, d)
@@ -945,6 +952,7 @@ func TestBB20AdoptionDaysAreUTCEverywhere(t *testing.T) {
 // (a BEL pasted from a terminal) are refused: the panel says so and
 // publishes nothing; the notes box keeps them to fix.
 func TestBB20NotesWithAControlCharacter(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0]
 	api := bb20AdminAPI(t, m, d)
@@ -974,6 +982,7 @@ func TestBB20NotesWithAControlCharacter(t *testing.T) {
 // and Escape closes it, changing nothing, with the focus back where it was;
 // two tabs that both confirm "Roll back to #A" publish one rollback.
 func TestBB20RollbackByKeyboardAndRace(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0]
 	api := bb20AdminAPI(t, m, d)
@@ -1047,6 +1056,7 @@ func bb20VisibleText(s string) string {
 // failed upload keeps the notes typed; a published one empties the box for
 // the next bundle.
 func TestBB20NotesFollowPublishAndRollback(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0]
 	api := bb20AdminAPI(t, m, d)
@@ -1107,6 +1117,7 @@ func TestBB20NotesFollowPublishAndRollback(t *testing.T) {
 // field for a screen reader (aria-invalid, aria-describedby), not only
 // announced once: moving back to the field says what is wrong with it.
 func TestBB20WebhookErrorTiedToField(t *testing.T) {
+	t.Parallel()
 	m, d := startWebhookService(t)
 	ext := d.Extensions[0]
 	ctx := adminTab(t, m, d)
@@ -1126,6 +1137,7 @@ func TestBB20WebhookErrorTiedToField(t *testing.T) {
 // keeps as response, and for a failure why it failed) can be read on the
 // page, not only the status code.
 func TestBB20WebhookDeliveriesShowAnswers(t *testing.T) {
+	t.Parallel()
 	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		io.WriteString(w, "receiver-says-thanks")
@@ -1216,6 +1228,7 @@ func bb20Reflow(t *testing.T, ctx context.Context) []string {
 // builds page, with a row's notes open, in the admin's list and on the
 // settings page.
 func TestBB20LongNotesAndURLsReflow(t *testing.T) {
+	t.Parallel()
 	m, d := startWebhookService(t)
 	ext := d.Extensions[0]
 	api := bb20AdminAPI(t, m, d)
@@ -1265,6 +1278,7 @@ func TestBB20LongNotesAndURLsReflow(t *testing.T) {
 // deliveries fit the window: no sideways scrolling to read a delivery's
 // status and time.
 func TestBB20WebhookDeliveriesReflow(t *testing.T) {
+	t.Parallel()
 	m, d := startWebhookService(t)
 	ext := d.Extensions[0]
 	api := bb20AdminAPI(t, m, d)
@@ -1296,6 +1310,7 @@ func TestBB20WebhookDeliveriesReflow(t *testing.T) {
 // the extension's webhook as bundle.rolled_back, and the settings page
 // lists that delivery, delivered.
 func TestBB20RollbackShowsOnWebhooks(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var bodies []string
 	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -1,10 +1,13 @@
 package browser_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,8 +16,14 @@ import (
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/cli"
 	"github.com/betaport/betaport/server/demo"
 	"github.com/betaport/betaport/server/testenv"
@@ -56,6 +65,12 @@ func runWithBrowser(m *testing.M) int {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
+		// Tests run side by side, each tab in a window of its own: none
+		// of them is a background window whose timers, frames and smooth
+		// scrolls the browser slows down.
+		chromedp.Flag("disable-background-timer-throttling", true),
+		chromedp.Flag("disable-backgrounding-occluded-windows", true),
+		chromedp.Flag("disable-renderer-backgrounding", true),
 		// Scrollbars a hand can drag (headless hides them by default).
 		chromedp.Flag("hide-scrollbars", false),
 		chromedp.UserDataDir(profile),
@@ -84,19 +99,37 @@ func findChromium() string {
 	return ""
 }
 
-// startService runs the real service on port 0 with a fresh data dir and
-// the small demo data.
+// startService runs the real service on port 0 on a copy of the small
+// demo's data.
 func startService(t *testing.T) (*cli.Main, *demo.Result) {
 	t.Helper()
-	ctx := context.Background()
+	return serve(t, datasetWith(0), nil)
+}
+
+// startWithTesters is startService with n testers on the demo's third
+// extension, which it returns.
+func startWithTesters(t *testing.T, n int) (*cli.Main, *demo.Result, *betaport.Extension) {
+	t.Helper()
+	m, d := serve(t, datasetWith(n), nil)
+	return m, d, d.Extensions[2]
+}
+
+// serve starts the real service on port 0 with a fresh data dir holding a
+// copy of ds, once configure (when not nil) has set what the test needs.
+func serve(t *testing.T, ds *dataset, configure func(*cli.Main)) (*cli.Main, *demo.Result) {
+	t.Helper()
 	m := cli.NewMain()
 	m.Config.Addr = "127.0.0.1:0"
 	m.Config.Data = t.TempDir()
+	d := ds.copyTo(t, m.Config.Data)
 	m.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
 		m.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel()}))
 	}
-	if err := m.Run(ctx); err != nil {
+	if configure != nil {
+		configure(m)
+	}
+	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -104,26 +137,53 @@ func startService(t *testing.T) (*cli.Main, *demo.Result) {
 			t.Errorf("closing the service: %v", err)
 		}
 	})
-	d, err := demo.Load(ctx, m.Store, m.Blobs, demo.Small)
-	if err != nil {
-		t.Fatal(err)
-	}
 	return m, d
 }
 
 // newTab opens a tab in the shared browser. When the test fails, a
 // screenshot of the tab is kept and its path printed.
+//
+// Each test has a browser context of its own (cookies, storage, service
+// worker and cache): tests run side by side, each signed in as whom it
+// chooses, and every service of theirs is on 127.0.0.1, where cookies do
+// not tell ports apart. A test's tabs share its context, as a person's
+// tabs share their browser.
 func newTab(t *testing.T) context.Context {
 	t.Helper()
-	tab, cancelTab := chromedp.NewContext(browser)
+	var opts []chromedp.ContextOption
+	group, grouped := browserContexts.Load(t)
+	switch _, solo := soloTests[t.Name()]; {
+	case solo:
+		grouped = true // the browser's own context, never disposed
+	case grouped:
+		opts = append(opts, chromedp.WithExistingBrowserContext(group.(cdp.BrowserContextID)))
+	default:
+		opts = append(opts, chromedp.WithNewBrowserContext())
+	}
+	tab, cancelTab := chromedp.NewContext(browser, opts...)
 	// The first run opens the tab and ties it to the context it is given:
 	// give it the tab's own, so the deadline below ends the test's waits,
 	// not the tab (the failure screenshot still needs it).
 	if err := chromedp.Do(tab); err != nil {
 		t.Fatalf("opening a tab: %v", err)
 	}
+	if !grouped {
+		// The first tab's context owns the browser context: it is
+		// cancelled last (cleanups run last-in first-out), disposing it.
+		browserContexts.Store(t, chromedp.FromContext(tab).BrowserContextID)
+		t.Cleanup(func() { browserContexts.Delete(t) })
+	}
+	if _, solo := soloTests[t.Name()]; !solo {
+		// Tests run side by side, each tab in a window of its own, and
+		// only one window has the focus: each page is told it has it, so
+		// keys, focus rings and focus events behave as in the window a
+		// person is using.
+		if _, err := chromedp.Call(tab, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true}); err != nil {
+			t.Fatalf("emulating focus: %v", err)
+		}
+	}
 	console := recordConsole(tab)
-	ctx, cancel := context.WithTimeout(tab, 3*time.Minute) // a hundred pages by hand, on a busy machine
+	ctx, cancel := context.WithTimeout(tab, 6*time.Minute) // a hundred pages by hand, beside other tests on a busy machine
 	t.Cleanup(func() {
 		if t.Failed() {
 			for _, m := range console.all() {
@@ -140,6 +200,40 @@ func newTab(t *testing.T) context.Context {
 	})
 	return ctx
 }
+
+// allowDownloads saves what the tab's browser context downloads into a
+// folder of the test's, which it returns.
+func allowDownloads(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := chromedp.CallBrowser(ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
+		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir,
+		BrowserContextID: chromedp.FromContext(ctx).BrowserContextID,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// patient stretches a wait's deadline. A deadline is a safety net, not a
+// measure: a condition met sooner ends the wait sooner, and tests running
+// side by side on a busy two-core machine are several times slower than
+// one alone.
+func patient(d time.Duration) time.Duration { return 3 * d }
+
+// soloTests run alone (never in parallel), in the browser's default
+// context and with the focus its window really has, because what they test
+// depends on one of those; the reason is given with each.
+var soloTests = map[string]string{
+	"TestBlackBoxWindowLosesAndRegainsFocus": "it moves the window's focus",
+	// An incognito context (every other test's) never loads the page's web
+	// manifest, which the service worker caches.
+	"TestBlackBoxBootServiceWorkerFetchesOnlyWhatThePageUses": "a normal profile",
+	"TestBlackBoxBootFirstVisitFetchesTheWasmOnce":            "a normal profile",
+}
+
+// browserContexts maps each test (*testing.T) to its browser context.
+var browserContexts sync.Map
 
 // consoleLog keeps what a tab wrote to its console.
 type consoleLog struct {
@@ -251,10 +345,41 @@ func logLevel() slog.Level {
 }
 
 // adminTab opens a tab signed in as the demo's first admin (Acme, on the
-// Professional plan).
+// Professional plan), showing their extensions. It signs in through the API
+// and gives the tab the session's cookie: the sign-in form has tests of its
+// own.
 func adminTab(t *testing.T, m *cli.Main, d *demo.Result) context.Context {
 	t.Helper()
 	ctx := newTab(t)
-	signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	c := signInHTTP(t, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	if _, err := chromedp.Call(ctx, network.SetCookie, network.SetCookieParams{
+		Name: c.Name, Value: c.Value, URL: m.URL() + "/", HTTPOnly: &c.HttpOnly, SameSite: network.CookieSameSiteLax,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	openApp(t, ctx, m.URL()+"/")
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#signed-in-as`))); err != nil {
+		t.Fatalf("the admin's tab does not show them signed in: %v", err)
+	}
 	return ctx
+}
+
+// signInHTTP signs an admin in through the API and returns the session
+// cookie.
+func signInHTTP(t *testing.T, baseURL, email, password string) *http.Cookie {
+	t.Helper()
+	body, _ := json.Marshal(api.SignIn{Email: email, Password: password})
+	resp, err := http.Post(baseURL+api.PathSession, "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, resp.Body)
+	for _, c := range resp.Cookies() {
+		if c.Name == api.SessionCookie && c.Value != "" {
+			return c
+		}
+	}
+	t.Fatalf("signing in as %s: %d and no session cookie", email, resp.StatusCode)
+	return nil
 }

@@ -17,6 +17,7 @@ import (
 // Signed in, an admin drops only the zip: it is published through the same
 // three calls, and the pipeline's key keeps working afterwards.
 func TestUploadPanelZipAloneWhenSignedIn(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0]
 	keyPath := cliKey(t, m, ext.ID) // the pipeline's
@@ -50,6 +51,7 @@ func TestUploadPanelZipAloneWhenSignedIn(t *testing.T) {
 // revoked row offers Restore, which makes a new link; inviting a revoked
 // e-mail offers the restore instead of a refusal.
 func TestTestersRevokeRestoreAndReinvite(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[1]
 	ctx := adminTab(t, m, d)

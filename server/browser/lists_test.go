@@ -11,8 +11,6 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/betaport/betaport/app/betaport"
-	"github.com/betaport/betaport/server/cli"
-	"github.com/betaport/betaport/server/demo"
 )
 
 // listState reads what a windowed list shows: how many items it holds and
@@ -93,6 +91,7 @@ func wheelUntil(t *testing.T, ctx context.Context, cond string) {
 // nothing more: app/fetch's infinite model through the go-app adapter,
 // against the real API.
 func TestBundlesListLoadsMore(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0] // 120 bundles in the small demo
 	ctx := adminTab(t, m, d)
@@ -141,6 +140,7 @@ func TestBundlesListLoadsMore(t *testing.T) {
 // and start it again from the first page; with 10,000 testers loaded the
 // DOM holds a window of rows, not 10,000.
 func TestTestersListSearchFilterAndWindow(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0]
 	ctx := adminTab(t, m, d)
@@ -168,6 +168,7 @@ func TestTestersListSearchFilterAndWindow(t *testing.T) {
 // prerendered, is revalidated as the model says (revalidateFirstPage), and
 // costs a 304.
 func TestBundlesListRequests(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0] // 120 bundles: 6 pages of 20
 	ctx := adminTab(t, m, d)
@@ -214,25 +215,10 @@ func TestBundlesListRequests(t *testing.T) {
 	}
 }
 
-// manyTesters gives the demo's third extension (which has none) n
-// testers, and returns it.
-func manyTesters(t *testing.T, m *cli.Main, d *demo.Result, n int) *betaport.Extension {
-	t.Helper()
-	ext := d.Extensions[2]
-	ts := make([]*betaport.Tester, n)
-	for i := range ts {
-		ts[i] = &betaport.Tester{ExtensionID: ext.ID, Email: fmt.Sprintf("t%d@example.com", i), Name: fmt.Sprintf("Tester %d", i), Status: "active"}
-	}
-	if err := m.Store.CreateTesters(context.Background(), ts); err != nil {
-		t.Fatal(err)
-	}
-	return ext
-}
-
 // With 10,000 testers loaded, the DOM holds a window of rows.
 func TestTenThousandTestersStayLight(t *testing.T) {
-	m, d := startService(t)
-	ext := manyTesters(t, m, d, 10_000)
+	t.Parallel()
+	m, d, ext := startWithTesters(t, 10_000)
 	ctx := adminTab(t, m, d)
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID))
 	scrollToLoad(t, ctx, "testers", 10_000)
@@ -250,6 +236,7 @@ func TestTenThousandTestersStayLight(t *testing.T) {
 // The classic previous/next view renders the next page ahead, hidden, so
 // "Next" shows it at once, with no request.
 func TestClassicNextIsInstant(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0]
 	ctx := adminTab(t, m, d)
@@ -283,6 +270,7 @@ func TestClassicNextIsInstant(t *testing.T) {
 // A failing page shows the error, keeps the pages already loaded, and a
 // retry recovers.
 func TestListErrorAndRetry(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0]
 	ctx := adminTab(t, m, d)
@@ -338,6 +326,7 @@ func TestListErrorAndRetry(t *testing.T) {
 
 // An extension without bundles says what to do.
 func TestEmptyBundlesList(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ctx := adminTab(t, m, d)
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), d.Extensions[2].ID)) // Quiet Hours: none
@@ -349,6 +338,7 @@ func TestEmptyBundlesList(t *testing.T) {
 
 // Refresh revalidates the list: a tester added elsewhere appears.
 func TestTestersRefresh(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[1] // 5 testers
 	ctx := adminTab(t, m, d)
@@ -366,6 +356,7 @@ func TestTestersRefresh(t *testing.T) {
 
 // Going back to a list returns to the same pages and scroll position.
 func TestBackRestoresList(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0]
 	ctx := adminTab(t, m, d)
@@ -404,6 +395,7 @@ func TestBackRestoresList(t *testing.T) {
 // wasm starts from it: the rows are there on its first render and the page
 // is not fetched again (a revalidation, if any, is a bodiless 304).
 func TestPrerenderedFirstPage(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0]
 	ctx := adminTab(t, m, d)
@@ -443,6 +435,7 @@ func TestPrerenderedFirstPage(t *testing.T) {
 // agrees; a refused invite (an address already invited) is taken back.
 // Revoking marks the row at once.
 func TestTestersInviteAndRevokeUpdateTheList(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[1] // 5 testers
 	ctx := adminTab(t, m, d)
@@ -511,6 +504,7 @@ func TestTestersInviteAndRevokeUpdateTheList(t *testing.T) {
 // them again once. (CI caught page 1 asked twice when the first event came
 // after the reader had scrolled.)
 func TestLateEventStreamReadsNothingAgain(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0] // 120 bundles: 6 pages of 20
 	ctx := adminTab(t, m, d)

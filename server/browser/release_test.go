@@ -83,6 +83,7 @@ func checkNotesShown(t *testing.T, where string, got rnShown) {
 // them on their builds page and opens a row's notes. A <script> in them is
 // text.
 func TestReleaseNotesFromPanelToTester(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0] // the demo tester's extension
 	next := lastBundle(t, m.Store, ext.ID) + 1
@@ -174,6 +175,7 @@ func TestReleaseNotesFromPanelToTester(t *testing.T) {
 // another tab's, with the focus left on the row it was pressed in. A
 // rollback the service refuses shows its problem.
 func TestRollbackFromTheBundlesList(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0]
 	last := lastBundle(t, m.Store, ext.ID)
@@ -291,6 +293,7 @@ func TestRollbackFromTheBundlesList(t *testing.T) {
 // 10 KiB limit, says what is wrong above the box once they are over it,
 // and does not start an upload with them; shortened, they go.
 func TestReleaseNotesLimitInThePanel(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0]
 	last := lastBundle(t, m.Store, ext.ID)

@@ -30,6 +30,7 @@ import (
 // list and header within seconds, with no focus event or reload: the push
 // reaches A through the shared database.
 func TestLivePublishAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	db, blob := testenv.PostgresURL(t), testenv.BucketURL(t)
 	secret, ring := credential.NewToken()+credential.NewToken(), keyring.Generate()
 	replica := func() *cli.Main {

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 )
 
@@ -21,6 +20,7 @@ import (
 // under the name its Content-Disposition gives, Tab-Tamer-<version>.zip,
 // with exactly the bundle's bytes.
 func TestTesterDownloadsBuildFromS3(t *testing.T) {
+	t.Parallel()
 	m, d, log := startServiceOnS3(t)
 	ext := d.Extensions[0]
 	cur, err := m.Store.FindBundle(context.Background(), ext.ID, ext.CurrentBundle)
@@ -33,14 +33,7 @@ func TestTesterDownloadsBuildFromS3(t *testing.T) {
 	}
 
 	ctx := newTab(t)
-	downloads := t.TempDir()
-	if _, err := chromedp.CallBrowser(ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
-		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		chromedp.CallBrowser(browser, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{Behavior: cdpbrowser.SetDownloadBehaviorBehaviorDefault})
-	})
+	downloads := allowDownloads(t, ctx)
 	openApp(t, ctx, m.URL()+d.TesterLink)
 	waitLocation(t, ctx, m.URL()+"/builds")
 	waitJS(t, ctx, `document.querySelector("#builds a.download") !== null`)

@@ -10,6 +10,7 @@ import (
 // A person opens the home page, sees the extensions, clicks one and lands on
 // its page, navigated by the app without reloading the page.
 func TestOpenExtensionFromHome(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ctx := adminTab(t, m, d)
 	waitLocation(t, ctx, m.URL()+"/")

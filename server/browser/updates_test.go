@@ -35,6 +35,7 @@ var chromeIDPattern = regexp.MustCompile(`^[a-p]{32}$`)
 // answers 404 to Chromium's update check while the new one answers the
 // update XML, and the CRX served from then on carries the new URL.
 func TestUpdatesSettingsShowAndRotate(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0] // Professional, 120 bundles
 	ctx := adminTab(t, m, d)
@@ -151,6 +152,7 @@ func TestUpdatesSettingsShowAndRotate(t *testing.T) {
 // install each, and the CRX link serves a signed CRX whose manifest
 // carries the extension's update URL; the zip link serves the zip.
 func TestUpdatesTesterGetsCRXAndZip(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0]
 	ctx := newTab(t)
@@ -217,6 +219,7 @@ func TestUpdatesTesterGetsCRXAndZip(t *testing.T) {
 // higher version, and the bundle rows (admin and tester) say which version
 // was uploaded. The extension page offers the new bundle both ways.
 func TestUpdatesRowsShowUploadedVersion(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0] // the demo tester tests it; its bundles are 1.x
 	key := setKey(t, m.Store, ext.ID)

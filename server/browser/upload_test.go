@@ -19,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/network"
@@ -44,6 +43,7 @@ import (
 // the new bundle on top of the list with the badge moved, no reload, and the
 // download serves the bytes that were dropped.
 func TestUploadPanelDropPublishes(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[0] // with bundles
 	key := setKey(t, m.Store, ext.ID)
@@ -124,6 +124,7 @@ func TestUploadPanelDropPublishes(t *testing.T) {
 // A 50 MiB zip reports progress while the PUT is in flight, with go-app's
 // service worker controlling the page: uploads bypass it.
 func TestUploadPanelProgressOfLargeZip(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[2] // no bundle yet
 	key := setKey(t, m.Store, ext.ID)
@@ -176,6 +177,7 @@ func TestUploadPanelProgressOfLargeZip(t *testing.T) {
 // the server rejects lists every problem with its path; a valid zip dropped
 // next publishes.
 func TestUploadPanelRefusesBadFiles(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext, other := d.Extensions[0], d.Extensions[1]
 	key := setKey(t, m.Store, ext.ID)
@@ -243,6 +245,7 @@ func TestUploadPanelRefusesBadFiles(t *testing.T) {
 // and set aside; Retry would publish as the signed-in admin, and dropping
 // the current key starts the upload again.
 func TestUploadPanelRevokedKey(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[1] // 3 bundles
 	old := setKey(t, m.Store, ext.ID)
@@ -275,6 +278,7 @@ func TestUploadPanelRevokedKey(t *testing.T) {
 // Cancel aborts the PUT mid-transfer: nothing is published, and the next
 // try (one click) works.
 func TestUploadPanelCancelThenRetry(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[1] // 3 bundles
 	key := setKey(t, m.Store, ext.ID)
@@ -314,6 +318,7 @@ func TestUploadPanelCancelThenRetry(t *testing.T) {
 // The keyboard path: Enter on the focused drop zone opens the file picker;
 // the files chosen there upload as dropped ones do.
 func TestUploadPanelKeyboardPicker(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[1]
 	key := setKey(t, m.Store, ext.ID)
@@ -351,6 +356,7 @@ func TestUploadPanelKeyboardPicker(t *testing.T) {
 // On the Starter plan the panel and the settings page say that manual
 // upload needs the Professional plan instead of offering it.
 func TestUploadNeedsProfessionalPlan(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[len(d.Extensions)-1] // Color Picker, Starter team
 	ctx := newTab(t)
@@ -382,20 +388,14 @@ func TestUploadNeedsProfessionalPlan(t *testing.T) {
 // already there keeps working until it is revoked, which asks first; the
 // audit list names both changes.
 func TestSettingsNamedKeys(t *testing.T) {
+	t.Parallel()
 	m, d := startService(t)
 	ext := d.Extensions[1] // 3 bundles
 	previous := setKey(t, m.Store, ext.ID)
 	ctx := adminTab(t, m, d)
 	previousKey := api.ServiceKey{ExtensionID: strconv.FormatInt(ext.ID, 10), APIKey: previous}
 
-	downloads := t.TempDir()
-	if _, err := chromedp.CallBrowser(ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
-		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		chromedp.CallBrowser(browser, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{Behavior: cdpbrowser.SetDownloadBehaviorBehaviorDefault})
-	})
+	downloads := allowDownloads(t, ctx)
 
 	// Reached from the upload panel's link, in the app.
 	openUploadPanel(t, ctx, m.URL(), ext.ID)
@@ -584,7 +584,7 @@ func evalJS[T any](t *testing.T, ctx context.Context, js string) T {
 // waitJS waits until the expression is true in the page.
 func waitJS(t *testing.T, ctx context.Context, expr string) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(patient(20*time.Second)))); err != nil {
 		status, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#upload-panel")?.innerText ?? document.querySelector("main")?.innerText ?? ""`))
 		t.Fatalf("waiting for %s: %v\npanel:\n%s", expr, err, status)
 	}

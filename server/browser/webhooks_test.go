@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -26,6 +25,7 @@ import (
 // pressing the button, sees its secret once, presses Send test event and
 // sees the delivery arrive as delivered; then deletes it, confirming.
 func TestWebhooksOnSettingsPage(t *testing.T) {
+	t.Parallel()
 	type hit struct {
 		signature string
 		body      []byte
@@ -110,24 +110,8 @@ func TestWebhooksOnSettingsPage(t *testing.T) {
 // test's receivers on loopback.
 func startWebhookService(t *testing.T) (*cli.Main, *demo.Result) {
 	t.Helper()
-	ctx := context.Background()
-	m := cli.NewMain()
-	m.Config.Addr = "127.0.0.1:0"
-	m.Config.Data = t.TempDir()
-	m.Config.WebhookAllowPrivate = true
-	m.Config.WebhookRetryMin = 100 * time.Millisecond
-	m.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	if err := m.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := m.Close(); err != nil {
-			t.Errorf("closing the service: %v", err)
-		}
+	return serve(t, datasetWith(0), func(m *cli.Main) {
+		m.Config.WebhookAllowPrivate = true
+		m.Config.WebhookRetryMin = 100 * time.Millisecond
 	})
-	d, err := demo.Load(ctx, m.Store, m.Blobs, demo.Small)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m, d
 }
