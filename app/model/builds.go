@@ -94,22 +94,9 @@ func (b *Builds) Open() {
 	if b.list != nil {
 		return
 	}
-	getKey := BuildsKeys()
-	var fallback []BuildPage
-	if b.cfg.Fallback != nil {
-		key, _ := getKey(0, nil)
-		fallback = b.cfg.Fallback(key)
-	}
 	b.loaded = false
-	b.list = fetch.NewInfinite(b.cfg.Env.context(), b.cfg.Cache, getKey,
-		jsonFetcher[BuildPage](b.cfg.Env.Client),
-		fetch.InfiniteOptions[BuildPage]{
-			FallbackData: fallback, MaxPages: b.cfg.MaxPages,
-			Count: func(p BuildPage) int { return len(p.Data) },
-		})
+	b.list, b.stopList = openCursorList(b.cfg.Env, b.cfg.Cache, BuildsKeys(), b.cfg.Fallback, b.cfg.MaxPages, b.listChanged)
 	list := b.list
-	b.stopList = follow(b.cfg.Env, list.SubscribeChanges, list.Snapshot,
-		func(s fetch.InfiniteState[BuildPage]) uint64 { return s.Version }, b.listChanged)
 	b.cfg.Session.Check(b.cfg.Env, func(who *api.Session) {
 		if who == nil || who.Tester == nil || b.list != list || b.stopLive != nil || b.cfg.Listen == nil {
 			return

@@ -141,6 +141,27 @@ func unauthorized(f func(error), err error) bool {
 // follow subscribes to a fetch object and hands each new version of its
 // state to set on the UI goroutine (Env.Dispatch), where the page renders
 // afterwards. It subscribes before the first read, so no change falls in
+
+// openCursorList opens a page's cursor-paged list (the testers, a tester's
+// builds): its first page from the server's render when fallback has it,
+// each new state handed to changed on the UI goroutine until stop.
+func openCursorList[T any](env Env, cache *fetch.Cache, getKey fetch.GetKey[fetch.CursorPage[T]], fallback func(key string) []fetch.CursorPage[T], maxPages int, changed func(fetch.InfiniteState[fetch.CursorPage[T]])) (list *fetch.Infinite[fetch.CursorPage[T]], stop func()) {
+	var first []fetch.CursorPage[T]
+	if fallback != nil {
+		key, _ := getKey(0, nil)
+		first = fallback(key)
+	}
+	list = fetch.NewInfinite(env.context(), cache, getKey,
+		jsonFetcher[fetch.CursorPage[T]](env.Client),
+		fetch.InfiniteOptions[fetch.CursorPage[T]]{
+			FallbackData: first, MaxPages: maxPages,
+			Count: func(p fetch.CursorPage[T]) int { return len(p.Data) },
+		})
+	stop = follow(env, list.SubscribeChanges, list.Snapshot,
+		func(s fetch.InfiniteState[fetch.CursorPage[T]]) uint64 { return s.Version }, changed)
+	return list, stop
+}
+
 // between; a state that comes after the returned stop is not handed over.
 func follow[S any](env Env, subscribe func(func()) func(), snapshot func() S, version func(S) uint64, set func(S)) (stop func()) {
 	closed, shown := false, uint64(0)

@@ -218,22 +218,8 @@ func (m *Testers) Open(id int64, q, status string) {
 }
 
 func (m *Testers) openList() {
-	getKey := m.getKey()
-	var fallback []TesterPage
-	if m.cfg.Fallback != nil {
-		key, _ := getKey(0, nil)
-		fallback = m.cfg.Fallback(key)
-	}
 	m.loaded = false
-	m.list = fetch.NewInfinite(m.cfg.Env.context(), m.cfg.Cache, getKey,
-		jsonFetcher[TesterPage](m.cfg.Env.Client),
-		fetch.InfiniteOptions[TesterPage]{
-			FallbackData: fallback, MaxPages: m.cfg.MaxPages,
-			Count: func(p TesterPage) int { return len(p.Data) },
-		})
-	list := m.list
-	m.stopList = follow(m.cfg.Env, list.SubscribeChanges, list.Snapshot,
-		func(s fetch.InfiniteState[TesterPage]) uint64 { return s.Version }, m.listChanged)
+	m.list, m.stopList = openCursorList(m.cfg.Env, m.cfg.Cache, m.getKey(), m.cfg.Fallback, m.cfg.MaxPages, m.listChanged)
 }
 
 // listChanged takes the list's new state; a 401 sends the person away
