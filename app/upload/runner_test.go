@@ -16,52 +16,14 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/app/client"
+	"github.com/betaport/betaport/app/model/modeltest"
 	"github.com/betaport/betaport/app/upload"
 )
 
 // These run the runner as the panel does, natively: a UI goroutine that
-// runs what is dispatched in order (go-app's), goroutines for the async
-// work, files in memory, and a fake service on loopback.
-
-// uiLoop is a UI goroutine: Dispatch queues, one goroutine runs in order.
-type uiLoop struct {
-	queue chan func()
-	async sync.WaitGroup
-}
-
-func newUILoop(t *testing.T) *uiLoop {
-	l := &uiLoop{queue: make(chan func(), 10000)}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for f := range l.queue {
-			f()
-		}
-	}()
-	t.Cleanup(func() {
-		l.async.Wait()
-		close(l.queue)
-		<-done
-	})
-	return l
-}
-
-func (l *uiLoop) dispatch(f func()) { l.queue <- f }
-
-func (l *uiLoop) run(f func()) {
-	l.async.Add(1)
-	go func() {
-		defer l.async.Done()
-		f()
-	}()
-}
-
-// do runs f on the UI goroutine and waits for it.
-func (l *uiLoop) do(f func()) {
-	done := make(chan struct{})
-	l.queue <- func() { f(); close(done) }
-	<-done
-}
+// runs what is dispatched in order (modeltest.Loop, as the page models'
+// tests do), goroutines for the async work, files in memory, and a fake
+// service on loopback.
 
 // memFile is a file in memory; its PUT goes through the client's.
 type memFile struct {
@@ -144,7 +106,7 @@ func (s *service) sequence() string {
 // harness is a runner on a UI loop against a service.
 type harness struct {
 	t         *testing.T
-	ui        *uiLoop
+	ui        *modeltest.Loop
 	svc       *service
 	r         *upload.Runner
 	mu        sync.Mutex
@@ -153,15 +115,15 @@ type harness struct {
 }
 
 func newHarness(t *testing.T) *harness {
-	h := &harness{t: t, ui: newUILoop(t), svc: newService(t)}
+	h := &harness{t: t, ui: modeltest.NewLoop(t), svc: newService(t)}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	h.ui.do(func() {
+	h.ui.Do(func() {
 		h.r = upload.New(upload.Config{
 			Client:    &client.Client{BaseURL: h.svc.URL, HTTP: h.svc.Client()},
 			Context:   ctx,
-			Dispatch:  h.ui.dispatch,
-			Async:     h.ui.run,
+			Dispatch:  h.ui.Dispatch,
+			Async:     h.ui.Async,
 			Extension: func() (int64, string) { return 7, "Tab Tamer" },
 			Focus: func(f upload.Focus) {
 				h.mu.Lock()
@@ -184,7 +146,7 @@ func keyFile(id string) *memFile {
 
 var goodZip = []byte("PK\x03\x04" + strings.Repeat("z", 200))
 
-func (h *harness) take(files ...upload.File) { h.ui.do(func() { h.r.Take(files) }) }
+func (h *harness) take(files ...upload.File) { h.ui.Do(func() { h.r.Take(files) }) }
 
 // wait waits until cond, read on the UI goroutine, holds.
 func (h *harness) wait(what string, cond func(r *upload.Runner) bool) {
@@ -192,7 +154,7 @@ func (h *harness) wait(what string, cond func(r *upload.Runner) bool) {
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
 		var ok bool
 		var state string
-		h.ui.do(func() {
+		h.ui.Do(func() {
 			ok = cond(h.r)
 			state = fmt.Sprintf("phase %d step %d notices %q announce %q problem %+v", h.r.Phase, h.r.Step, h.r.Notices, h.r.Announce, h.r.Problem)
 		})
@@ -215,7 +177,7 @@ func TestRunnerPublishes(t *testing.T) {
 	h := newHarness(t)
 	h.take(h.zip("tab-tamer.zip", goodZip), keyFile("7"))
 	h.wait("published", func(r *upload.Runner) bool { return r.Phase == upload.Done })
-	h.ui.do(func() {
+	h.ui.Do(func() {
 		r := h.r
 		if r.Bundle == nil || r.Bundle.Number != 12 || len(h.published) != 1 {
 			t.Errorf("bundle %+v, published %v", r.Bundle, h.published)
@@ -247,7 +209,7 @@ func TestRunnerOneFileAtATime(t *testing.T) {
 	h := newHarness(t)
 	h.take(h.zip("tab-tamer.zip", goodZip))
 	h.wait("the zip", func(r *upload.Runner) bool { return r.Zip != nil })
-	h.ui.do(func() {
+	h.ui.Do(func() {
 		if h.r.Phase != upload.Idle || !strings.Contains(h.r.Announce, "tab-tamer.zip is ready. Now drop this extension's key file") {
 			t.Errorf("phase %d, announce %q", h.r.Phase, h.r.Announce)
 		}
@@ -266,7 +228,7 @@ func TestRunnerOneFileAtATime(t *testing.T) {
 
 func TestRunnerRefusesFilesBeforeAnyCall(t *testing.T) {
 	h := newHarness(t)
-	h.ui.do(h.r.LoadLimits)
+	h.ui.Do(h.r.LoadLimits)
 	h.wait("the limit", func(r *upload.Runner) bool { return r.MaxSize == 1000 })
 	tests := []struct {
 		name  string
@@ -312,15 +274,15 @@ func TestRunnerCancelThenRetry(t *testing.T) {
 
 	// A second drop while it runs changes nothing.
 	h.take(h.zip("other.zip", goodZip))
-	h.ui.do(func() {
+	h.ui.Do(func() {
 		if h.r.Announce != "An upload is running. Cancel it before choosing other files." || h.r.Zip.Name() != "tab-tamer.zip" {
 			t.Errorf("a drop while running: announce %q, zip %s", h.r.Announce, h.r.Zip.Name())
 		}
 	})
 
-	h.ui.do(h.r.Cancel)
+	h.ui.Do(h.r.Cancel)
 	h.wait("cancelled", func(r *upload.Runner) bool { return r.Phase == upload.Cancelled })
-	h.ui.do(func() {
+	h.ui.Do(func() {
 		if !h.r.CanRetry() || h.r.StepState(client.StepPut) != "cancelled" || h.r.Announce != "Upload cancelled. Nothing was published." {
 			t.Errorf("can retry %v, step 2 %s, announce %q", h.r.CanRetry(), h.r.StepState(client.StepPut), h.r.Announce)
 		}
@@ -330,7 +292,7 @@ func TestRunnerCancelThenRetry(t *testing.T) {
 	}
 
 	h.svc.set(func() { h.svc.hold = nil })
-	h.ui.do(h.r.Start)
+	h.ui.Do(h.r.Start)
 	h.wait("published", func(r *upload.Runner) bool { return r.Phase == upload.Done })
 	if got, want := h.svc.sequence(), "POST /api/submit/upload, PUT /uploads/1, POST /api/submit/upload, PUT /uploads/1, POST /api/submit/sign"; got != want {
 		t.Errorf("calls %s; want %s", got, want)
@@ -351,7 +313,7 @@ func TestRunnerSignIsNotCancelled(t *testing.T) {
 	h.take(h.zip("tab-tamer.zip", goodZip), keyFile("7"))
 	<-signing
 	h.wait("step 3", func(r *upload.Runner) bool { return r.Step == client.StepSign })
-	h.ui.do(func() {
+	h.ui.Do(func() {
 		if h.r.CanCancel() {
 			t.Error("can cancel while publishing")
 		}
@@ -377,7 +339,7 @@ func TestRunnerShowsTheProblem(t *testing.T) {
 	})
 	h.take(h.zip("broken.zip", goodZip), keyFile("7"))
 	h.wait("failed", func(r *upload.Runner) bool { return r.Phase == upload.Failed })
-	h.ui.do(func() {
+	h.ui.Do(func() {
 		r := h.r
 		if r.Problem.Status != 422 || len(r.Problem.Problems) != 2 || r.StepState(client.StepSign) != "failed" {
 			t.Errorf("problem %+v, step 3 %s", r.Problem, r.StepState(client.StepSign))
@@ -416,7 +378,7 @@ func TestRunnerCloseEndsTheUpload(t *testing.T) {
 	h.svc.set(func() { h.svc.hold = make(chan struct{}) })
 	h.take(h.zip("tab-tamer.zip", goodZip), keyFile("7"))
 	<-h.svc.held
-	h.ui.do(h.r.Close)
+	h.ui.Do(h.r.Close)
 	h.wait("ended", func(r *upload.Runner) bool { return r.Phase == upload.Cancelled && r.Key == nil && r.Zip == nil })
 }
 
@@ -425,12 +387,12 @@ func TestRunnerCloseEndsTheUpload(t *testing.T) {
 // are cleared once their bundle is published.
 func TestRunnerReleaseNotes(t *testing.T) {
 	h := newHarness(t)
-	h.ui.do(func() { h.r.Notes = strings.Repeat("€", betaport.MaxReleaseNotes/3) + "ab" }) // 10 KiB and one byte
+	h.ui.Do(func() { h.r.Notes = strings.Repeat("€", betaport.MaxReleaseNotes/3) + "ab" }) // 10 KiB and one byte
 	h.take(h.zip("tab-tamer.zip", goodZip), keyFile("7"))
 	h.wait("refused", func(r *upload.Runner) bool {
 		return len(r.Notices) == 1 && strings.Contains(r.Notices[0], "Nothing was uploaded. The release notes are 10241 bytes, 1 over the limit of 10240")
 	})
-	h.ui.do(func() {
+	h.ui.Do(func() {
 		if h.r.Phase != upload.Idle || h.r.Zip == nil || !h.r.CanRetry() {
 			t.Errorf("phase %d, zip %v: want idle with the zip kept", h.r.Phase, h.r.Zip)
 		}
@@ -442,7 +404,7 @@ func TestRunnerReleaseNotes(t *testing.T) {
 		t.Errorf("focus moves %v; want the notes", f)
 	}
 	notes := "- faster\n- [docs](https://example.com)"
-	h.ui.do(func() {
+	h.ui.Do(func() {
 		h.r.SetNotes(notes)
 		if h.r.Notices != nil {
 			t.Errorf("notices %q after the notes were shortened; want none", h.r.Notices)
@@ -450,7 +412,7 @@ func TestRunnerReleaseNotes(t *testing.T) {
 		h.r.Start()
 	})
 	h.wait("published", func(r *upload.Runner) bool { return r.Phase == upload.Done })
-	h.ui.do(func() {
+	h.ui.Do(func() {
 		if h.r.Notes != "" {
 			t.Errorf("notes after publishing %q; want them cleared", h.r.Notes)
 		}
