@@ -151,7 +151,7 @@ func autoUpdate(t *testing.T, m *cli.Main, d *demo.Result) {
 // (POST …/bundles/{number}/rollback) and returns the new bundle.
 func rollbackThroughAPI(t *testing.T, baseURL, email, password string, extID, number int64) betaport.Bundle {
 	t.Helper()
-	cookie := bootSignInHTTP(t, baseURL, email, password)
+	cookie := signInHTTP(t, baseURL, email, password)
 	req, err := http.NewRequest(http.MethodPost, baseURL+api.RollbackPath(extID, number), strings.NewReader("{}"))
 	if err != nil {
 		t.Fatal(err)

@@ -66,13 +66,6 @@ func bootPoll(t *testing.T, ctx context.Context, d time.Duration, expr, msg stri
 	}
 }
 
-// bootSignInHTTP signs an admin in through the API and returns the session
-// cookie, for tabs that must not load the app to sign in.
-func bootSignInHTTP(t *testing.T, baseURL, email, password string) *http.Cookie {
-	t.Helper()
-	return signInHTTP(t, baseURL, email, password)
-}
-
 // bootGetJSON reads an API answer with a session cookie.
 func bootGetJSON(t *testing.T, baseURL, path string, c *http.Cookie, v any) {
 	t.Helper()
@@ -100,7 +93,7 @@ func bootNoWasmTab(t *testing.T, m *cli.Main, d *demo.Result) (context.Context, 
 	t.Helper()
 	ctx := newTab(t)
 	net := bootRecord(t, ctx)
-	c := bootSignInHTTP(t, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
+	c := signInHTTP(t, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
 	if _, err := chromedp.Call(ctx, network.SetCookie, network.SetCookieParams{Name: c.Name, Value: c.Value, URL: m.URL() + "/"}); err != nil {
 		t.Fatal(err)
 	}
