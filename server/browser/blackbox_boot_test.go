@@ -139,6 +139,20 @@ func bootCheckNotBooted(t *testing.T, ctx context.Context, net *bootNet, mark in
 	}
 }
 
+// bootLoaderGaveUp waits until the app's loader has given up on the
+// blocked wasm, as a person sees it: its note in the corner is shown (it
+// appears only once loading takes a while), its icon has stopped spinning
+// and its label says what went wrong instead of the loading progress.
+func bootLoaderGaveUp(t *testing.T, ctx context.Context) {
+	t.Helper()
+	bootPoll(t, ctx, 10*time.Second, `(() => {
+	  const note = document.getElementById('app-wasm-loader'), icon = document.getElementById('app-wasm-loader-icon'), label = document.getElementById('app-wasm-loader-label');
+	  if (!note || !icon || !label) return false;
+	  const said = label.textContent.trim();
+	  return getComputedStyle(note).opacity === '1' && !icon.classList.contains('goapp-spin') && said !== '' && !/loading/i.test(said);
+	})()`, "the app's loader never said it gave up on the blocked wasm")
+}
+
 // bootReq is one request a tab made.
 type bootReq struct {
 	ID       network.RequestID
@@ -446,7 +460,7 @@ func TestBlackBoxBootRowsShowWithoutWasm(t *testing.T) {
 			}
 			check("as soon as the page loaded")
 			// The app's loader tries, fails (the wasm is blocked) and says so.
-			time.Sleep(2500 * time.Millisecond)
+			bootLoaderGaveUp(t, ctx)
 			bootCheckNotBooted(t, ctx, net, 0)
 			check("after the loader gave up")
 		})
@@ -463,7 +477,7 @@ func TestBlackBoxBootLinksWorkWithoutWasm(t *testing.T) {
 	bundles := fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID)
 	testers := bundles + "/testers"
 	bootOpenNoWasm(t, ctx, net, bundles)
-	time.Sleep(1500 * time.Millisecond) // the loader has given up
+	bootLoaderGaveUp(t, ctx)
 
 	// The extension's Testers link (the first visible link to the page).
 	link := func(href string) string {
@@ -478,15 +492,16 @@ func TestBlackBoxBootLinksWorkWithoutWasm(t *testing.T) {
 		"the testers page did not show its rows after the click")
 	bootCheckNotBooted(t, ctx, net, 0)
 
-	// And back to the bundles by the link on that page.
-	time.Sleep(1000 * time.Millisecond)
+	// And back to the bundles by the link on that page, once its loader
+	// has given up too.
+	bootLoaderGaveUp(t, ctx)
 	bootClick(t, ctx, link(fmt.Sprintf("/extensions/%d", ext.ID)), "the Bundles link")
 	waitLocation(t, ctx, bundles)
 	bootPoll(t, ctx, 10*time.Second, fmt.Sprintf(`document.readyState === 'complete' && document.querySelectorAll(%s).length > 0`, bootJS(bootBundleRows)),
 		"the bundles page did not show its rows after the click")
 
 	// The brand link goes home.
-	time.Sleep(1000 * time.Millisecond)
+	bootLoaderGaveUp(t, ctx)
 	bootClick(t, ctx, link("/"), "the home link")
 	waitLocation(t, ctx, m.URL()+"/")
 }
@@ -575,7 +590,7 @@ func TestBlackBoxBootNoDeadControlsWithoutWasm(t *testing.T) {
 			open := func() {
 				t.Helper()
 				bootOpenNoWasm(t, ctx, net, m.URL()+c.path)
-				time.Sleep(1500 * time.Millisecond) // the loader has given up
+				bootLoaderGaveUp(t, ctx)
 			}
 			open()
 			controls := bootEval[[]bootControl](t, ctx, fmt.Sprintf(bootControlsJS, bootJS(bootControlSel)))
