@@ -255,6 +255,13 @@ func streaming(r *bootReq) bool {
 func (n *bootNet) waitIdle(t *testing.T, ctx context.Context, quiet, limit time.Duration) {
 	t.Helper()
 	bootPoll(t, ctx, limit, `!!document.querySelector('.shell[data-app="client"]')`, "the app did not boot")
+	n.waitQuiet(t, quiet, limit)
+}
+
+// waitQuiet waits until no request (other than the event stream) has been
+// in flight or started for quiet, booted or not.
+func (n *bootNet) waitQuiet(t *testing.T, quiet, limit time.Duration) {
+	t.Helper()
 	deadline := time.Now().Add(limit)
 	for {
 		n.mu.Lock()
@@ -645,31 +652,46 @@ func TestBlackBoxBootNoDeadControlsWithoutWasm(t *testing.T) {
 				chooserMu.Unlock()
 				loc := bootEval[string](t, ctx, `location.href`)
 				bootClick(t, ctx, el, fmt.Sprintf("%q", ctl.Label))
-				time.Sleep(1500 * time.Millisecond)
-				var did []string
-				state, err := chromedp.Run(ctx, chromedp.Evaluate[[]any](`[location.href, window.__bootPress ? window.__bootPress.mut : -1]`))
-				if err != nil {
-					did = append(did, "the page went away")
-				} else {
-					if state[0] != loc {
-						did = append(did, fmt.Sprintf("navigated to %v", state[0]))
+				// What the press has done so far, read from the page, the
+				// tab's requests and its file pickers.
+				effects := func() []string {
+					var did []string
+					state, err := chromedp.Run(ctx, chromedp.Evaluate[[]any](`[location.href, window.__bootPress ? window.__bootPress.mut : -1]`))
+					if err != nil {
+						did = append(did, "the page went away")
+					} else {
+						if state[0] != loc {
+							did = append(did, fmt.Sprintf("navigated to %v", state[0]))
+						}
+						if n, _ := state[1].(float64); n < 0 {
+							did = append(did, "a new page loaded")
+						} else if n > 0 {
+							did = append(did, fmt.Sprintf("the page changed (%v mutations)", n))
+						}
 					}
-					if n, _ := state[1].(float64); n < 0 {
-						did = append(did, "a new page loaded")
-					} else if n > 0 {
-						did = append(did, fmt.Sprintf("the page changed (%v mutations)", n))
+					for _, r := range net.since(mark) {
+						if !strings.Contains(r.URL, "/web/icon") && !strings.Contains(r.URL, "favicon") {
+							did = append(did, "asked the server: "+r.Method+" "+bootPathQuery(r.URL))
+						}
 					}
-				}
-				for _, r := range net.since(mark) {
-					if !strings.Contains(r.URL, "/web/icon") && !strings.Contains(r.URL, "favicon") {
-						did = append(did, "asked the server: "+r.Method+" "+bootPathQuery(r.URL))
+					chooserMu.Lock()
+					if choosers > before {
+						did = append(did, "opened a file picker")
 					}
+					chooserMu.Unlock()
+					return did
 				}
-				chooserMu.Lock()
-				if choosers > before {
-					did = append(did, "opened a file picker")
+				// Read until the press has done something, or for as long
+				// as a person would wait; once it has, until what it started
+				// is over (its requests answered, a page it opened loaded).
+				did := effects()
+				for deadline := time.Now().Add(patient(1500 * time.Millisecond)); len(did) == 0 && time.Now().Before(deadline); did = effects() {
+					time.Sleep(50 * time.Millisecond)
 				}
-				chooserMu.Unlock()
+				if len(did) > 0 {
+					net.waitQuiet(t, 300*time.Millisecond, patient(10*time.Second))
+					did = effects()
+				}
 				if len(did) == 0 {
 					t.Errorf("pressing %q before the app booted did nothing, and it does not look inactive (no disabled / aria-disabled)", ctl.Label)
 					continue
