@@ -995,9 +995,10 @@ func TestBlackBoxBootRepeatVisitIsCheap(t *testing.T) {
 			net.waitIdle(t, ctx, 1500*time.Millisecond, time.Minute)
 			bootPoll(t, ctx, 30*time.Second, `navigator.serviceWorker && navigator.serviceWorker.controller !== null`,
 				"no service worker controls the page after the first visit")
-			// Let the worker finish whatever it does after install.
+			// Let the worker finish whatever it does after install: it is
+			// activated only once its install (filling its cache) is over.
 			bootEval[bool](t, ctx, `navigator.serviceWorker.ready.then(() => true)`)
-			time.Sleep(time.Second)
+			bootPoll(t, ctx, 30*time.Second, bootWorkerActivated, "the service worker that controls the page never became activated")
 
 			mark := net.mark()
 			if err := chromedp.Do(ctx, chromedp.Navigate(m.URL()+c.path)); err != nil {
@@ -1031,12 +1032,18 @@ func TestBlackBoxBootRepeatVisitIsCheap(t *testing.T) {
 	}
 }
 
+// bootWorkerActivated says that the service worker controlling the page is
+// activated: its install, which fills its cache, is over.
+const bootWorkerActivated = `!!navigator.serviceWorker && navigator.serviceWorker.controller?.state === 'activated'`
+
 // bootProxy puts a recording reverse proxy in front of the service. Requests
 // a service worker makes carry its script as their Referer.
 type bootProxy struct {
 	*httptest.Server
 	mu   sync.Mutex
 	seen []bootSeen
+	open int       // requests in flight, but the event streams
+	last time.Time // when one last started or ended
 }
 
 type bootSeen struct {
@@ -1053,17 +1060,45 @@ func startBootProxy(t *testing.T, m *cli.Main) *bootProxy {
 	}
 	rp := httputil.NewSingleHostReverseProxy(target)
 	rp.FlushInterval = -1 // the event stream
-	p := &bootProxy{}
+	p := &bootProxy{last: time.Now()}
 	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		stream := strings.HasSuffix(r.URL.Path, "/events") // open by design
+		p.mu.Lock()
+		if !stream {
+			p.open++
+		}
+		p.last = time.Now()
+		p.mu.Unlock()
 		cw := &bootCountingWriter{ResponseWriter: w}
 		rp.ServeHTTP(cw, r)
 		p.mu.Lock()
 		p.seen = append(p.seen, bootSeen{r.Method, r.URL.RequestURI(), r.Referer(), r.Header.Get("Sec-Fetch-Dest"), cw.status, cw.n})
+		if !stream {
+			p.open--
+		}
+		p.last = time.Now()
 		p.mu.Unlock()
 	}))
 	// Registered before the tabs, so it closes after them (and their streams).
 	t.Cleanup(func() { p.CloseClientConnections(); p.Close() })
 	return p
+}
+
+// waitIdle waits until the proxy has had no request in flight (but the
+// event streams) and none started or ended for quiet.
+func (p *bootProxy) waitIdle(t *testing.T, quiet, limit time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(limit); ; time.Sleep(20 * time.Millisecond) {
+		p.mu.Lock()
+		open, calm := p.open, time.Since(p.last)
+		p.mu.Unlock()
+		if open == 0 && calm >= quiet {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the proxy never went idle: %d requests in flight after %v", open, limit)
+		}
+	}
 }
 
 func (p *bootProxy) requests() []bootSeen {
@@ -1116,7 +1151,10 @@ func bootFirstVisit(t *testing.T) (*bootProxy, []*bootReq, []bootSeen, string) {
 	bootPoll(t, ctx, 30*time.Second, `navigator.serviceWorker && navigator.serviceWorker.controller !== null`,
 		"no service worker controls the page")
 	bootEval[bool](t, ctx, `navigator.serviceWorker.ready.then(() => true)`)
-	time.Sleep(2 * time.Second) // the worker's install fetches have ended
+	// The worker's install fetches have ended: it is activated only once
+	// its install is over, and the proxy has answered all it was asked.
+	bootPoll(t, ctx, 30*time.Second, bootWorkerActivated, "the service worker that controls the page never became activated")
+	p.waitIdle(t, 300*time.Millisecond, patient(20*time.Second))
 	var worker string
 	for _, s := range p.requests() {
 		if s.Dest == "serviceworker" {
