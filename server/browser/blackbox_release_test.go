@@ -420,6 +420,7 @@ func TestBB20WebhookDoubleAdd(t *testing.T) {
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/settings", m.URL(), ext.ID))
 	bb20Wait(t, ctx, bb20Visible("#webhooks-empty"), "the settings page never said there are no webhooks")
 	bb20Type(t, ctx, "#webhook-url", "https://ci.example.com/hook")
+	hooks := trackRequests(t, ctx, fmt.Sprintf("/api/extensions/%d/webhooks", ext.ID))
 	at := evalJS[[]float64](t, ctx, `(() => { const r = document.querySelector("#add-webhook").getBoundingClientRect(); return [r.x + r.width/2, r.y + r.height/2]; })()`)
 	do(t, ctx,
 		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, at[0], at[1]),
@@ -428,7 +429,9 @@ func TestBB20WebhookDoubleAdd(t *testing.T) {
 		chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, at[0], at[1], chromedp.ButtonLeft, chromedp.ClickCount(2)),
 		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, at[0], at[1], chromedp.ButtonLeft, chromedp.ClickCount(2)))
 	bb20Wait(t, ctx, `document.querySelector("#webhook-secret")?.value.startsWith("whsec_")`, "adding a webhook showed no secret")
-	time.Sleep(time.Second) // a second request, if one was sent, lands
+	bb20Wait(t, ctx, `document.querySelectorAll("[data-webhook]").length > 0`, "the new webhook never showed in the list")
+	// A second request, if one was sent, has been answered.
+	hooks.waitSettled(t, 300*time.Millisecond, patient(10*time.Second))
 	var list struct {
 		Data []json.RawMessage `json:"data"`
 	}
