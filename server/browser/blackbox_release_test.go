@@ -773,8 +773,11 @@ func TestBB20NotesTooLong(t *testing.T) {
 	dropFiles(t, ctx, bb20Zip(t, "9.3.0"))
 	bb20Wait(t, ctx, `/10\s?KiB|10,?240|too long|bytes/i.test(document.querySelector("#upload-panel").innerText)`,
 		"notes of 12,000 bytes: the panel never said they are too long")
+	// The panel has taken the zip in (it names it), and a submit call, if
+	// one was made, has been answered.
+	bb20Wait(t, ctx, `document.querySelector("#upload-panel").innerText.includes("tab-tamer-9.3.0.zip")`, "the panel never showed the dropped zip")
 	bbFrames(t, ctx)
-	time.Sleep(500 * time.Millisecond)
+	tr.waitSettled(t, 300*time.Millisecond, patient(10*time.Second))
 	if s, _ := tr.counts(); s != 0 {
 		t.Errorf("notes over 10 KiB: the panel still made %d submit calls: %v", s, tr.since(0))
 	}
@@ -968,10 +971,14 @@ func TestBB20NotesWithAControlCharacter(t *testing.T) {
 	if !evalJS[bool](t, ctx, bb20NotesBox+`.value.includes("\u0007")`) {
 		t.Skip("the box dropped the control character as it was pasted: nothing to refuse")
 	}
+	tr := trackRequests(t, ctx, "/api/submit/")
 	dropFiles(t, ctx, bb20Zip(t, "9.4.0"))
 	bb20Wait(t, ctx, `/control|character|release notes/i.test([...document.querySelectorAll("#upload-panel [role=alert], #upload-panel .state-error, #upload-panel [aria-live]")].map(e => e.textContent).join(" "))`,
 		"notes with a control character: the panel never said what is wrong")
-	time.Sleep(500 * time.Millisecond)
+	// The panel has taken the zip in (it names it), and a submit call, if
+	// one was made, has been answered.
+	bb20Wait(t, ctx, `document.querySelector("#upload-panel").innerText.includes("tab-tamer-9.4.0.zip")`, "the panel never showed the dropped zip")
+	tr.waitSettled(t, 300*time.Millisecond, patient(10*time.Second))
 	if n := api.bundles(ext.ID)[0].Number; n != before {
 		t.Fatalf("notes with a control character published bundle #%d", n)
 	}
