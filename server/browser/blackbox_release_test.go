@@ -887,6 +887,7 @@ func TestBB20Rollback(t *testing.T) {
 	bb20Wait(t, ctx, bb20RollbackButton(b.Number)+` !== undefined`, fmt.Sprintf(`no "Roll back to #%d" button after the first rollback`, b.Number))
 	bb20Click(t, ctx, "Roll back to #B", bb20RollbackButton(b.Number))
 	bb20Wait(t, ctx, bb20ConfirmButton+` !== undefined`, "the second rollback asked nothing")
+	rollbacks := trackRequests(t, ctx, "/rollback")
 	at := evalJS[[]float64](t, ctx, `(() => { const r = (`+bb20ConfirmButton+`).getBoundingClientRect(); return [r.x + r.width/2, r.y + r.height/2]; })()`)
 	do(t, ctx,
 		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, at[0], at[1]),
@@ -895,7 +896,8 @@ func TestBB20Rollback(t *testing.T) {
 		chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, at[0], at[1], chromedp.ButtonLeft, chromedp.ClickCount(2)),
 		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, at[0], at[1], chromedp.ButtonLeft, chromedp.ClickCount(2)))
 	bb20Wait(t, ctx, fmt.Sprintf(`document.querySelector("#current-bundle").textContent.trim() === "#%d"`, want+1), "the second rollback never became current")
-	time.Sleep(time.Second) // a second publish, if one was sent, lands
+	// A second publish, if one was sent, has been answered.
+	rollbacks.waitSettled(t, 300*time.Millisecond, patient(10*time.Second))
 	bs = api.bundles(ext.ID)
 	if bs[0].Number != want+1 || bs[0].RollbackOf != b.Number || bs[1].Number != want {
 		t.Errorf("after a double click on the confirmation the newest bundles are #%d (rollback of %d), #%d: want one rollback, #%d", bs[0].Number, bs[0].RollbackOf, bs[1].Number, want+1)
@@ -1032,6 +1034,7 @@ func TestBB20RollbackByKeyboardAndRace(t *testing.T) {
 	}
 
 	// Two tabs open the question; both confirm, one after the other.
+	rollbacks := []*reqTracker{trackRequests(t, one, "/rollback"), trackRequests(t, two, "/rollback")}
 	for _, c := range []context.Context{one, two} {
 		bb20Click(t, c, "Roll back to #A", bb20RollbackButton(a.Number))
 		bb20Wait(t, c, bb20ConfirmButton+` !== undefined`, "Roll back asked nothing")
@@ -1044,7 +1047,10 @@ func TestBB20RollbackByKeyboardAndRace(t *testing.T) {
 		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, yes2[0], yes2[1], chromedp.ButtonLeft, chromedp.ClickCount(1)))
 	bb20Wait(t, one, fmt.Sprintf(`document.querySelector("#current-bundle").textContent.trim() === "#%d"`, b.Number+1), "tab 1: the rollback never became current")
 	bb20Wait(t, two, fmt.Sprintf(`document.querySelector("#current-bundle").textContent.trim() === "#%d"`, b.Number+1), "tab 2: the rollback never showed")
-	time.Sleep(time.Second)
+	// Each tab's confirmation has been answered.
+	for _, tr := range rollbacks {
+		tr.waitSettled(t, 300*time.Millisecond, patient(10*time.Second))
+	}
 	bs := api.bundles(ext.ID)
 	if bs[0].Number != b.Number+1 || bs[0].RollbackOf != a.Number {
 		t.Errorf("two tabs confirming the same rollback: the top bundles are #%d (rollback of %d), #%d, want one rollback #%d", bs[0].Number, bs[0].RollbackOf, bs[1].Number, b.Number+1)
