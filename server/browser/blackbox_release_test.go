@@ -1214,9 +1214,10 @@ func TestBB20WebhookDeliveriesShowAnswers(t *testing.T) {
 		if len(dels.Data) == 0 || dels.Data[0].Response != c.answer {
 			t.Fatalf("the API's deliveries to %s are %+v, want the answer %q", c.url, dels.Data, c.answer)
 		}
-		// ...the page does not: the answer is nowhere on it, shown or not.
-		time.Sleep(time.Second)
-		if !evalJS[bool](t, ctx, row(c.url)+`.outerHTML.includes(`+strconv.Quote(c.answer)+`)`) {
+		// ...and so must the page (it once did not: the answer was nowhere
+		// on it, shown or not). Read until it is there.
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](row(c.url)+`.outerHTML.includes(`+strconv.Quote(c.answer)+`)`,
+			chromedp.WithPollingInterval(30*time.Millisecond), chromedp.WithPollingTimeout(patient(5*time.Second)))); err != nil {
 			t.Errorf("the delivery to %s shows no answer %q (the API's response): %s", c.url, c.answer, evalJS[string](t, ctx, row(c.url)+`.querySelector(".delivery").outerHTML`))
 		}
 	}
