@@ -265,19 +265,20 @@ func (n *bootNet) waitQuiet(t *testing.T, quiet, limit time.Duration) {
 	deadline := time.Now().Add(limit)
 	for {
 		n.mu.Lock()
-		busy := 0
+		var busy []*bootReq
 		for _, r := range n.byID {
 			if !r.Done && !streaming(r) {
-				busy++
+				c := *r
+				busy = append(busy, &c)
 			}
 		}
 		calm := time.Since(n.last)
 		n.mu.Unlock()
-		if busy == 0 && calm >= quiet {
+		if len(busy) == 0 && calm >= quiet {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the page never went idle: %d requests in flight after %v", busy, limit)
+			t.Fatalf("the page never went idle: %d requests in flight after %v:%s", len(busy), limit, bootList(busy))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
