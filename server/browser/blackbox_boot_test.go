@@ -132,6 +132,20 @@ func bootCheckNotBooted(t *testing.T, ctx context.Context, net *bootNet, mark in
 	}
 }
 
+// bootLoaderGaveUp waits until the app's loader has given up on the
+// blocked wasm, as a person sees it: its note in the corner is shown (it
+// appears only once loading takes a while), its icon has stopped spinning
+// and its label says what went wrong instead of the loading progress.
+func bootLoaderGaveUp(t *testing.T, ctx context.Context) {
+	t.Helper()
+	bootPoll(t, ctx, 10*time.Second, `(() => {
+	  const note = document.getElementById('app-wasm-loader'), icon = document.getElementById('app-wasm-loader-icon'), label = document.getElementById('app-wasm-loader-label');
+	  if (!note || !icon || !label) return false;
+	  const said = label.textContent.trim();
+	  return getComputedStyle(note).opacity === '1' && !icon.classList.contains('goapp-spin') && said !== '' && !/loading/i.test(said);
+	})()`, "the app's loader never said it gave up on the blocked wasm")
+}
+
 // bootReq is one request a tab made.
 type bootReq struct {
 	ID       network.RequestID
@@ -234,22 +248,30 @@ func streaming(r *bootReq) bool {
 func (n *bootNet) waitIdle(t *testing.T, ctx context.Context, quiet, limit time.Duration) {
 	t.Helper()
 	bootPoll(t, ctx, limit, `!!document.querySelector('.shell[data-app="client"]')`, "the app did not boot")
+	n.waitQuiet(t, quiet, limit)
+}
+
+// waitQuiet waits until no request (other than the event stream) has been
+// in flight or started for quiet, booted or not.
+func (n *bootNet) waitQuiet(t *testing.T, quiet, limit time.Duration) {
+	t.Helper()
 	deadline := time.Now().Add(limit)
 	for {
 		n.mu.Lock()
-		busy := 0
+		var busy []*bootReq
 		for _, r := range n.byID {
 			if !r.Done && !streaming(r) {
-				busy++
+				c := *r
+				busy = append(busy, &c)
 			}
 		}
 		calm := time.Since(n.last)
 		n.mu.Unlock()
-		if busy == 0 && calm >= quiet {
+		if len(busy) == 0 && calm >= quiet {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the page never went idle: %d requests in flight after %v", busy, limit)
+			t.Fatalf("the page never went idle: %d requests in flight after %v:%s", len(busy), limit, bootList(busy))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -439,7 +461,7 @@ func TestBlackBoxBootRowsShowWithoutWasm(t *testing.T) {
 			}
 			check("as soon as the page loaded")
 			// The app's loader tries, fails (the wasm is blocked) and says so.
-			time.Sleep(2500 * time.Millisecond)
+			bootLoaderGaveUp(t, ctx)
 			bootCheckNotBooted(t, ctx, net, 0)
 			check("after the loader gave up")
 		})
@@ -456,7 +478,7 @@ func TestBlackBoxBootLinksWorkWithoutWasm(t *testing.T) {
 	bundles := fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID)
 	testers := bundles + "/testers"
 	bootOpenNoWasm(t, ctx, net, bundles)
-	time.Sleep(1500 * time.Millisecond) // the loader has given up
+	bootLoaderGaveUp(t, ctx)
 
 	// The extension's Testers link (the first visible link to the page).
 	link := func(href string) string {
@@ -471,15 +493,16 @@ func TestBlackBoxBootLinksWorkWithoutWasm(t *testing.T) {
 		"the testers page did not show its rows after the click")
 	bootCheckNotBooted(t, ctx, net, 0)
 
-	// And back to the bundles by the link on that page.
-	time.Sleep(1000 * time.Millisecond)
+	// And back to the bundles by the link on that page, once its loader
+	// has given up too.
+	bootLoaderGaveUp(t, ctx)
 	bootClick(t, ctx, link(fmt.Sprintf("/extensions/%d", ext.ID)), "the Bundles link")
 	waitLocation(t, ctx, bundles)
 	bootPoll(t, ctx, 10*time.Second, fmt.Sprintf(`document.readyState === 'complete' && document.querySelectorAll(%s).length > 0`, bootJS(bootBundleRows)),
 		"the bundles page did not show its rows after the click")
 
 	// The brand link goes home.
-	time.Sleep(1000 * time.Millisecond)
+	bootLoaderGaveUp(t, ctx)
 	bootClick(t, ctx, link("/"), "the home link")
 	waitLocation(t, ctx, m.URL()+"/")
 }
@@ -568,7 +591,7 @@ func TestBlackBoxBootNoDeadControlsWithoutWasm(t *testing.T) {
 			open := func() {
 				t.Helper()
 				bootOpenNoWasm(t, ctx, net, m.URL()+c.path)
-				time.Sleep(1500 * time.Millisecond) // the loader has given up
+				bootLoaderGaveUp(t, ctx)
 			}
 			open()
 			controls := bootEval[[]bootControl](t, ctx, fmt.Sprintf(bootControlsJS, bootJS(bootControlSel)))
@@ -623,31 +646,46 @@ func TestBlackBoxBootNoDeadControlsWithoutWasm(t *testing.T) {
 				chooserMu.Unlock()
 				loc := bootEval[string](t, ctx, `location.href`)
 				bootClick(t, ctx, el, fmt.Sprintf("%q", ctl.Label))
-				time.Sleep(1500 * time.Millisecond)
-				var did []string
-				state, err := chromedp.Run(ctx, chromedp.Evaluate[[]any](`[location.href, window.__bootPress ? window.__bootPress.mut : -1]`))
-				if err != nil {
-					did = append(did, "the page went away")
-				} else {
-					if state[0] != loc {
-						did = append(did, fmt.Sprintf("navigated to %v", state[0]))
+				// What the press has done so far, read from the page, the
+				// tab's requests and its file pickers.
+				effects := func() []string {
+					var did []string
+					state, err := chromedp.Run(ctx, chromedp.Evaluate[[]any](`[location.href, window.__bootPress ? window.__bootPress.mut : -1]`))
+					if err != nil {
+						did = append(did, "the page went away")
+					} else {
+						if state[0] != loc {
+							did = append(did, fmt.Sprintf("navigated to %v", state[0]))
+						}
+						if n, _ := state[1].(float64); n < 0 {
+							did = append(did, "a new page loaded")
+						} else if n > 0 {
+							did = append(did, fmt.Sprintf("the page changed (%v mutations)", n))
+						}
 					}
-					if n, _ := state[1].(float64); n < 0 {
-						did = append(did, "a new page loaded")
-					} else if n > 0 {
-						did = append(did, fmt.Sprintf("the page changed (%v mutations)", n))
+					for _, r := range net.since(mark) {
+						if !strings.Contains(r.URL, "/web/icon") && !strings.Contains(r.URL, "favicon") {
+							did = append(did, "asked the server: "+r.Method+" "+bootPathQuery(r.URL))
+						}
 					}
-				}
-				for _, r := range net.since(mark) {
-					if !strings.Contains(r.URL, "/web/icon") && !strings.Contains(r.URL, "favicon") {
-						did = append(did, "asked the server: "+r.Method+" "+bootPathQuery(r.URL))
+					chooserMu.Lock()
+					if choosers > before {
+						did = append(did, "opened a file picker")
 					}
+					chooserMu.Unlock()
+					return did
 				}
-				chooserMu.Lock()
-				if choosers > before {
-					did = append(did, "opened a file picker")
+				// Read until the press has done something, or for as long
+				// as a person would wait; once it has, until what it started
+				// is over (its requests answered, a page it opened loaded).
+				did := effects()
+				for deadline := time.Now().Add(patient(1500 * time.Millisecond)); len(did) == 0 && time.Now().Before(deadline); did = effects() {
+					time.Sleep(50 * time.Millisecond)
 				}
-				chooserMu.Unlock()
+				if len(did) > 0 {
+					net.waitQuiet(t, 300*time.Millisecond, patient(10*time.Second))
+					did = effects()
+				}
 				if len(did) == 0 {
 					t.Errorf("pressing %q before the app booted did nothing, and it does not look inactive (no disabled / aria-disabled)", ctl.Label)
 					continue
@@ -951,9 +989,10 @@ func TestBlackBoxBootRepeatVisitIsCheap(t *testing.T) {
 			net.waitIdle(t, ctx, 1500*time.Millisecond, time.Minute)
 			bootPoll(t, ctx, 30*time.Second, `navigator.serviceWorker && navigator.serviceWorker.controller !== null`,
 				"no service worker controls the page after the first visit")
-			// Let the worker finish whatever it does after install.
+			// Let the worker finish whatever it does after install: it is
+			// activated only once its install (filling its cache) is over.
 			bootEval[bool](t, ctx, `navigator.serviceWorker.ready.then(() => true)`)
-			time.Sleep(time.Second)
+			bootPoll(t, ctx, 30*time.Second, bootWorkerActivated, "the service worker that controls the page never became activated")
 
 			mark := net.mark()
 			if err := chromedp.Do(ctx, chromedp.Navigate(m.URL()+c.path)); err != nil {
@@ -987,12 +1026,18 @@ func TestBlackBoxBootRepeatVisitIsCheap(t *testing.T) {
 	}
 }
 
+// bootWorkerActivated says that the service worker controlling the page is
+// activated: its install, which fills its cache, is over.
+const bootWorkerActivated = `!!navigator.serviceWorker && navigator.serviceWorker.controller?.state === 'activated'`
+
 // bootProxy puts a recording reverse proxy in front of the service. Requests
 // a service worker makes carry its script as their Referer.
 type bootProxy struct {
 	*httptest.Server
 	mu   sync.Mutex
 	seen []bootSeen
+	open int       // requests in flight, but the event streams
+	last time.Time // when one last started or ended
 }
 
 type bootSeen struct {
@@ -1009,17 +1054,45 @@ func startBootProxy(t *testing.T, m *cli.Main) *bootProxy {
 	}
 	rp := httputil.NewSingleHostReverseProxy(target)
 	rp.FlushInterval = -1 // the event stream
-	p := &bootProxy{}
+	p := &bootProxy{last: time.Now()}
 	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		stream := strings.HasSuffix(r.URL.Path, "/events") // open by design
+		p.mu.Lock()
+		if !stream {
+			p.open++
+		}
+		p.last = time.Now()
+		p.mu.Unlock()
 		cw := &bootCountingWriter{ResponseWriter: w}
 		rp.ServeHTTP(cw, r)
 		p.mu.Lock()
 		p.seen = append(p.seen, bootSeen{r.Method, r.URL.RequestURI(), r.Referer(), r.Header.Get("Sec-Fetch-Dest"), cw.status, cw.n})
+		if !stream {
+			p.open--
+		}
+		p.last = time.Now()
 		p.mu.Unlock()
 	}))
 	// Registered before the tabs, so it closes after them (and their streams).
 	t.Cleanup(func() { p.CloseClientConnections(); p.Close() })
 	return p
+}
+
+// waitIdle waits until the proxy has had no request in flight (but the
+// event streams) and none started or ended for quiet.
+func (p *bootProxy) waitIdle(t *testing.T, quiet, limit time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(limit); ; time.Sleep(20 * time.Millisecond) {
+		p.mu.Lock()
+		open, calm := p.open, time.Since(p.last)
+		p.mu.Unlock()
+		if open == 0 && calm >= quiet {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the proxy never went idle: %d requests in flight after %v", open, limit)
+		}
+	}
 }
 
 func (p *bootProxy) requests() []bootSeen {
@@ -1072,7 +1145,10 @@ func bootFirstVisit(t *testing.T) (*bootProxy, []*bootReq, []bootSeen, string) {
 	bootPoll(t, ctx, 30*time.Second, `navigator.serviceWorker && navigator.serviceWorker.controller !== null`,
 		"no service worker controls the page")
 	bootEval[bool](t, ctx, `navigator.serviceWorker.ready.then(() => true)`)
-	time.Sleep(2 * time.Second) // the worker's install fetches have ended
+	// The worker's install fetches have ended: it is activated only once
+	// its install is over, and the proxy has answered all it was asked.
+	bootPoll(t, ctx, 30*time.Second, bootWorkerActivated, "the service worker that controls the page never became activated")
+	p.waitIdle(t, 300*time.Millisecond, patient(20*time.Second))
 	var worker string
 	for _, s := range p.requests() {
 		if s.Dest == "serviceworker" {

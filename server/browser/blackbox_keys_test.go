@@ -165,9 +165,12 @@ func bbkRowText(t *testing.T, ctx context.Context, id int64) string {
 func bbkSignsIn(t *testing.T, link string) (bool, string) {
 	t.Helper()
 	ctx := bbkPrivateTab(t)
+	net := bootRecord(t, ctx)
 	do(t, ctx, chromedp.Navigate(link))
 	bbkWait(t, ctx, `!location.pathname.startsWith("/t/") && !!document.querySelector('.shell[data-app="client"] main h1')`, "the link led to no page")
-	time.Sleep(300 * time.Millisecond) // a redirect the app makes on its own
+	// A redirect the app makes on its own, on what the service answers:
+	// every request the page made is answered, and no other follows.
+	net.waitIdle(t, ctx, 300*time.Millisecond, patient(20*time.Second))
 	path := evalJS[string](t, ctx, `location.pathname`)
 	return path == "/builds", path
 }
@@ -262,6 +265,7 @@ func TestBlackBoxKeysTestersRevokeAndRestore(t *testing.T) {
 	bbkWait(t, ctx, fmt.Sprintf(`/active/i.test(document.querySelector(%q)?.innerText ?? "")`, bbkRow(grace.ID)), "after a refresh Grace's row never said active")
 
 	// Revoke asks first; Keep leaves Grace as she was.
+	testers := trackRequests(t, ctx, api.TestersPath(ext.ID))
 	do(t, ctx, chromedp.Click(chromedp.CSS(bbkRow(grace.ID)+` button.revoke`)))
 	bbkWait(t, ctx, fmt.Sprintf(`!!document.querySelector(%q)`, bbkRow(grace.ID)+` button.cancel-revoke`), "Revoke asked nothing")
 	if g := bbkTester(t, m, ext.ID, "grace@example.com"); g.Status != betaport.TesterActive {
@@ -274,7 +278,8 @@ func TestBlackBoxKeysTestersRevokeAndRestore(t *testing.T) {
 	do(t, ctx, chromedp.Click(chromedp.CSS(bbkRow(grace.ID)+` button.cancel-revoke`)))
 	bbkWait(t, ctx, fmt.Sprintf(`!!document.querySelector(%q) && !document.querySelector(%q)`, bbkRow(grace.ID)+` button.revoke`, bbkRow(grace.ID)+` button.cancel-revoke`),
 		"Keep did not put the Revoke button back")
-	time.Sleep(300 * time.Millisecond)
+	// A revoke, had Revoke or Keep sent one, has been answered.
+	testers.waitSettled(t, 300*time.Millisecond, patient(10*time.Second))
 	if g := bbkTester(t, m, ext.ID, "grace@example.com"); g.Status != betaport.TesterActive {
 		t.Fatalf("Keep revoked Grace: %s", g.Status)
 	}

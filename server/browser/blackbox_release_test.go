@@ -420,6 +420,7 @@ func TestBB20WebhookDoubleAdd(t *testing.T) {
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/settings", m.URL(), ext.ID))
 	bb20Wait(t, ctx, bb20Visible("#webhooks-empty"), "the settings page never said there are no webhooks")
 	bb20Type(t, ctx, "#webhook-url", "https://ci.example.com/hook")
+	hooks := trackRequests(t, ctx, fmt.Sprintf("/api/extensions/%d/webhooks", ext.ID))
 	at := evalJS[[]float64](t, ctx, `(() => { const r = document.querySelector("#add-webhook").getBoundingClientRect(); return [r.x + r.width/2, r.y + r.height/2]; })()`)
 	do(t, ctx,
 		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, at[0], at[1]),
@@ -428,7 +429,9 @@ func TestBB20WebhookDoubleAdd(t *testing.T) {
 		chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, at[0], at[1], chromedp.ButtonLeft, chromedp.ClickCount(2)),
 		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, at[0], at[1], chromedp.ButtonLeft, chromedp.ClickCount(2)))
 	bb20Wait(t, ctx, `document.querySelector("#webhook-secret")?.value.startsWith("whsec_")`, "adding a webhook showed no secret")
-	time.Sleep(time.Second) // a second request, if one was sent, lands
+	bb20Wait(t, ctx, `document.querySelectorAll("[data-webhook]").length > 0`, "the new webhook never showed in the list")
+	// A second request, if one was sent, has been answered.
+	hooks.waitSettled(t, 300*time.Millisecond, patient(10*time.Second))
 	var list struct {
 		Data []json.RawMessage `json:"data"`
 	}
@@ -770,8 +773,11 @@ func TestBB20NotesTooLong(t *testing.T) {
 	dropFiles(t, ctx, bb20Zip(t, "9.3.0"))
 	bb20Wait(t, ctx, `/10\s?KiB|10,?240|too long|bytes/i.test(document.querySelector("#upload-panel").innerText)`,
 		"notes of 12,000 bytes: the panel never said they are too long")
+	// The panel has taken the zip in (it names it), and a submit call, if
+	// one was made, has been answered.
+	bb20Wait(t, ctx, `document.querySelector("#upload-panel").innerText.includes("tab-tamer-9.3.0.zip")`, "the panel never showed the dropped zip")
 	bbFrames(t, ctx)
-	time.Sleep(500 * time.Millisecond)
+	tr.waitSettled(t, 300*time.Millisecond, patient(10*time.Second))
 	if s, _ := tr.counts(); s != 0 {
 		t.Errorf("notes over 10 KiB: the panel still made %d submit calls: %v", s, tr.since(0))
 	}
@@ -881,6 +887,7 @@ func TestBB20Rollback(t *testing.T) {
 	bb20Wait(t, ctx, bb20RollbackButton(b.Number)+` !== undefined`, fmt.Sprintf(`no "Roll back to #%d" button after the first rollback`, b.Number))
 	bb20Click(t, ctx, "Roll back to #B", bb20RollbackButton(b.Number))
 	bb20Wait(t, ctx, bb20ConfirmButton+` !== undefined`, "the second rollback asked nothing")
+	rollbacks := trackRequests(t, ctx, "/rollback")
 	at := evalJS[[]float64](t, ctx, `(() => { const r = (`+bb20ConfirmButton+`).getBoundingClientRect(); return [r.x + r.width/2, r.y + r.height/2]; })()`)
 	do(t, ctx,
 		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, at[0], at[1]),
@@ -889,7 +896,8 @@ func TestBB20Rollback(t *testing.T) {
 		chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, at[0], at[1], chromedp.ButtonLeft, chromedp.ClickCount(2)),
 		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, at[0], at[1], chromedp.ButtonLeft, chromedp.ClickCount(2)))
 	bb20Wait(t, ctx, fmt.Sprintf(`document.querySelector("#current-bundle").textContent.trim() === "#%d"`, want+1), "the second rollback never became current")
-	time.Sleep(time.Second) // a second publish, if one was sent, lands
+	// A second publish, if one was sent, has been answered.
+	rollbacks.waitSettled(t, 300*time.Millisecond, patient(10*time.Second))
 	bs = api.bundles(ext.ID)
 	if bs[0].Number != want+1 || bs[0].RollbackOf != b.Number || bs[1].Number != want {
 		t.Errorf("after a double click on the confirmation the newest bundles are #%d (rollback of %d), #%d: want one rollback, #%d", bs[0].Number, bs[0].RollbackOf, bs[1].Number, want+1)
@@ -965,10 +973,14 @@ func TestBB20NotesWithAControlCharacter(t *testing.T) {
 	if !evalJS[bool](t, ctx, bb20NotesBox+`.value.includes("\u0007")`) {
 		t.Skip("the box dropped the control character as it was pasted: nothing to refuse")
 	}
+	tr := trackRequests(t, ctx, "/api/submit/")
 	dropFiles(t, ctx, bb20Zip(t, "9.4.0"))
 	bb20Wait(t, ctx, `/control|character|release notes/i.test([...document.querySelectorAll("#upload-panel [role=alert], #upload-panel .state-error, #upload-panel [aria-live]")].map(e => e.textContent).join(" "))`,
 		"notes with a control character: the panel never said what is wrong")
-	time.Sleep(500 * time.Millisecond)
+	// The panel has taken the zip in (it names it), and a submit call, if
+	// one was made, has been answered.
+	bb20Wait(t, ctx, `document.querySelector("#upload-panel").innerText.includes("tab-tamer-9.4.0.zip")`, "the panel never showed the dropped zip")
+	tr.waitSettled(t, 300*time.Millisecond, patient(10*time.Second))
 	if n := api.bundles(ext.ID)[0].Number; n != before {
 		t.Fatalf("notes with a control character published bundle #%d", n)
 	}
@@ -1022,6 +1034,7 @@ func TestBB20RollbackByKeyboardAndRace(t *testing.T) {
 	}
 
 	// Two tabs open the question; both confirm, one after the other.
+	rollbacks := []*reqTracker{trackRequests(t, one, "/rollback"), trackRequests(t, two, "/rollback")}
 	for _, c := range []context.Context{one, two} {
 		bb20Click(t, c, "Roll back to #A", bb20RollbackButton(a.Number))
 		bb20Wait(t, c, bb20ConfirmButton+` !== undefined`, "Roll back asked nothing")
@@ -1034,7 +1047,10 @@ func TestBB20RollbackByKeyboardAndRace(t *testing.T) {
 		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, yes2[0], yes2[1], chromedp.ButtonLeft, chromedp.ClickCount(1)))
 	bb20Wait(t, one, fmt.Sprintf(`document.querySelector("#current-bundle").textContent.trim() === "#%d"`, b.Number+1), "tab 1: the rollback never became current")
 	bb20Wait(t, two, fmt.Sprintf(`document.querySelector("#current-bundle").textContent.trim() === "#%d"`, b.Number+1), "tab 2: the rollback never showed")
-	time.Sleep(time.Second)
+	// Each tab's confirmation has been answered.
+	for _, tr := range rollbacks {
+		tr.waitSettled(t, 300*time.Millisecond, patient(10*time.Second))
+	}
 	bs := api.bundles(ext.ID)
 	if bs[0].Number != b.Number+1 || bs[0].RollbackOf != a.Number {
 		t.Errorf("two tabs confirming the same rollback: the top bundles are #%d (rollback of %d), #%d, want one rollback #%d", bs[0].Number, bs[0].RollbackOf, bs[1].Number, b.Number+1)
@@ -1198,9 +1214,10 @@ func TestBB20WebhookDeliveriesShowAnswers(t *testing.T) {
 		if len(dels.Data) == 0 || dels.Data[0].Response != c.answer {
 			t.Fatalf("the API's deliveries to %s are %+v, want the answer %q", c.url, dels.Data, c.answer)
 		}
-		// ...the page does not: the answer is nowhere on it, shown or not.
-		time.Sleep(time.Second)
-		if !evalJS[bool](t, ctx, row(c.url)+`.outerHTML.includes(`+strconv.Quote(c.answer)+`)`) {
+		// ...and so must the page (it once did not: the answer was nowhere
+		// on it, shown or not). Read until it is there.
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](row(c.url)+`.outerHTML.includes(`+strconv.Quote(c.answer)+`)`,
+			chromedp.WithPollingInterval(30*time.Millisecond), chromedp.WithPollingTimeout(patient(5*time.Second)))); err != nil {
 			t.Errorf("the delivery to %s shows no answer %q (the API's response): %s", c.url, c.answer, evalJS[string](t, ctx, row(c.url)+`.querySelector(".delivery").outerHTML`))
 		}
 	}

@@ -86,6 +86,34 @@ func wheelUntil(t *testing.T, ctx context.Context, cond string) {
 	t.Fatalf("wheeling to the end, %s never held", cond)
 }
 
+// watchScroll notes, from now on, when the page scrolls and when a scroll
+// ends (scrollend: a wheel's smooth scroll has reached its place).
+func watchScroll(t *testing.T, ctx context.Context) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => {
+		const s = window.__scroll = {scrolls: 0, ends: 0, scrolled: 0, ended: 0, seen: 0, still: 0};
+		addEventListener("scroll", () => { s.scrolls++; s.scrolled = performance.now(); }, {passive: true});
+		addEventListener("scrollend", () => { s.ends++; s.ended = performance.now(); });
+	})()`)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitScrollEnded waits, after watchScroll, until the page has scrolled,
+// the scroll has ended, and five frames have gone by with no scroll since
+// (the list's own adjustments, made the frame after a scroll, included).
+func waitScrollEnded(t *testing.T, ctx context.Context) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(() => {
+		const s = window.__scroll;
+		if (!(s.scrolls > 0 && s.ends > 0 && s.ended >= s.scrolled) || s.scrolls !== s.seen) { s.seen = s.scrolls; s.still = 0; return false; }
+		return ++s.still >= 5;
+	})()`, chromedp.WithPollingTimeout(patient(10*time.Second)))); err != nil {
+		s, _ := chromedp.Run(ctx, chromedp.Evaluate[map[string]float64](`window.__scroll`))
+		t.Fatalf("the page's scroll never ended (%v): %v", s, err)
+	}
+}
+
 // The bundles list loads pages as the end comes into view and on "Load
 // more", keeps only a window of rows in the DOM, and says when there is
 // nothing more: app/fetch's infinite model through the go-app adapter,
@@ -362,12 +390,18 @@ func TestBackRestoresList(t *testing.T) {
 	ctx := adminTab(t, m, d)
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
 	scrollToLoad(t, ctx, "bundle-rows", 80)
+	watchScroll(t, ctx)
 	for range 20 { // 2,000 px of wheel, back towards the top
 		if err := wheel(ctx, 400, 300, -100); err != nil {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(200 * time.Millisecond)
+	// The list has loaded what it was loading, and the wheel's scroll has
+	// come to rest.
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(() => { const s = document.getElementById("bundles")?.dataset; return !!s && s.loadingMore === "false" && s.validating === "false"; })()`)); err != nil {
+		t.Fatalf("the list never finished loading: %v", err)
+	}
+	waitScrollEnded(t, ctx)
 	count := readList(t, ctx, "bundle-rows", "bundle").Count
 	y, _ := chromedp.Run(ctx, chromedp.Evaluate[float64](`window.scrollY`))
 	// Leave through a link (in-app navigation), then come back.
