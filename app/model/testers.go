@@ -240,6 +240,7 @@ func (m *Testers) listChanged(s fetch.InfiniteState[TesterPage]) {
 // Close stops reading: requests on their way are cancelled, and their
 // answers are not shown.
 func (m *Testers) Close() {
+	m.gen++ // answers on their way are for a page that is gone
 	if m.stopSearch != nil {
 		m.stopSearch()
 		m.stopSearch = nil
@@ -393,8 +394,17 @@ func replaceTester(pages []TesterPage, t betaport.Tester) []TesterPage {
 // Asking reports whether tester id's revoke question is open.
 func (m *Testers) Asking(id int64) bool { return m.asking[id] }
 
+// TesterPending reports whether t is a tester whose invite is on its way: shown
+// at once, but not yet made by the service, so there is nobody to revoke
+// or give a new link yet.
+func TesterPending(t betaport.Tester) bool { return t.ID <= 0 }
+
 // Ask is a tester's Revoke: it asks first, with the focus on "Yes, revoke".
+// A tester whose invite is on its way is not asked about (TesterPending).
 func (m *Testers) Ask(t betaport.Tester) {
+	if TesterPending(t) {
+		return
+	}
 	m.asking[t.ID] = true
 	m.focus(TesterFocusYes, t.ID)
 }
@@ -442,6 +452,9 @@ func (m *Testers) Revoke(t betaport.Tester) {
 // invite link (the old one stops working). A press while that tester's is
 // on its way does nothing.
 func (m *Testers) Renew(t betaport.Tester) {
+	if TesterPending(t) {
+		return
+	}
 	if t.Status == betaport.TesterRevoked {
 		m.renewAt(t.ID, api.TesterRestorePath(t.ExtensionID, t.ID), "Restored.")
 		return
