@@ -270,7 +270,7 @@ func waitApp(t *testing.T, ctx context.Context) {
 func startServiceLogged(t *testing.T) (*cli.Main, *demo.Result, *syncBuffer) {
 	t.Helper()
 	buf := &syncBuffer{}
-	m, d := serve(t, datasetWith(0), func(m *cli.Main) {
+	m, d := serve(t, 0, func(m *cli.Main) {
 		m.Logger = slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	})
 	return m, d, buf

@@ -26,6 +26,7 @@ import (
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/cli"
 	"github.com/betaport/betaport/server/demo"
+	"github.com/betaport/betaport/server/demotest"
 	"github.com/betaport/betaport/server/testenv"
 )
 
@@ -35,6 +36,7 @@ var browser context.Context
 func TestMain(m *testing.M) {
 	code := runWithBrowser(m)
 	testenv.Stop() // PostgreSQL and versitygw, when a test started them
+	demotest.Cleanup()
 	os.Exit(code)
 }
 
@@ -103,25 +105,27 @@ func findChromium() string {
 // demo's data.
 func startService(t *testing.T) (*cli.Main, *demo.Result) {
 	t.Helper()
-	return serve(t, datasetWith(0), nil)
+	return serve(t, 0, nil)
 }
 
 // startWithTesters is startService with n testers on the demo's third
 // extension, which it returns.
 func startWithTesters(t *testing.T, n int) (*cli.Main, *demo.Result, *betaport.Extension) {
 	t.Helper()
-	m, d := serve(t, datasetWith(n), nil)
+	m, d := serve(t, n, nil)
 	return m, d, d.Extensions[2]
 }
 
 // serve starts the real service on port 0 with a fresh data dir holding a
-// copy of ds, once configure (when not nil) has set what the test needs.
-func serve(t *testing.T, ds *dataset, configure func(*cli.Main)) (*cli.Main, *demo.Result) {
+// copy of the small demo's data with testers more testers on its third
+// extension (built once per run), once configure (when not nil) has set
+// what the test needs.
+func serve(t *testing.T, testers int, configure func(*cli.Main)) (*cli.Main, *demo.Result) {
 	t.Helper()
 	m := cli.NewMain()
 	m.Config.Addr = "127.0.0.1:0"
 	m.Config.Data = t.TempDir()
-	d := ds.copyTo(t, m.Config.Data)
+	d := demotest.Copy(t, m.Config.Data, testers)
 	m.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
 		m.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel()}))

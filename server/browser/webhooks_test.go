@@ -110,7 +110,7 @@ func TestWebhooksOnSettingsPage(t *testing.T) {
 // test's receivers on loopback.
 func startWebhookService(t *testing.T) (*cli.Main, *demo.Result) {
 	t.Helper()
-	return serve(t, datasetWith(0), func(m *cli.Main) {
+	return serve(t, 0, func(m *cli.Main) {
 		m.Config.WebhookAllowPrivate = true
 		m.Config.WebhookRetryMin = 100 * time.Millisecond
 	})

@@ -510,6 +510,7 @@ func (bp *bbtbBundlesPage) row(t *testing.T, number int64, focus *[]model.RowCon
 // is on its way. One rollback is published, on top, current, serving the
 // old bundle's bytes under a higher version; the focus follows the row.
 func TestBBBundlesRollbackAskCancelAskYesTwice(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, w := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	const ext = 2 // Reader Mode Plus: bundles #1..#3, #3 current
@@ -656,6 +657,7 @@ func versionAbove(v, than string) bool {
 // service publishes one rollback, and the first page shows it — no
 // second bundle, no error for what already happened.
 func TestBBBundlesRollbackSecondAdminsTabFirst(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, wa := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	b, _ := bbtbSecondAdmin(t, m, d)
@@ -712,6 +714,7 @@ func TestBBBundlesRollbackSecondAdminsTabFirst(t *testing.T) {
 // the same browser): the page is told the person is signed out, shows no
 // rollback, and nothing changes for testers.
 func TestBBBundlesRollbackRefusedSignedOutElsewhere(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, _ := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	const ext = 2
@@ -751,6 +754,7 @@ func TestBBBundlesRollbackRefusedSignedOutElsewhere(t *testing.T) {
 // shows why, puts the focus back on the row's Roll back, changes nothing,
 // and the next Yes works.
 func TestBBBundlesRollbackRefusedShowsWhyThenRetry(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, w := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	const ext = 2
@@ -809,6 +813,7 @@ func TestBBBundlesRollbackRefusedShowsWhyThenRetry(t *testing.T) {
 // person asked for still happens (the service got it), and the gone page
 // shows nothing of its answer.
 func TestBBBundlesRollbackLeavePageBeforeAnswer(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, w := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	const ext = 2
@@ -850,6 +855,7 @@ func TestBBBundlesRollbackLeavePageBeforeAnswer(t *testing.T) {
 // opened, close with Escape, and close when the row is given another
 // bundle; a bundle without notes shows none.
 func TestBBBundlesReleaseNotesShownWithBundle(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, _ := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	const ext = 2
@@ -909,6 +915,7 @@ func TestBBBundlesReleaseNotesShownWithBundle(t *testing.T) {
 // waits for the read, then the page reads again once, and shows the new
 // bundle on top as current. An event the page already shows reads nothing.
 func TestBBBundlesLivePublishArrivesWhileReading(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, w := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	const ext = 2
@@ -989,6 +996,7 @@ func TestBBBundlesLivePublishArrivesWhileReading(t *testing.T) {
 // an event whose data cannot be read is taken as news (the page reads
 // again rather than miss a publish).
 func TestBBBundlesLiveFollowsPublishesWhileOpen(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, w := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	const ext = 2
@@ -1061,6 +1069,7 @@ func wantRange(from, to int64) string {
 // pages already read at once; the last page says so; another extension
 // opens anew.
 func TestBBBundlesClassicAddressNextBackForward(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, w := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	const ext = 1 // Tab Tamer: 120 bundles, 6 pages of 20
@@ -1175,6 +1184,7 @@ func TestBBBundlesClassicAddressNextBackForward(t *testing.T) {
 // rollback; the page is read again (its bundles moved one place down) and
 // the focus goes back to the row's Roll back.
 func TestBBBundlesClassicRollback(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, w := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	const ext = 1
@@ -1273,6 +1283,7 @@ func (bp *bbtbBuildsPage) top() int64 {
 // with notes reaches the open page, on top, as the current build with its
 // notes.
 func TestBBBuildsTesterFollowsAPublishWithNotes(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, _ := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	tc, tw := bbtbBrowser(t, m)
@@ -1342,6 +1353,7 @@ func TestBBBuildsTesterFollowsAPublishWithNotes(t *testing.T) {
 // the reason; once an admin restores them, their new link opens the
 // builds again.
 func TestBBBuildsRevokedTesterLeavesForEndedThenRestored(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	ctx := context.Background()
 	a, _ := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
@@ -1402,6 +1414,7 @@ func TestBBBuildsRevokedTesterLeavesForEndedThenRestored(t *testing.T) {
 // late click) does nothing either. Escape closes the question first, then
 // the notes, with the focus on what opened each.
 func TestBBBundlesRowQuestionFollowsItsBundle(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, w := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	const ext = 2
@@ -1472,6 +1485,7 @@ func TestBBBundlesRowQuestionFollowsItsBundle(t *testing.T) {
 // other extension's list shows none of the first one's bundles, and the
 // rollback the service answered is there for the first extension.
 func TestBBBundlesOtherExtensionWhileRollingBack(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, w := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	bp := bbtbOpenBundles(t, a, 2)
@@ -1524,6 +1538,7 @@ func TestBBBundlesOtherExtensionWhileRollingBack(t *testing.T) {
 // Published and the stream's event both tell of the same bundle, and the
 // list shows it once, on top, current.
 func TestBBBundlesUploadPanelAndEventShowOneBundle(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, w := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	const ext = 2
@@ -1563,6 +1578,7 @@ func TestBBBundlesUploadPanelAndEventShowOneBundle(t *testing.T) {
 // Leaving the page-by-page view while its rollback is on its way: the
 // service did it, and the gone view shows none of it.
 func TestBBBundlesClassicLeaveWhileRollingBack(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, w := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	cp := bbtbOpenClassic(t, a)
@@ -1591,6 +1607,7 @@ func TestBBBundlesClassicLeaveWhileRollingBack(t *testing.T) {
 // (that read was answered before the rollback): once both land, the list
 // shows the rollback on top, current.
 func TestBBBundlesRollbackWhileListReads(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, w := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	const ext = 2
@@ -1627,6 +1644,7 @@ func TestBBBundlesRollbackWhileListReads(t *testing.T) {
 // The builds page opened again (Back to it) reads nothing more and does
 // not follow the extension twice.
 func TestBBBuildsOpenAgainFollowsOnce(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	tc, tw := bbtbBrowser(t, m)
 	if !bbtbOpenLink(t, m, tc, tw, d.TesterLink) {
@@ -1655,6 +1673,7 @@ func TestBBBuildsOpenAgainFollowsOnce(t *testing.T) {
 // An address past the last page (a stale link): the view shows an empty
 // page that says it is the last, with no Next.
 func TestBBBundlesClassicPastTheLastPage(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, _ := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	cp := bbtbOpenClassic(t, a)

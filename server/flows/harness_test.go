@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
+	"os"
 	"testing"
 
 	"github.com/betaport/betaport/app/client"
@@ -13,22 +14,39 @@ import (
 	"github.com/betaport/betaport/app/model/modeltest"
 	"github.com/betaport/betaport/server/cli"
 	"github.com/betaport/betaport/server/demo"
+	"github.com/betaport/betaport/server/demotest"
 	"github.com/betaport/betaport/server/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testenv.Stop()
+	demotest.Cleanup()
+	os.Exit(code)
+}
 
-// service starts the real service on port 0 with a fresh data dir and the
-// small demo: three extensions of Acme (Professional plan), bundles,
-// testers, and admins whose passwords are in the result.
+// service starts the real service on port 0 with a fresh data dir holding
+// the small demo (built once per run, copied for each test): three
+// extensions of Acme (Professional plan), bundles, testers, and admins
+// whose passwords are in the result.
 func service(t *testing.T) (*cli.Main, *demo.Result) {
 	t.Helper()
-	ctx := context.Background()
+	return serviceWith(t, nil)
+}
+
+// serviceWith is service, once configure (when not nil) has set what the
+// test needs.
+func serviceWith(t *testing.T, configure func(*cli.Main)) (*cli.Main, *demo.Result) {
+	t.Helper()
 	m := cli.NewMain()
 	m.Config.Addr = "127.0.0.1:0"
 	m.Config.Data = t.TempDir()
+	d := demotest.Copy(t, m.Config.Data, 0)
 	m.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	if err := m.Run(ctx); err != nil {
+	if configure != nil {
+		configure(m)
+	}
+	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -36,10 +54,6 @@ func service(t *testing.T) (*cli.Main, *demo.Result) {
 			t.Errorf("closing the service: %v", err)
 		}
 	})
-	d, err := demo.Load(ctx, m.Store, m.Blobs, demo.Small)
-	if err != nil {
-		t.Fatal(err)
-	}
 	return m, d
 }
 

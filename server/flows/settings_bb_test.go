@@ -340,6 +340,7 @@ func bbsLastSettingsFocus(spy *bbsSettingsSpy) model.SettingsFocus {
 // now has), the old one answers 404, the new one works, and Copy copies
 // the new one.
 func TestBBSettingsRotateTheUpdateURLAfterItsQuestion(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	c := adminClient(t, m, d)
 	w := bbsWireOf(c)
@@ -448,6 +449,7 @@ func TestBBSettingsRotateTheUpdateURLAfterItsQuestion(t *testing.T) {
 // Cancel closes the question and changes nothing; a Rotate after Cancel
 // does nothing; without a clipboard (plain HTTP) Copy selects the field.
 func TestBBSettingsCancelTheRotationKeepsTheURL(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	c := adminClient(t, m, d)
 	w := bbsWireOf(c)
@@ -495,6 +497,7 @@ func TestBBSettingsCancelTheRotationKeepsTheURL(t *testing.T) {
 // Another team's admin types the address of Acme's settings page: they
 // see no update URL of Acme's, and a rotation from there changes nothing.
 func TestBBSettingsAnotherTeamsAdminGetsNoUpdateURL(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	acme := adminClient(t, m, d)
 	hobby := bbsSignIn(t, m, d.Admins[1])
@@ -531,6 +534,7 @@ func TestBBSettingsAnotherTeamsAdminGetsNoUpdateURL(t *testing.T) {
 // A tester who opens a settings address is no admin: the page reads no
 // update URL (it holds the extension's secret token) and cannot rotate.
 func TestBBSettingsTesterSeesNoUpdateURL(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	tc := testerClient(t, m, d)
 	w := bbsWireOf(tc)
@@ -564,6 +568,7 @@ func TestBBSettingsTesterSeesNoUpdateURL(t *testing.T) {
 // Signed out in another tab, the admin presses Rotate: the page sends
 // them to sign in, and the token is not rotated.
 func TestBBSettingsSignedOutInAnotherTabBeforeRotating(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	c := adminClient(t, m, d)
 	ext := d.Extensions[0]
@@ -597,6 +602,7 @@ func TestBBSettingsSignedOutInAnotherTabBeforeRotating(t *testing.T) {
 // rotation's answer lands on no page (no focus moves on the page they
 // went to, nobody is sent anywhere).
 func TestBBSettingsLeavingWhileTheRotationIsOnItsWay(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	c := adminClient(t, m, d)
 	w := bbsWireOf(c)
@@ -724,6 +730,7 @@ func bbsLastKeysFocus(spy *bbsKeysSpy) (model.KeysFocus, int64) {
 // file publishes a bundle through the pipeline's three calls; the list
 // then says when the key was last used.
 func TestBBKeysCreateDownloadsAKeyFileThatPublishes(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	c := adminClient(t, m, d)
 	ext := d.Extensions[2]
@@ -792,6 +799,7 @@ func mustJSON(t *testing.T, v any) []byte {
 // Enter pressed again while the key is being made makes one key and one
 // download.
 func TestBBKeysEnterPressedTwiceMakesOneKey(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	c := adminClient(t, m, d)
 	w := bbsWireOf(c)
@@ -832,6 +840,7 @@ func TestBBKeysEnterPressedTwiceMakesOneKey(t *testing.T) {
 // nothing sent; the person corrects the label and the key is made. A
 // label of exactly MaxKeyLabel characters (not bytes) is taken.
 func TestBBKeysLabelTyposAreRefusedAtOnceThenFixed(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	c := adminClient(t, m, d)
 	w := bbsWireOf(c)
@@ -892,6 +901,7 @@ func bbsShort(s string) string {
 // and as a raw POST of the key file's service object — while the other
 // key keeps publishing.
 func TestBBKeysRevokeAsksFirstAndTheRevokedKeyIsRefused(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	c := adminClient(t, m, d)
 	w := bbsWireOf(c)
@@ -984,6 +994,7 @@ func TestBBKeysRevokeAsksFirstAndTheRevokedKeyIsRefused(t *testing.T) {
 // A pipeline is between call 1 and call 3 when the admin revokes its key
 // on the settings page: call 3 is refused (401) and nothing is published.
 func TestBBKeysRevokedBetweenUploadAndSign(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	c := adminClient(t, m, d)
 	ext := d.Extensions[2]
@@ -1026,6 +1037,7 @@ func TestBBKeysRevokedBetweenUploadAndSign(t *testing.T) {
 // lists it as active: the second tab shows it revoked and no error (the
 // person got what they asked for); the key stays revoked.
 func TestBBKeysRevokedInAnotherTabThenHere(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	c := adminClient(t, m, d)
 	ext := d.Extensions[2]
@@ -1065,6 +1077,7 @@ func TestBBKeysRevokedInAnotherTabThenHere(t *testing.T) {
 // for Acme's extension nor revoke one: the page shows why, no key file
 // downloads, and Acme's key keeps working.
 func TestBBKeysAnotherTeamsAdminCannotCreateOrRevoke(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	acme := adminClient(t, m, d)
 	ext := d.Extensions[2]
@@ -1107,6 +1120,7 @@ func TestBBKeysAnotherTeamsAdminCannotCreateOrRevoke(t *testing.T) {
 // Signed out in another tab, the admin makes a key: they are sent to sign
 // in, nothing downloads and no key is made.
 func TestBBKeysSignedOutBeforeCreating(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	c := adminClient(t, m, d)
 	ext := d.Extensions[2]
@@ -1138,6 +1152,7 @@ func TestBBKeysSignedOutBeforeCreating(t *testing.T) {
 // (the service makes the key): the page they went to is left alone (no
 // focus moves there, no label field is cleared, nothing is announced).
 func TestBBKeysLeavingBeforeTheKeyArrives(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	c := adminClient(t, m, d)
 	w := bbsWireOf(c)

@@ -12,6 +12,7 @@ import (
 // page says so, and the second signs the browser in and goes home; the
 // browser's cookie then speaks for the admin.
 func TestSignInAfterATypoAgainstTheService(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	c := browserClient(t, m)
 	p := openPage(t, c)

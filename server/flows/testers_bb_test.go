@@ -124,6 +124,7 @@ func isTestersGet(ext int64) func(string, *url.URL) bool {
 // and the tester's personal link and session stop working on the revoke
 // and work again — through the new link — once restored.
 func TestBBTestersInviteRevokeRestore(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	ctx := context.Background()
 	admin := d.Admins[0].Email
@@ -294,6 +295,7 @@ func TestBBTestersInviteRevokeRestore(t *testing.T) {
 // A typo in the e-mail is refused and the optimistic row goes again; the
 // fixed e-mail, sent with Enter pressed twice, makes one tester.
 func TestBBTestersInviteTypoThenEnterTwice(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, w := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	const ext = 2
@@ -358,6 +360,7 @@ func TestBBTestersInviteTypoThenEnterTwice(t *testing.T) {
 // offers to restore them instead; Restore (pressed twice) brings the same
 // tester back once, with a link that works.
 func TestBBTestersInviteOfRevokedOffersRestore(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	ctx := context.Background()
 	a, w := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
@@ -420,6 +423,7 @@ func TestBBTestersInviteOfRevokedOffersRestore(t *testing.T) {
 // is copied; the old link stops working and the new one works; New link
 // pressed twice makes one link.
 func TestBBTestersNewLinkOldLinkStops(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, w := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	const ext = 1
@@ -476,6 +480,7 @@ func TestBBTestersNewLinkOldLinkStops(t *testing.T) {
 // the address follows both; a slow answer of a filter the person already
 // changed never shows; Back/Forward's address searches the list again.
 func TestBBTestersSearchAndFilter(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	ctx := context.Background()
 	a, w := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
@@ -624,6 +629,7 @@ func TestBBTestersSearchAndFilter(t *testing.T) {
 // another tester the first admin revoked meanwhile is refused with the
 // reason, and nothing changes.
 func TestBBTestersTwoAdminsOnOneTester(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	ctx := context.Background()
 	a, _ := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
@@ -694,6 +700,7 @@ func TestBBTestersTwoAdminsOnOneTester(t *testing.T) {
 // An admin who signed out in another tab invites: the page sends them to
 // sign in, and the service stores nobody.
 func TestBBTestersSignedOutAdminInvites(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, _ := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	const ext = 2
@@ -726,6 +733,7 @@ func TestBBTestersSignedOutAdminInvites(t *testing.T) {
 // nothing of the answer (its link is not copied anywhere); the invite the
 // service answered is there on the next visit, once.
 func TestBBTestersLeavePageBeforeInviteAnswer(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, w := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	const ext = 2
@@ -764,6 +772,7 @@ func TestBBTestersLeavePageBeforeInviteAnswer(t *testing.T) {
 // page knows a tester opened it and shows no tester of the extension
 // (the service refuses a tester the list, so nothing can leak either).
 func TestBBTestersTesterOpensAdminsPage(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	tc, tw := bbtbBrowser(t, m)
 	if !bbtbOpenLink(t, m, tc, tw, d.TesterLink) {
@@ -788,6 +797,7 @@ func TestBBTestersTesterOpensAdminsPage(t *testing.T) {
 // A revoke the service refuses (answered with a problem): the tester shows
 // as they were again, and the page says why.
 func TestBBTestersRevokeRefusedShowsTesterAsBefore(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, w := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	const ext = 2
@@ -821,6 +831,7 @@ func TestBBTestersRevokeRefusedShowsTesterAsBefore(t *testing.T) {
 // A Yes that comes after the question was answered No (a late click on a
 // button that is gone) revokes nobody.
 func TestBBTestersLateYesAfterNoRevokesNobody(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, w := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	const ext = 2
@@ -853,6 +864,7 @@ func TestBBTestersLateYesAfterNoRevokesNobody(t *testing.T) {
 // the box before the pause searches nothing; a page left with a search
 // pending sends nothing.
 func TestBBTestersSearchPendingThenBackClearOrLeave(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, w := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	const ext = 1
@@ -921,6 +933,7 @@ func TestBBTestersSearchPendingThenBackClearOrLeave(t *testing.T) {
 // Inviting someone who already tests the extension: refused with the
 // reason; the list does not show them twice.
 func TestBBTestersInviteExistingTester(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, _ := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	const ext, email = 2, "ken.lovelace.5@example.com"
@@ -952,6 +965,7 @@ func TestBBTestersInviteExistingTester(t *testing.T) {
 // answered before the invite, and is slow on its way): once everything
 // lands, the list shows the invited tester, once.
 func TestBBTestersInviteBeforeListArrives(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, w := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	const ext = 2
@@ -984,6 +998,7 @@ func TestBBTestersInviteBeforeListArrives(t *testing.T) {
 // The person opens another extension's testers while an invite is on its
 // way: the other extension's list never shows the invited tester.
 func TestBBTestersOtherExtensionWhileInviting(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, w := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	tp := bbtbOpenTesters(t, a, 2, "", "")
@@ -1023,6 +1038,7 @@ func TestBBTestersOtherExtensionWhileInviting(t *testing.T) {
 // is still on its way: the page sends no revoke for a tester the service
 // has not made yet; once made, the tester can be revoked as any other.
 func TestBBTestersRevokeRowOfInviteOnItsWay(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	a, w := bbtbAdmin(t, m, d.Admins[0].Email, d.Admins[0].Password)
 	const ext = 2

@@ -10,7 +10,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -32,26 +31,10 @@ import (
 // (the receivers are httptest servers) and a short first retry.
 func bbsWebhookService(t *testing.T) (*cli.Main, *demo.Result) {
 	t.Helper()
-	ctx := context.Background()
-	m := cli.NewMain()
-	m.Config.Addr = "127.0.0.1:0"
-	m.Config.Data = t.TempDir()
-	m.Config.WebhookAllowPrivate = true
-	m.Config.WebhookRetryMin = 100 * time.Millisecond
-	m.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	if err := m.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := m.Close(); err != nil {
-			t.Errorf("closing the service: %v", err)
-		}
+	return serviceWith(t, func(m *cli.Main) {
+		m.Config.WebhookAllowPrivate = true
+		m.Config.WebhookRetryMin = 100 * time.Millisecond
 	})
-	d, err := demo.Load(ctx, m.Store, m.Blobs, demo.Small)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m, d
 }
 
 // bbsReceiver is a webhook receiver: it answers status with body and
@@ -246,6 +229,7 @@ func bbsPollUntil(t *testing.T, p *bbsPage, step time.Duration, what string, con
 // got a ping signed with the secret the page showed once; then delete it
 // after its question.
 func TestBBWebhooksAddTestSeeTheAnswerAndDelete(t *testing.T) {
+	t.Parallel()
 	m, d := bbsWebhookService(t)
 	c := adminClient(t, m, d)
 	ext := d.Extensions[2]
@@ -360,6 +344,7 @@ func TestBBWebhooksAddTestSeeTheAnswerAndDelete(t *testing.T) {
 // start of its answer while the delivery is pending; once the receiver
 // recovers the service retries and the page shows it delivered.
 func TestBBWebhooksFailingReceiverThenItsRetry(t *testing.T) {
+	t.Parallel()
 	m, d := bbsWebhookService(t)
 	c := adminClient(t, m, d)
 	ext := d.Extensions[2]
@@ -410,6 +395,7 @@ func TestBBWebhooksFailingReceiverThenItsRetry(t *testing.T) {
 // URLs the service refuses: the error shows by the field, which keeps
 // what was typed, and nothing is added; the fixed URL is added.
 func TestBBWebhooksURLTyposAreRefusedAndKept(t *testing.T) {
+	t.Parallel()
 	m, d := bbsWebhookService(t)
 	c := adminClient(t, m, d)
 	ext := d.Extensions[2]
@@ -454,6 +440,7 @@ func TestBBWebhooksURLTyposAreRefusedAndKept(t *testing.T) {
 
 // Add pressed again while the webhook is being added adds one.
 func TestBBWebhooksAddPressedTwiceAddsOne(t *testing.T) {
+	t.Parallel()
 	m, d := bbsWebhookService(t)
 	c := adminClient(t, m, d)
 	wire := bbsWireOf(c)
@@ -494,6 +481,7 @@ func TestBBWebhooksAddPressedTwiceAddsOne(t *testing.T) {
 // "Send test event" pressed twice while the first is on its way sends one
 // ping; several pings later the row shows the newest WebhookDeliveriesShown.
 func TestBBWebhooksTestPressedTwiceSendsOnePing(t *testing.T) {
+	t.Parallel()
 	m, d := bbsWebhookService(t)
 	c := adminClient(t, m, d)
 	wire := bbsWireOf(c)
@@ -570,6 +558,7 @@ func TestBBWebhooksTestPressedTwiceSendsOnePing(t *testing.T) {
 // deleted webhook gets no event of a later publish while the other one
 // does, and the page shows that one's delivery without a reload.
 func TestBBWebhooksDeleteAsksFirstAndStopsEvents(t *testing.T) {
+	t.Parallel()
 	m, d := bbsWebhookService(t)
 	c := adminClient(t, m, d)
 	wire := bbsWireOf(c)
@@ -655,6 +644,7 @@ func TestBBWebhooksDeleteAsksFirstAndStopsEvents(t *testing.T) {
 // test event: the second tab says it is gone (or drops it), shows no
 // ping waiting forever, and the service sends nothing.
 func TestBBWebhooksTestAfterAnotherTabDeletedIt(t *testing.T) {
+	t.Parallel()
 	m, d := bbsWebhookService(t)
 	c := adminClient(t, m, d)
 	ext := d.Extensions[2]
@@ -700,6 +690,7 @@ func TestBBWebhooksTestAfterAnotherTabDeletedIt(t *testing.T) {
 // The secret shows once: a later visit to the page lists the webhook
 // without it.
 func TestBBWebhooksSecretShownOnlyOnce(t *testing.T) {
+	t.Parallel()
 	m, d := bbsWebhookService(t)
 	c := adminClient(t, m, d)
 	ext := d.Extensions[2]
@@ -735,6 +726,7 @@ func TestBBWebhooksSecretShownOnlyOnce(t *testing.T) {
 // Another team's admin on Acme's settings address: the list is refused
 // with a message and their add stores nothing.
 func TestBBWebhooksAnotherTeamsAdminIsRefused(t *testing.T) {
+	t.Parallel()
 	m, d := bbsWebhookService(t)
 	acme := adminClient(t, m, d)
 	ext := d.Extensions[2]
@@ -764,6 +756,7 @@ func TestBBWebhooksAnotherTeamsAdminIsRefused(t *testing.T) {
 // Signed out in another tab, the admin adds a webhook: they are sent to
 // sign in and nothing is stored.
 func TestBBWebhooksSignedOutBeforeAdding(t *testing.T) {
+	t.Parallel()
 	m, d := bbsWebhookService(t)
 	c := adminClient(t, m, d)
 	ext := d.Extensions[2]
@@ -796,6 +789,7 @@ func TestBBWebhooksSignedOutBeforeAdding(t *testing.T) {
 // no request goes, whether the section is closed or only its page's
 // context ends (go-app ends it when the person navigates away).
 func TestBBWebhooksLeavingStopsReadingDeliveries(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"closed", "context ended"} {
 		t.Run(strings.ReplaceAll(how, " ", "_"), func(t *testing.T) {
 			m, d := bbsWebhookService(t)
@@ -839,6 +833,7 @@ func TestBBWebhooksLeavingStopsReadingDeliveries(t *testing.T) {
 // loopback address is taken but never reached: its test event's attempt
 // says why, and the page shows it.
 func TestBBWebhooksLoopbackIsNotReachedByDefault(t *testing.T) {
+	t.Parallel()
 	m, d := service(t)
 	c := adminClient(t, m, d)
 	ext := d.Extensions[2]
@@ -874,6 +869,7 @@ func TestBBWebhooksLoopbackIsNotReachedByDefault(t *testing.T) {
 // address, query and all. A receiver's long answer shows cut to
 // MaxDeliveryResponse.
 func TestBBWebhooksPastedURLWithQueryAndALongAnswer(t *testing.T) {
+	t.Parallel()
 	m, d := bbsWebhookService(t)
 	c := adminClient(t, m, d)
 	ext := d.Extensions[2]
@@ -928,6 +924,7 @@ func TestBBWebhooksPastedURLWithQueryAndALongAnswer(t *testing.T) {
 // A webhook whose receiver keeps failing is deleted: its pending delivery
 // fails at once (no more attempts), as the page had promised.
 func TestBBWebhooksDeleteStopsPendingRetries(t *testing.T) {
+	t.Parallel()
 	m, d := bbsWebhookService(t)
 	c := adminClient(t, m, d)
 	ext := d.Extensions[2]
