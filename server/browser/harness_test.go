@@ -234,6 +234,13 @@ var soloTests = map[string]string{
 	// manifest, which the service worker caches.
 	"TestBlackBoxBootServiceWorkerFetchesOnlyWhatThePageUses": "a normal profile",
 	"TestBlackBoxBootFirstVisitFetchesTheWasmOnce":            "a normal profile",
+	// The keys and the wheel of a person at the window they use: in a
+	// window of their own with the focus only emulated, PageDown, Space and
+	// End were seen not to scroll, and Shift+Tab, Tab to land elsewhere.
+	"TestBlackBoxKeyboardScrolling":         "keys at the focused window",
+	"TestBlackBoxFocusedRevokeKeepsItsName": "keys at the focused window",
+	"TestTrackpadScrollbarAndPointer":       "a scrollbar drag at the focused window",
+	"TestHundredLoadMoresStayBounded":       "End and Home at the focused window",
 }
 
 // browserContexts maps each test (*testing.T) to its browser context.
