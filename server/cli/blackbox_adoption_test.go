@@ -131,6 +131,7 @@ func bb20Totals(t *testing.T, rows []bb20Row) map[string]int64 {
 // and no gap; bad parameters and other people are refused; nothing of the
 // checker (user agent, address) is stored.
 func TestBB20Adoption(t *testing.T) {
+	t.Parallel()
 	e := bb20Start(t, func(m *cli.Main) { bb20Set(t, m, "AdoptionFlush", time.Hour) })
 	b1 := bb20Publish(t, e, e.keyExt, "1.0.0", "")
 	b2 := bb20Publish(t, e, e.keyExt, "1.1.0", "")
@@ -271,6 +272,7 @@ func TestBB20Adoption(t *testing.T) {
 // Counts held in memory are written when the service closes: a restart on
 // the same data answers them.
 func TestBB20AdoptionSurvivesARestart(t *testing.T) {
+	t.Parallel()
 	e := bb20Start(t, func(m *cli.Main) { bb20Set(t, m, "AdoptionFlush", time.Hour) })
 	b1 := bb20Publish(t, e, e.keyExt, "1.0.0", "")
 	chromeID, updateURL := bb20Updates(t, e, e.admin, e.ext)
@@ -301,6 +303,7 @@ func TestBB20AdoptionSurvivesARestart(t *testing.T) {
 // Checks arriving from many clients at once, while flushes run (every
 // 20 ms, and on every API read), are each counted exactly once.
 func TestBB20AdoptionConcurrentChecks(t *testing.T) {
+	t.Parallel()
 	e := bb20Start(t, func(m *cli.Main) { bb20Set(t, m, "AdoptionFlush", 20*time.Millisecond) })
 	b1 := bb20Publish(t, e, e.keyExt, "1.0.0", "")
 	b2 := bb20Publish(t, e, e.keyExt, "1.1.0", "")
@@ -356,6 +359,7 @@ func TestBB20AdoptionConcurrentChecks(t *testing.T) {
 // extension's version is "other" here. An extension without checks answers
 // an empty page, not null.
 func TestBB20AdoptionVersionsAreTheExtensionsOwn(t *testing.T) {
+	t.Parallel()
 	e := bb20Start(t, nil)
 	b1 := bb20Publish(t, e, e.keyExt, "1.0.0", "")
 	b5 := bb20Publish(t, e, e.keyExt2, "5.0.0", "")
@@ -386,6 +390,7 @@ func TestBB20AdoptionVersionsAreTheExtensionsOwn(t *testing.T) {
 
 // Paging by ones while new versions are being counted never repeats a row.
 func TestBB20AdoptionPagingWhileCounting(t *testing.T) {
+	t.Parallel()
 	e := bb20Start(t, nil)
 	var versions []string
 	for i := 0; i < 8; i++ {

@@ -278,6 +278,7 @@ func bboRandom(t *testing.T) string {
 // port has no /metrics; hostile traffic (many ids, random paths, random
 // methods) does not grow the label values.
 func TestBlackBoxOpsMetrics(t *testing.T) {
+	t.Parallel()
 	env := bboSetup(t, t.TempDir())
 	m := bboStart(t, env.data, "127.0.0.1:0")
 	base := m.URL()
@@ -438,6 +439,7 @@ func bboKeys(m map[string]bool) []string {
 // Every answer carries an X-Request-Id, different for each request, and
 // every problem+json body names it as its instance.
 func TestBlackBoxOpsRequestIDs(t *testing.T) {
+	t.Parallel()
 	env := bboSetup(t, t.TempDir())
 	m := bboStart(t, env.data, "")
 	base := m.URL()
@@ -538,6 +540,7 @@ func TestBlackBoxOpsRequestIDs(t *testing.T) {
 
 // /healthz says which build runs, as betaport --version does.
 func TestBlackBoxOpsHealthzAndVersion(t *testing.T) {
+	t.Parallel()
 	m := bboStart(t, t.TempDir(), "")
 	resp, b := bboDo(t, http.DefaultClient, "GET", m.URL()+"/healthz", nil, "")
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
@@ -569,6 +572,7 @@ func TestBlackBoxOpsHealthzAndVersion(t *testing.T) {
 // GET /api/openapi.json is an OpenAPI 3.1 document naming every route the
 // README describes, and the problem types it documents.
 func TestBlackBoxOpsOpenAPI(t *testing.T) {
+	t.Parallel()
 	m := bboStart(t, t.TempDir(), "")
 	resp, b := bboDo(t, http.DefaultClient, "GET", m.URL()+"/api/openapi.json", nil, "")
 	if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Content-Type"), "json") {
@@ -639,6 +643,7 @@ func TestBlackBoxOpsOpenAPI(t *testing.T) {
 // nothing a later restore trips on; the restored service serves the same
 // zips, byte for byte, and the same keys still submit.
 func TestBlackBoxOpsBackupRestore(t *testing.T) {
+	t.Parallel()
 	env := bboSetup(t, filepath.Join(t.TempDir(), "data"))
 	a := bboStart(t, env.data, "")
 	work := t.TempDir()

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -28,6 +29,7 @@ import (
 
 	"github.com/betaport/betaport/app/notes"
 	"github.com/betaport/betaport/server/cli"
+	"github.com/betaport/betaport/server/testenv"
 )
 
 // bb20Env is a running service with two teams:
@@ -124,21 +126,73 @@ func bb20MakeKey(t *testing.T, data, ext, dir string) bb20Key {
 	return kf.Service
 }
 
-// bb20Start makes the teams, extensions, users and keys with the betaport
-// command, then serves with configure applied to the Config.
+// bb20Template is the data bb20Start serves: the teams, extensions, users
+// and keys, made with the betaport command once per run (the first open of
+// a data dir migrates its database, a second or more under -race). Each
+// test serves a copy of its own: the data dir, and the key files in its
+// work dir.
+var bb20Template struct {
+	once                  sync.Once
+	err                   error
+	data, work            string
+	ext, ext2, extB       string
+	keyExt, keyExt2, keyB bb20Key
+}
+
+// bb20MakeTemplate makes bb20Template, once; TestMain removes its
+// directories.
+func bb20MakeTemplate(t *testing.T) {
+	t.Helper()
+	tp := &bb20Template
+	tp.once.Do(func() {
+		tp.err = errors.New("the test making it stopped")
+		var err error
+		if tp.data, err = os.MkdirTemp("", "betaport-bb20-data-"); err != nil {
+			tp.err = err
+			return
+		}
+		cleanupAtExit(tp.data)
+		if tp.work, err = os.MkdirTemp("", "betaport-bb20-work-"); err != nil {
+			tp.err = err
+			return
+		}
+		cleanupAtExit(tp.work)
+		teamA := bb20ID(t, bb20Run(t, "team", "create", "--data", tp.data, "--name", "Acme", "--plan", "professional", "--seats", "5"))
+		teamB := bb20ID(t, bb20Run(t, "team", "create", "--data", tp.data, "--name", "Rival", "--plan", "professional", "--seats", "5"))
+		tp.ext = bb20ID(t, bb20Run(t, "extension", "create", "--data", tp.data, "--team", teamA, "--name", "Tab Tamer"))
+		tp.ext2 = bb20ID(t, bb20Run(t, "extension", "create", "--data", tp.data, "--team", teamA, "--name", "Second"))
+		tp.extB = bb20ID(t, bb20Run(t, "extension", "create", "--data", tp.data, "--team", teamB, "--name", "Rival Tabs"))
+		bb20Run(t, "user", "create", "--data", tp.data, "--email", "ada@example.com", "--team", teamA, "--password", bboPassword)
+		bb20Run(t, "user", "create", "--data", tp.data, "--email", "bob@example.com", "--team", teamB, "--password", bboPassword)
+		tp.keyExt = bb20MakeKey(t, tp.data, tp.ext, tp.work)
+		tp.keyExt2 = bb20MakeKey(t, tp.data, tp.ext2, tp.work)
+		tp.keyB = bb20MakeKey(t, tp.data, tp.extB, tp.work)
+		tp.err = nil
+	})
+	if tp.err != nil {
+		t.Fatalf("making the data every bb20 test starts from: %v", tp.err)
+	}
+}
+
+// bb20Start serves a copy of bb20Template with configure applied to the
+// Config, and signs the admins and a tester in. Each test has its own data
+// dir, service (on a port of its own) and clients, and changes no process
+// state (environment, package variables): the black-box tests run in
+// parallel.
 func bb20Start(t *testing.T, configure func(m *cli.Main)) *bb20Env {
 	t.Helper()
-	e := &bb20Env{data: t.TempDir(), work: t.TempDir(), adaEmail: "ada@example.com", bobEmail: "bob@example.com"}
-	teamA := bb20ID(t, bb20Run(t, "team", "create", "--data", e.data, "--name", "Acme", "--plan", "professional", "--seats", "5"))
-	teamB := bb20ID(t, bb20Run(t, "team", "create", "--data", e.data, "--name", "Rival", "--plan", "professional", "--seats", "5"))
-	e.ext = bb20ID(t, bb20Run(t, "extension", "create", "--data", e.data, "--team", teamA, "--name", "Tab Tamer"))
-	e.ext2 = bb20ID(t, bb20Run(t, "extension", "create", "--data", e.data, "--team", teamA, "--name", "Second"))
-	e.extB = bb20ID(t, bb20Run(t, "extension", "create", "--data", e.data, "--team", teamB, "--name", "Rival Tabs"))
-	bb20Run(t, "user", "create", "--data", e.data, "--email", e.adaEmail, "--team", teamA, "--password", bboPassword)
-	bb20Run(t, "user", "create", "--data", e.data, "--email", e.bobEmail, "--team", teamB, "--password", bboPassword)
-	e.keyExt = bb20MakeKey(t, e.data, e.ext, e.work)
-	e.keyExt2 = bb20MakeKey(t, e.data, e.ext2, e.work)
-	e.keyExtB = bb20MakeKey(t, e.data, e.extB, e.work)
+	bb20MakeTemplate(t)
+	tp := &bb20Template
+	e := &bb20Env{data: t.TempDir(), work: t.TempDir(), adaEmail: "ada@example.com", bobEmail: "bob@example.com",
+		ext: tp.ext, ext2: tp.ext2, extB: tp.extB, keyExt: tp.keyExt, keyExt2: tp.keyExt2, keyExtB: tp.keyB}
+	for from, to := range map[string]string{tp.data: e.data, tp.work: e.work} {
+		if err := testenv.CopyDir(from, to); err != nil {
+			t.Fatalf("copying the data every bb20 test starts from: %v", err)
+		}
+	}
+	for _, k := range []*bb20Key{&e.keyExt, &e.keyExt2, &e.keyExtB} {
+		k.path = filepath.Join(e.work, filepath.Base(k.path))
+	}
 
 	e.m = cli.NewMain()
 	e.m.Config.Addr, e.m.Config.Data = "127.0.0.1:0", e.data
@@ -451,6 +505,7 @@ func bb20Eventually(t *testing.T, what string, cond func() bool) {
 // byte more is refused with the problem; a refused call 1 leaves the
 // previous upload signable and the bundles unchanged.
 func TestBB20ReleaseNotesLimit(t *testing.T) {
+	t.Parallel()
 	e := bb20Start(t, nil)
 
 	// 10240 bytes of two-byte characters: 5120 runes.
@@ -549,6 +604,7 @@ func TestBB20ReleaseNotesLimit(t *testing.T) {
 // refused: encoding/json would quietly turn the bytes into U+FFFD. When the
 // service takes them, the test publishes them to show what testers get.
 func TestBB20ReleaseNotesInvalidUTF8(t *testing.T) {
+	t.Parallel()
 	e := bb20Start(t, nil)
 	for i, c := range []struct {
 		name  string
@@ -585,6 +641,7 @@ func TestBB20ReleaseNotesInvalidUTF8(t *testing.T) {
 // the bundles list, the current bundle and a tester's builds; the session
 // flow of call 1 takes notes too.
 func TestBB20ReleaseNotesVisibleVerbatim(t *testing.T) {
+	t.Parallel()
 	e := bb20Start(t, nil)
 	notes := "<script>alert('x')</script>\n\n- <b>bold</b> & \"quoted\" \\ back\n* [home](https://example.com/?a=1&b=2)\n1. <img src=x onerror=alert(1)>\tü 漢字 🙂\r\n"
 	signed := bb20Publish(t, e, e.keyExt, "2.0.0", notes)
@@ -649,6 +706,7 @@ func TestBB20ReleaseNotesVisibleVerbatim(t *testing.T) {
 // flags at once is a usage error; notes over 10 KiB are refused before any
 // request is sent.
 func TestBB20SubmitNotesFlags(t *testing.T) {
+	t.Parallel()
 	e := bb20Start(t, nil)
 	zipPath := filepath.Join(e.work, "ext.zip")
 	os.WriteFile(zipPath, bb20Zip(t, "3.0.0"), 0o644)
@@ -741,6 +799,7 @@ func TestBB20SubmitNotesFlags(t *testing.T) {
 // The OpenAPI document names every operation of issue 20, and its problem
 // types.
 func TestBB20OpenAPINamesTheNewOperations(t *testing.T) {
+	t.Parallel()
 	e := bb20Start(t, nil)
 	resp, b := e.do(t, e.anon, "GET", "/api/openapi.json", "", nil)
 	if resp.StatusCode != 200 {
@@ -783,6 +842,7 @@ func TestBB20OpenAPINamesTheNewOperations(t *testing.T) {
 // http and https, HTML as text, the list and paragraph rules, no panic and
 // no blow-up on hostile notes.
 func TestBB20NotesMarkdownSubset(t *testing.T) {
+	t.Parallel()
 	links := func(s string) []notes.Span {
 		var out []notes.Span
 		for _, b := range notes.Parse(s) {

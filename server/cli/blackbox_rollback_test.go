@@ -159,6 +159,7 @@ func bb20Numbers(list []bb20Bundle) []string {
 // repeat answers the same bundle; rolling back to the current bundle is a
 // conflict; it is in the audit trail.
 func TestBB20Rollback(t *testing.T) {
+	t.Parallel()
 	e := bb20Start(t, nil)
 	b1 := bb20Publish(t, e, e.keyExt, "1.0.0", "First <b>release</b>")
 	b2 := bb20Publish(t, e, e.keyExt, "1.1.0", "")
@@ -307,6 +308,7 @@ func TestBB20Rollback(t *testing.T) {
 // tester, nobody, another team's admin, a cross-site request. Each changes
 // nothing.
 func TestBB20RollbackRefusals(t *testing.T) {
+	t.Parallel()
 	e := bb20Start(t, nil)
 	for _, v := range []string{"1.0.0", "1.1.0", "1.2.0"} {
 		bb20Publish(t, e, e.keyExt, v, "")
@@ -415,6 +417,7 @@ func TestBB20RollbackRefusals(t *testing.T) {
 
 // Racing rollbacks to the same bundle publish exactly one.
 func TestBB20RollbackDoubleClick(t *testing.T) {
+	t.Parallel()
 	e := bb20Start(t, nil)
 	for _, v := range []string{"1.0.0", "1.1.0"} {
 		bb20Publish(t, e, e.keyExt, v, "")
@@ -471,6 +474,7 @@ func TestBB20RollbackDoubleClick(t *testing.T) {
 // A sign racing a rollback: whatever the order, numbers 1..n without
 // duplicates, versions rising with the numbers, exactly one current.
 func TestBB20RollbackRacingSign(t *testing.T) {
+	t.Parallel()
 	e := bb20Start(t, nil)
 	bb20Publish(t, e, e.keyExt, "1.0.0", "")
 	bb20Publish(t, e, e.keyExt, "1.1.0", "")
@@ -532,6 +536,7 @@ func TestBB20RollbackRacingSign(t *testing.T) {
 // bundle again (sign is idempotent), and the rollback stays current: a
 // retry must not undo the rollback.
 func TestBB20RollbackThenRetriedSign(t *testing.T) {
+	t.Parallel()
 	e := bb20Start(t, nil)
 	bb20Publish(t, e, e.keyExt, "1.0.0", "")
 	b2 := bb20Publish(t, e, e.keyExt, "1.1.0", "")
@@ -563,6 +568,7 @@ func TestBB20RollbackThenRetriedSign(t *testing.T) {
 // when no higher version exists, the rollback is refused with a problem
 // and nothing changes (never a 5xx).
 func TestBB20RollbackVersionEdges(t *testing.T) {
+	t.Parallel()
 	e := bb20Start(t, nil)
 	b1 := bb20Publish(t, e, e.keyExt, "2.0.0", "")
 	b2 := bb20Publish(t, e, e.keyExt, "2.0.0", "") // the same manifest version again

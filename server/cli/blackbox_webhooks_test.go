@@ -279,6 +279,7 @@ func bb20Start20(t *testing.T, allowPrivate bool, retryMin time.Duration) *bb20E
 // a test event reaches one; the deliveries list tells what happened; a
 // deleted webhook gets nothing more; bad URLs and other people are refused.
 func TestBB20Webhooks(t *testing.T) {
+	t.Parallel()
 	e := bb20Start20(t, true, 100*time.Millisecond)
 	b0 := bb20Publish(t, e, e.keyExt, "0.9.0", "") // before any webhook
 	r1, r2 := bb20NewReceiver(t, nil), bb20NewReceiver(t, nil)
@@ -569,6 +570,7 @@ func TestBB20Webhooks(t *testing.T) {
 // each retried under the same delivery and event id with backoff; the
 // deliveries list shows the attempts and the failing answer.
 func TestBB20WebhookReceiverFailsThenRecovers(t *testing.T) {
+	t.Parallel()
 	retry := 200 * time.Millisecond
 	e := bb20Start20(t, true, retry)
 	var mu sync.Mutex
@@ -682,6 +684,7 @@ func TestBB20WebhookReceiverFailsThenRecovers(t *testing.T) {
 // at delivery: the delivery says why and nothing reaches the receiver, by
 // whatever spelling of the address.
 func TestBB20WebhookPrivateAddressRefused(t *testing.T) {
+	t.Parallel()
 	e := bb20Start20(t, false, 100*time.Millisecond)
 	r := bb20NewReceiver(t, nil)
 	port := r.URL[strings.LastIndex(r.URL, ":")+1:]
@@ -752,6 +755,7 @@ func TestBB20WebhookPrivateAddressRefused(t *testing.T) {
 
 // Deleting a webhook stops its pending deliveries.
 func TestBB20WebhookDeleteStopsRetries(t *testing.T) {
+	t.Parallel()
 	e := bb20Start20(t, true, 100*time.Millisecond)
 	r := bb20NewReceiver(t, func(int) (int, string) { return 503, "down" })
 	w := e.createHook(t, e.ext, r.URL+"/hook")
@@ -821,6 +825,7 @@ func (d *bb20PG) replica(t *testing.T) *bb20Env {
 
 // On PostgreSQL (the scale-out store), as the replicas run it.
 func TestBB20OnPostgreSQL(t *testing.T) {
+	t.Parallel()
 	testenv.SkipIfAsked(t)
 	t.Cleanup(testenv.Stop) // after the subtests: one cluster for them all
 	t.Run("Replicas", bb20Replicas)
@@ -991,6 +996,7 @@ func (rr *bb20RawReceiver) count() int {
 // answers 10 MB (1 KiB kept), one that drops the connection (retried);
 // another extension's webhook gets only its own extension's events.
 func TestBB20WebhookHostileReceivers(t *testing.T) {
+	t.Parallel()
 	e := bb20Start20(t, true, 100*time.Millisecond)
 	hung := bb20NewRawReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
 		if n == 0 {
@@ -1128,6 +1134,7 @@ func TestBB20WebhookHostileReceivers(t *testing.T) {
 // every webhook once; bad paging is a 400; another team's admin cannot
 // add a webhook to ext, nor ada to team B's extension.
 func TestBB20WebhookListPaging(t *testing.T) {
+	t.Parallel()
 	e := bb20Start20(t, true, time.Second)
 	made := map[string]bool{}
 	for i := 0; i < 5; i++ {
@@ -1188,6 +1195,7 @@ func TestBB20WebhookListPaging(t *testing.T) {
 // The outbox is durable: events pending when the service stops are
 // delivered, in order, by the service started again on the same data.
 func TestBB20WebhookOutboxSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	e := bb20Start20(t, true, 100*time.Millisecond)
 	var mu sync.Mutex
 	failing := true
@@ -1243,6 +1251,7 @@ func TestBB20WebhookOutboxSurvivesRestart(t *testing.T) {
 // and refused rollbacks send nothing more; a rollback made with the
 // betaport command while the service runs reaches the webhook too.
 func TestBB20WebhookEventsOnce(t *testing.T) {
+	t.Parallel()
 	e := bb20Start20(t, true, 100*time.Millisecond)
 	r := bb20NewReceiver(t, nil)
 	e.createHook(t, e.ext, r.URL+"/hook")
@@ -1381,6 +1390,7 @@ func bb20HostileBytes(t *testing.T) {
 
 // The defaults the contract names, and serve's flags for them.
 func TestBB20ConfigDefaultsAndFlags(t *testing.T) {
+	t.Parallel()
 	c := cli.DefaultConfig()
 	v := reflect.ValueOf(c)
 	for field, want := range map[string]any{

@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -38,7 +39,26 @@ func TestMain(m *testing.M) {
 		dir, addr, _ := strings.Cut(v, " ")
 		os.Exit(cli.Run(context.Background(), []string{"serve", "--data", dir, "--addr", addr}, io.Discard, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	atExitMu.Lock()
+	for _, dir := range atExit {
+		os.RemoveAll(dir)
+	}
+	atExitMu.Unlock()
+	os.Exit(code)
+}
+
+// atExit lists the directories TestMain removes after the tests: those
+// made once for many tests (see bb20Template).
+var (
+	atExitMu sync.Mutex
+	atExit   []string
+)
+
+func cleanupAtExit(dir string) {
+	atExitMu.Lock()
+	defer atExitMu.Unlock()
+	atExit = append(atExit, dir)
 }
 
 // child is a server process on a data dir.

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/cli"
 	"github.com/betaport/betaport/server/demo"
+	"github.com/betaport/betaport/server/testenv"
 )
 
 // A dataset is a data dir built once: the small demo, and as many more
@@ -52,7 +52,7 @@ func Copy(t testing.TB, dir string, testers int) *demo.Result {
 	if ds.err != nil {
 		t.Fatalf("building the test data (demo and %d testers): %v", ds.testers, ds.err)
 	}
-	if err := copyDir(ds.dir, dir); err != nil {
+	if err := testenv.CopyDir(ds.dir, dir); err != nil {
 		t.Fatalf("copying the test data: %v", err)
 	}
 	var d demo.Result
@@ -119,26 +119,4 @@ func (ds *dataset) build() {
 		ts[i] = &betaport.Tester{ExtensionID: ext.ID, Email: fmt.Sprintf("t%d@example.com", i), Name: fmt.Sprintf("Tester %d", i), Status: "active"}
 	}
 	ds.err = m.Store.CreateTesters(ctx, ts)
-}
-
-func copyDir(from, to string) error {
-	return filepath.WalkDir(from, func(path string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, path)
-		dst := filepath.Join(to, rel)
-		if e.IsDir() {
-			return os.MkdirAll(dst, 0o700)
-		}
-		info, err := e.Info()
-		if err != nil {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, info.Mode().Perm())
-	})
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,11 +36,16 @@ func uniqueEmail(prefix string) string {
 	return fmt.Sprintf("%s%d@example.com", prefix, emails.Add(1))
 }
 
+// adminPasswordHash is the hash of adminOf's admins' password, made once:
+// an argon2id hash costs a good part of a second under -race, and nobody
+// signs in with it (adminOf makes the session itself).
+var adminPasswordHash = sync.OnceValue(func() string { return credential.HashPassword("a long password") })
+
 // adminOf creates an admin of team and returns a signed-in header.
 func (e *env) adminOf(t testing.TB, team *betaport.Team) http.Header {
 	t.Helper()
 	u := &betaport.User{TeamID: team.ID, Email: uniqueEmail("admin")}
-	if err := e.DB.CreateUser(context.Background(), u, credential.HashPassword("a long password")); err != nil {
+	if err := e.DB.CreateUser(context.Background(), u, adminPasswordHash()); err != nil {
 		t.Fatal(err)
 	}
 	return e.cookie(t, betaport.Session{UserID: u.ID})
@@ -61,6 +67,7 @@ func (e *env) testerOf(t *testing.T, ext *betaport.Extension, status string) (*b
 // checks the status each gets. A route without a row fails the test: new
 // routes must say here who may call them.
 func TestAccess(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	teamA := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)

@@ -47,6 +47,7 @@ func (e *env) adoptionPages(t *testing.T, ext *betaport.Extension, admin http.He
 // Chromium's update checks are counted per hour and reported version, and
 // the admins' adoption list pages through them, newest hour first.
 func TestAdoptionCountsUpdateChecks(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	ext := storetest.MustExtension(t, e.DB, team, "Counted")
@@ -121,6 +122,7 @@ func TestAdoptionCountsUpdateChecks(t *testing.T) {
 // Bad days, limit and cursor are 400 problems naming the parameter; only
 // the extension's admins may read the counts.
 func TestAdoptionRefusals(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	ext := storetest.MustExtension(t, e.DB, team, "Counted")

@@ -32,6 +32,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode"
@@ -229,11 +230,17 @@ func (e *env) bbdGet(t *testing.T, method, target string, h http.Header) (first,
 	return first, final
 }
 
-// bbdEndpoint is the test gateway's endpoint (the storage's URLs are on it).
-var bbdEndpoint *url.URL
+// bbdEndpoint is the test gateway's endpoint (the storage's URLs are on
+// it), found once; the mutex keeps parallel tests from finding it at once.
+var (
+	bbdEndpointMu sync.Mutex
+	bbdEndpoint   *url.URL
+)
 
 func bbdStorage(t *testing.T) *url.URL {
 	t.Helper()
+	bbdEndpointMu.Lock()
+	defer bbdEndpointMu.Unlock()
 	if bbdEndpoint == nil {
 		u, err := url.Parse(testenv.BucketURL(t))
 		if err != nil {
@@ -454,6 +461,7 @@ func bbdPtr(s string) *string { return &s }
 // feed names Betaport's own CRX URL (which does not expire), not the
 // storage's.
 func TestBlackBoxDownloadsEveryRoute(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	w := newBBDWorld(t, e)
 	a := w.extA.ID
@@ -522,6 +530,7 @@ func TestBlackBoxDownloadsEveryRoute(t *testing.T) {
 // If-Range with the ETag it got) and probed with HEAD, through Betaport's
 // link as a browser follows it and, on S3, at the storage's URL directly.
 func TestBlackBoxDownloadsRangesAndHEAD(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	w := newBBDWorld(t, e)
 	a := w.extA.ID
@@ -827,6 +836,7 @@ func bbdRefused(t *testing.T, e *env, c bbdCase, h bbdHop) api.Problem {
 // each is refused with a problem and no Location, and on S3 with the very
 // problem file storage answers.
 func TestBlackBoxDownloadsRefusals(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	w := newBBDWorld(t, e)
 	var ref *bbdWorld // the same world on file storage
@@ -859,6 +869,7 @@ func TestBlackBoxDownloadsRefusals(t *testing.T) {
 // the storage URL they already had is the storage's to judge: it is logged
 // what it does, and checked that it stops working once it expires.
 func TestBlackBoxDownloadsRevokedTesterIsCutOff(t *testing.T) {
+	// Not parallel: it sets how long the package's download URLs live.
 	const life = 3 // seconds: the URL lifetime this test sets
 	restore := bphttp.SetDownloadURLExpiry(life * time.Second)
 	t.Cleanup(restore)
@@ -922,6 +933,7 @@ func TestBlackBoxDownloadsRevokedTesterIsCutOff(t *testing.T) {
 // its lifetime) is refused by the storage, and it only reads: PUT and
 // DELETE with it change nothing.
 func TestBlackBoxDownloadsTamperedURLsAreRefused(t *testing.T) {
+	t.Parallel()
 	if backend() != backendScaleOut {
 		t.Skip("file storage hands out no storage URL; this runs on PostgreSQL + S3 (TestOnPostgresAndS3)")
 	}
@@ -1020,6 +1032,7 @@ func TestBlackBoxDownloadsTamperedURLsAreRefused(t *testing.T) {
 // under way when its URL expires finishes; resumed later at the same URL
 // it is refused; Betaport's link then gives a new URL that resumes it.
 func TestBlackBoxDownloadsExpiredURLStartsAgainFromBetaport(t *testing.T) {
+	// Not parallel: it sets how long the package's download URLs live.
 	if backend() != backendScaleOut {
 		t.Skip("file storage hands out no storage URL; this runs on PostgreSQL + S3 (TestOnPostgresAndS3)")
 	}
@@ -1114,6 +1127,7 @@ func bbdPublish(t *testing.T, e *env, ext *betaport.Extension, version string) *
 // great length still download under a file name a person can save: one
 // attachment, no header injected, no path, no hidden or spoofed extension.
 func TestBlackBoxDownloadsHostileNamesGiveSafeFileNames(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	team := storetest.MustTeam(t, e.DB, betaport.PlanStarter)
 	admin := e.adminOf(t, team)
@@ -1162,6 +1176,7 @@ func TestBlackBoxDownloadsHostileNamesGiveSafeFileNames(t *testing.T) {
 // change nothing of what it hands out: the file stays an attachment of its
 // own type, and the storage URL lives no longer.
 func TestBlackBoxDownloadsIgnoreStorageParameters(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	w := newBBDWorld(t, e)
 	junk := "?response-content-type=text%2Fhtml&response-content-disposition=inline%3B%20filename%3Dx.html" +
@@ -1202,6 +1217,7 @@ func TestBlackBoxDownloadsIgnoreStorageParameters(t *testing.T) {
 // valid CRX of the offered version; after a token rotation the old CRX URL
 // is refused without a Location, and the new one installs the rebuilt CRX.
 func TestBlackBoxDownloadsUpdaterInstallsThroughTheRedirect(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := newPipeline(t, e, betaport.PlanProfessional)
 	admin := e.adminOf(t, mustTeam(t, e, p.ext))
@@ -1254,6 +1270,7 @@ func TestBlackBoxDownloadsUpdaterInstallsThroughTheRedirect(t *testing.T) {
 // every download itself: 200 with the bytes, the SHA-256 as the zip's ETag,
 // 304 for it, ranges, HEAD, and a problem for a range it cannot serve.
 func TestBlackBoxDownloadsFileStorageServesTheBytes(t *testing.T) {
+	t.Parallel()
 	if backend() != backendFiles {
 		t.Skip("on S3 the storage serves the bytes (the other BlackBoxDownloads tests)")
 	}

@@ -56,10 +56,15 @@ func bbkNewWorld(t *testing.T) *bbkWorld {
 
 // bbkSignIn makes an admin of team and signs them in through the API, as
 // the sign-in page does.
+// bbkPasswordHash is the hash of bbkSignIn's admins' password, made once
+// (an argon2id hash costs a good part of a second under -race); each admin
+// still signs in with the password, through the API.
+var bbkPasswordHash = sync.OnceValue(func() string { return credential.HashPassword("a long bbk password") })
+
 func bbkSignIn(t *testing.T, e *env, team *betaport.Team) (string, http.Header) {
 	t.Helper()
 	email := uniqueEmail("bbk-admin")
-	if err := e.DB.CreateUser(context.Background(), &betaport.User{TeamID: team.ID, Email: email}, credential.HashPassword("a long bbk password")); err != nil {
+	if err := e.DB.CreateUser(context.Background(), &betaport.User{TeamID: team.ID, Email: email}, bbkPasswordHash()); err != nil {
 		t.Fatal(err)
 	}
 	resp, body := e.send(t, "POST", api.PathSession, nil, api.SignIn{Email: email, Password: "a long bbk password"})
@@ -311,6 +316,7 @@ func bbkNoUploadIssued(t *testing.T, e *env, ext int64, what string) {
 // carry their label, maker and times, and are revoked one at a time; a
 // new key never touches the others; a retried revoke changes nothing.
 func TestBlackBoxKeysNamedKeys(t *testing.T) {
+	t.Parallel()
 	w := bbkNewWorld(t)
 	e := w.e
 
@@ -449,6 +455,7 @@ func TestBlackBoxKeysNamedKeys(t *testing.T) {
 // characters (not bytes), and is kept exactly as typed; clumsy and hostile
 // bodies are refused with a problem and make no key.
 func TestBlackBoxKeysLabels(t *testing.T) {
+	t.Parallel()
 	w := bbkNewWorld(t)
 	e := w.e
 	path := api.KeysPath(w.ext.ID)
@@ -523,6 +530,7 @@ func TestBlackBoxKeysLabels(t *testing.T) {
 // TestBlackBoxKeysConcurrentCreation: many keys made at once all work and
 // are all listed once, page by page, newest first.
 func TestBlackBoxKeysConcurrentCreation(t *testing.T) {
+	t.Parallel()
 	w := bbkNewWorld(t)
 	e := w.e
 	const n = 16
@@ -609,6 +617,7 @@ func TestBlackBoxKeysConcurrentCreation(t *testing.T) {
 // through this one (and keeps working), another team's admin and the
 // extension's own tester are refused, and odd key ids are problems.
 func TestBlackBoxKeysWhoMayTouchKeys(t *testing.T) {
+	t.Parallel()
 	w := bbkNewWorld(t)
 	e := w.e
 	sibling := storetest.MustExtension(t, e.DB, w.team, "Sibling")
@@ -703,6 +712,7 @@ func TestBlackBoxKeysWhoMayTouchKeys(t *testing.T) {
 // requested an upload cannot sign that upload; nothing is published until
 // a working key (or the admin) signs.
 func TestBlackBoxKeysRevokedBetweenUploadAndSign(t *testing.T) {
+	t.Parallel()
 	w := bbkNewWorld(t)
 	e := w.e
 	ci := w.createKey(t, w.ext.ID, "CI")
@@ -733,6 +743,7 @@ func TestBlackBoxKeysRevokedBetweenUploadAndSign(t *testing.T) {
 // anybody else, and a request from another site, are refused; pipelines
 // keep their keys.
 func TestBlackBoxKeysSessionSubmit(t *testing.T) {
+	t.Parallel()
 	w := bbkNewWorld(t)
 	e := w.e
 	id := strconv.FormatInt(w.ext.ID, 10)
@@ -845,6 +856,7 @@ func TestBlackBoxKeysSessionSubmit(t *testing.T) {
 // TestBlackBoxKeysCrossSiteWithTheCookie: another site's request riding an
 // admin's cookie changes no key and no tester.
 func TestBlackBoxKeysCrossSiteWithTheCookie(t *testing.T) {
+	t.Parallel()
 	w := bbkNewWorld(t)
 	e := w.e
 	ci := w.createKey(t, w.ext.ID, "CI")
@@ -931,6 +943,7 @@ func bbkTester(t *testing.T, w *bbkWorld, id int64) betaport.Tester {
 // link; an invite of a revoked e-mail offers the restore; what is not
 // revoked is not restored and what is revoked gets no new link.
 func TestBlackBoxKeysTestersRestoreAndNewLinks(t *testing.T) {
+	t.Parallel()
 	w := bbkNewWorld(t)
 	e := w.e
 	ada := bbkInvite(t, w, "ada@example.com", "Ada Lovelace")
@@ -1052,6 +1065,7 @@ func TestBlackBoxKeysTestersRestoreAndNewLinks(t *testing.T) {
 // access ended and whom to ask; their old link and their pages lead to the
 // page that says so, not to the admins' sign-in.
 func TestBlackBoxKeysAccessEnded(t *testing.T) {
+	t.Parallel()
 	w := bbkNewWorld(t)
 	e := w.e
 	inv := bbkInvite(t, w, "lin@example.com", "Lin")
@@ -1134,6 +1148,7 @@ func TestBlackBoxKeysAccessEnded(t *testing.T) {
 // pages of any size give the same trail; one extension's trail shows none
 // of another's.
 func TestBlackBoxKeysAuditTrail(t *testing.T) {
+	t.Parallel()
 	w := bbkNewWorld(t)
 	e := w.e
 	other := storetest.MustExtension(t, e.DB, w.team, "Other")
@@ -1213,6 +1228,7 @@ func bbkCLI(t *testing.T, args ...string) (int, string, string) {
 // embedded storage, against a running service; what they write and print,
 // the audit trail's actor, and their mistakes.
 func TestBlackBoxKeysCommandLine(t *testing.T) {
+	t.Parallel()
 	if backend() == backendScaleOut {
 		t.Skip("the command line runs on the embedded storage; run once")
 	}
@@ -1396,6 +1412,7 @@ func TestBlackBoxKeysCommandLine(t *testing.T) {
 
 // TestBlackBoxKeysCommandLineManners: version, help, and mistyped flags.
 func TestBlackBoxKeysCommandLineManners(t *testing.T) {
+	t.Parallel()
 	if backend() == backendScaleOut {
 		t.Skip("no storage involved; run once")
 	}
@@ -1448,6 +1465,7 @@ func TestBlackBoxKeysCommandLineManners(t *testing.T) {
 // no say in (the extension, the maker, a revoke, the secret) are ignored
 // or refused, never taken.
 func TestBlackBoxKeysBodyCannotSetWhatTheServerDecides(t *testing.T) {
+	t.Parallel()
 	w := bbkNewWorld(t)
 	e := w.e
 	other := storetest.MustExtension(t, e.DB, w.team, "Other")
@@ -1480,6 +1498,7 @@ func TestBlackBoxKeysBodyCannotSetWhatTheServerDecides(t *testing.T) {
 // once is recorded once; a restore clicked twice at once gives one link
 // that works, not two of which one is dead.
 func TestBlackBoxKeysConcurrentRevokeAndRestore(t *testing.T) {
+	t.Parallel()
 	w := bbkNewWorld(t)
 	e := w.e
 	const n = 8
@@ -1567,6 +1586,7 @@ func TestBlackBoxKeysConcurrentRevokeAndRestore(t *testing.T) {
 // extension is invited afresh to another; only the extension that revoked
 // them offers the restore.
 func TestBlackBoxKeysRevokedElsewhereIsNoRestore(t *testing.T) {
+	t.Parallel()
 	w := bbkNewWorld(t)
 	e := w.e
 	ada := bbkInvite(t, w, "ada@example.com", "Ada")
@@ -1590,6 +1610,7 @@ func TestBlackBoxKeysRevokedElsewhereIsNoRestore(t *testing.T) {
 // trail answers with an ETag, a revalidation after any change a person
 // would see (a key made, used, revoked; a tester invited) is not a 304.
 func TestBlackBoxKeysListsAreNeverStale(t *testing.T) {
+	t.Parallel()
 	w := bbkNewWorld(t)
 	e := w.e
 	ci := w.createKey(t, w.ext.ID, "CI")

@@ -22,6 +22,7 @@ import (
 
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/zstd"
+	"gocloud.dev/blob"
 	"golang.org/x/net/html"
 
 	"github.com/betaport/betaport/app/api"
@@ -52,13 +53,16 @@ var bbpSize = demo.Size{Extensions: []demo.ExtensionSize{
 	{Name: "Quiet Hours", Bundles: 0, Testers: 0},
 }}
 
+// bbpDemo is the demo data of bbpSize, loaded once per run: each site
+// gets a copy of its own (see snapshot).
+var bbpDemo = &snapshot{name: "demo", fill: func(ctx context.Context, db betaport.Store, blobs *blob.Bucket) (any, error) {
+	return demo.Load(ctx, db, blobs, bbpSize)
+}}
+
 func newBBPSite(t *testing.T) *bbpSite {
 	t.Helper()
-	e := newEnv(t)
-	d, err := demo.Load(context.Background(), e.DB, e.Blobs, bbpSize)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newEnvFrom(t, bbpDemo)
+	d := bbpDemo.result.(*demo.Result) // read-only: shared by the sites
 	s := &bbpSite{env: e, demo: d,
 		big: d.Extensions[0].ID, small: d.Extensions[1].ID, empty: d.Extensions[2].ID}
 	s.admin = s.signIn(t, d.Admins[0].Email, d.Admins[0].Password)
@@ -300,6 +304,7 @@ func (s *bbpSite) pages() []struct {
 // boolean attribute whose value says false (hidden="false" hides,
 // disabled="false" disables, selected="false" selects).
 func TestBlackBoxPagesNoFalseBooleanAttributes(t *testing.T) {
+	t.Parallel()
 	s := newBBPSite(t)
 	for _, p := range s.pages() {
 		t.Run(p.name+" "+p.path, func(t *testing.T) {
@@ -328,6 +333,7 @@ func TestBlackBoxPagesNoFalseBooleanAttributes(t *testing.T) {
 // bare aria-atomic means "undefined", not true, so the spacers and live
 // regions the page marks are not what it says to a screen reader.
 func TestBlackBoxPagesARIAStatesHaveValues(t *testing.T) {
+	t.Parallel()
 	s := newBBPSite(t)
 	states := []string{"aria-hidden", "aria-atomic", "aria-busy", "aria-disabled", "aria-expanded",
 		"aria-pressed", "aria-selected", "aria-checked", "aria-modal", "aria-required", "aria-readonly", "aria-invalid"}
@@ -356,6 +362,7 @@ func TestBlackBoxPagesARIAStatesHaveValues(t *testing.T) {
 // page offers Load more in the prerendered HTML (not hidden), with its
 // first rows; a list that fits offers none (or a hidden one).
 func TestBlackBoxPagesLoadMoreBeforeBoot(t *testing.T) {
+	t.Parallel()
 	s := newBBPSite(t)
 	cases := []struct {
 		name, path, label string
@@ -407,6 +414,7 @@ func TestBlackBoxPagesLoadMoreBeforeBoot(t *testing.T) {
 // filter shows what the address asks for, All by default, never Revoked by
 // accident; the search field shows the address's q, escaped.
 func TestBlackBoxPagesStatusFilterFollowsTheURL(t *testing.T) {
+	t.Parallel()
 	s := newBBPSite(t)
 	statuses := map[string]bool{"": true, betaport.TesterActive: true, betaport.TesterInvited: true, betaport.TesterRevoked: true}
 	cases := []struct{ query, want string }{
@@ -479,6 +487,7 @@ func TestBlackBoxPagesStatusFilterFollowsTheURL(t *testing.T) {
 // TestBlackBoxPagesSearchIsEscaped (hostile): a q full of markup stays a
 // value, and the filter and search still reflect the address.
 func TestBlackBoxPagesSearchIsEscaped(t *testing.T) {
+	t.Parallel()
 	s := newBBPSite(t)
 	q := `"><img src=x onerror=alert(1)><option selected value=revoked>'`
 	path := fmt.Sprintf("/extensions/%d/testers?q=%s", s.big, url.QueryEscape(q))
@@ -533,6 +542,7 @@ func searchInput(doc *html.Node) *html.Node {
 // break; the owner chose inactive-before-boot, see the closing note of
 // issue 16.)
 func TestBlackBoxPagesInviteButtonIsNotDisabled(t *testing.T) {
+	t.Parallel()
 	s := newBBPSite(t)
 	for _, path := range []string{
 		fmt.Sprintf("/extensions/%d/testers", s.big),
@@ -648,6 +658,7 @@ func varyHas(h http.Header, name string) bool {
 // a client that asks, decode to the page an uncompressed request gets, are
 // smaller, and say Vary: Accept-Encoding.
 func TestBlackBoxPagesAreCompressed(t *testing.T) {
+	t.Parallel()
 	s := newBBPSite(t)
 	for _, p := range s.pages() {
 		t.Run(p.name+" "+p.path, func(t *testing.T) {
@@ -726,6 +737,7 @@ func (s *bbpSite) revalidate(t *testing.T, path string, who http.Header, tag str
 // with it answers 304 with no body; the tag is stable while nothing
 // changes, and a page with a session is private to its browser.
 func TestBlackBoxPagesETagAnd304(t *testing.T) {
+	t.Parallel()
 	s := newBBPSite(t)
 	for _, p := range s.pages() {
 		t.Run(p.name+" "+p.path, func(t *testing.T) {
@@ -782,6 +794,7 @@ func TestBlackBoxPagesETagAnd304(t *testing.T) {
 // several tags, or the weak form of ours; both match (RFC 9110 uses the weak
 // comparison for If-None-Match).
 func TestBlackBoxPagesIfNoneMatchLists(t *testing.T) {
+	t.Parallel()
 	s := newBBPSite(t)
 	path := fmt.Sprintf("/extensions/%d", s.big)
 	resp, _ := s.page(t, path, s.admin)
@@ -848,6 +861,7 @@ func (s *bbpSite) submit(t *testing.T, version string) betaport.Bundle {
 // tester invited, a bundle published), its ETag changes, and the old tag
 // gets the new page, never a 304 that would keep the stale one on screen.
 func TestBlackBoxPagesETagFollowsTheData(t *testing.T) {
+	t.Parallel()
 	s := newBBPSite(t)
 	testers := fmt.Sprintf("/extensions/%d/testers", s.big)
 	bundles := fmt.Sprintf("/extensions/%d", s.big)
@@ -914,6 +928,7 @@ func TestBlackBoxPagesETagFollowsTheData(t *testing.T) {
 // different pages; neither may get the other's page as a 304, nor may a
 // browser that signed out (or whose session ended) keep the page it had.
 func TestBlackBoxPagesNeverCrossUsers(t *testing.T) {
+	t.Parallel()
 	s := newBBPSite(t)
 	people := []struct {
 		name string
@@ -1039,6 +1054,7 @@ func acceptable(header, coding string) bool {
 // clumsy or hostile way, or refuses identity, still gets the page in a form
 // it can read: 200, an encoding it accepts, a body that decodes to the page.
 func TestBlackBoxPagesClumsyAcceptEncoding(t *testing.T) {
+	t.Parallel()
 	s := newBBPSite(t)
 	path := fmt.Sprintf("/extensions/%d", s.big)
 	plain, plainBody := s.page(t, path, s.admin, "Accept-Encoding", "identity")

@@ -425,6 +425,7 @@ var bbsStatuses = []string{"", betaport.TesterInvited, betaport.TesterActive, be
 // any script, from one character up, alone or with a status filter, and
 // nobody else.
 func TestBlackBoxSearchSubstrings(t *testing.T) {
+	t.Parallel()
 	s := bbsNewSite(t)
 	cases := []struct {
 		q    string
@@ -541,6 +542,7 @@ func TestBlackBoxSearchSubstrings(t *testing.T) {
 // words split across the e-mail and the name, LIKE wildcards, or ids and
 // statuses.
 func TestBlackBoxSearchIsExactSubstring(t *testing.T) {
+	t.Parallel()
 	s := bbsNewSite(t)
 	var id string
 	for k := range s.testers {
@@ -590,6 +592,7 @@ func TestBlackBoxSearchIsExactSubstring(t *testing.T) {
 // after a query (or pasted with it) does not change what it finds, and an
 // all-blank query is no query. White space inside a query is part of it.
 func TestBlackBoxSearchSpacesAroundAreIgnored(t *testing.T) {
+	t.Parallel()
 	s := bbsNewSite(t)
 	for _, c := range []struct{ q, same string }{
 		{" ada", "ada"},
@@ -632,6 +635,7 @@ func TestBlackBoxSearchSpacesAroundAreIgnored(t *testing.T) {
 // finds nobody, or is refused with a clear 400; never a 500, never a
 // database message, and the data is still there afterwards.
 func TestBlackBoxSearchSyntaxIsText(t *testing.T) {
+	t.Parallel()
 	s := bbsNewSite(t)
 	queries := []string{
 		`"`, `'`, `%`, `_`, `\`, `*`, `^`, `:`, `(`, `)`, `--`, `;`, `-`, `+`, `?`, `$`, `|`, `{`, `}`, `[`, `]`, `/`, `!`, `.`, `,`, `=`, `~`, "`", `@`, `#`, `&`,
@@ -681,6 +685,7 @@ func TestBlackBoxSearchSyntaxIsText(t *testing.T) {
 // that is the reference (empty, or for the query with the bad bytes left
 // out).
 func TestBlackBoxSearchHostileBytes(t *testing.T) {
+	t.Parallel()
 	s := bbsNewSite(t)
 	long := func(unit string, size int) string { return strings.Repeat(unit, size/len(unit)) }
 	escaped := func(q string) string { return url.QueryEscape(q) }
@@ -795,6 +800,7 @@ func TestBlackBoxSearchHostileBytes(t *testing.T) {
 // without duplicates or gaps, for every status; nextCursor is absent on
 // the last page.
 func TestBlackBoxSearchPaging(t *testing.T) {
+	t.Parallel()
 	s := bbsNewSite(t)
 	// More testers that match "pager", so pages of 1 to 7 take a while.
 	for i := range 23 {
@@ -807,10 +813,13 @@ func TestBlackBoxSearchPaging(t *testing.T) {
 		}
 	}
 	s.checkPlainLists(t)
+	// From here on the testers only are read: the subtests run in
+	// parallel.
 	for _, q := range []string{"pager", "PÉREZ", "e", "a", "example", "@", "é", "ad", "lovelace"} {
 		for _, status := range bbsStatuses {
 			for _, limit := range []int{1, 2, 3, 7, 100} {
 				t.Run(fmt.Sprintf("q=%s/status=%s/limit=%d", q, status, limit), func(t *testing.T) {
+					t.Parallel()
 					s.check(t, q, status, limit)
 				})
 			}
@@ -821,10 +830,14 @@ func TestBlackBoxSearchPaging(t *testing.T) {
 	// the last never carries a cursor (checked by bbsSearchAll).
 	n := len(s.want("pager", ""))
 	for _, limit := range []int{n, n - 1, n + 1} {
-		t.Run(fmt.Sprintf("exactly/limit=%d", limit), func(t *testing.T) { s.check(t, "pager", "", limit) })
+		t.Run(fmt.Sprintf("exactly/limit=%d", limit), func(t *testing.T) {
+			t.Parallel()
+			s.check(t, "pager", "", limit)
+		})
 	}
 
 	t.Run("cursor of another search", func(t *testing.T) {
+		t.Parallel()
 		// A cursor carried over to another q or status (a clumsy client)
 		// is refused, or continues the other search after the same tester.
 		resp, body := s.do(t, http.MethodGet, api.TestersPath(s.ext.ID)+"?"+bbsQuery("pager", "", 4, ""), s.admin)
@@ -854,6 +867,7 @@ func TestBlackBoxSearchPaging(t *testing.T) {
 	})
 
 	t.Run("bad parameters with q", func(t *testing.T) {
+		t.Parallel()
 		for _, c := range []struct{ raw, param string }{
 			{"q=ada&limit=0", "limit"},
 			{"q=ada&limit=-1", "limit"},
@@ -884,6 +898,7 @@ func TestBlackBoxSearchPaging(t *testing.T) {
 // invited) to revoked, and a browser revalidating a search page with its
 // old ETag gets the new answer, not a 304.
 func TestBlackBoxSearchFollowsChanges(t *testing.T) {
+	t.Parallel()
 	s := bbsNewSite(t)
 	queries := []string{"newcomer", "NINA", "ñ", "ÑÚÑ", "úñ", "later.example", "nina.n", "a"}
 	checkAll := func(t *testing.T, when string) {
@@ -965,6 +980,7 @@ func TestBlackBoxSearchFollowsChanges(t *testing.T) {
 // benchmarks add them), and on the big list every search, short or long,
 // is the reference computed from the whole plain list.
 func TestBlackBoxSearchManyTesters(t *testing.T) {
+	t.Parallel()
 	s := bbsNewSite(t)
 	snapshot := map[string][]betaport.Tester{}
 	marked := []string{"zyzzyva", "ZYZZ", "quixotic z", "lovelace", "ada.lovelace@", "山田", "🦄", "Straße", "иван", "O'Brien", "Half%", "Pure_Fun"}
@@ -1013,7 +1029,10 @@ func TestBlackBoxSearchManyTesters(t *testing.T) {
 		return got
 	}
 
+	// From here on the testers only are read: the searches run in
+	// parallel, each its own subtest.
 	t.Run("same as before", func(t *testing.T) {
+		t.Parallel()
 		for _, q := range marked {
 			got := check(t, q, "", 100)
 			before := snapshot[q]
@@ -1061,12 +1080,18 @@ func TestBlackBoxSearchManyTesters(t *testing.T) {
 			statuses = bbsStatuses
 		}
 		for _, status := range statuses {
-			t.Run(fmt.Sprintf("q=%s/status=%s", q, status), func(t *testing.T) { check(t, q, status, 100) })
+			t.Run(fmt.Sprintf("q=%s/status=%s", q, status), func(t *testing.T) {
+				t.Parallel()
+				check(t, q, status, 100)
+			})
 		}
 	}
 	for _, q := range []string{"son", "ma", "zyzzyva"} {
 		for _, limit := range []int{3, 17} {
-			t.Run(fmt.Sprintf("paged/q=%s/limit=%d", q, limit), func(t *testing.T) { check(t, q, betaport.TesterActive, limit) })
+			t.Run(fmt.Sprintf("paged/q=%s/limit=%d", q, limit), func(t *testing.T) {
+				t.Parallel()
+				check(t, q, betaport.TesterActive, limit)
+			})
 		}
 	}
 }
@@ -1076,6 +1101,7 @@ func TestBlackBoxSearchManyTesters(t *testing.T) {
 // has testers with the same e-mail and name; a change to one never shows
 // in the other; the other team's admin learns nothing.
 func TestBlackBoxSearchOtherExtensions(t *testing.T) {
+	t.Parallel()
 	s := bbsNewSite(t)
 	sibling := storetest.MustExtension(t, s.DB, s.team, "Sibling")
 	otherTeam := storetest.MustTeam(t, s.DB, betaport.PlanProfessional)
@@ -1115,9 +1141,12 @@ func TestBlackBoxSearchOtherExtensions(t *testing.T) {
 		t.Errorf("the stranger's %s is revoked after a DELETE through another extension's path", strangerAda.Email)
 	}
 
+	// From here on the testers only are read: the subtests run in
+	// parallel.
 	for _, q := range []string{"ada", "ada.lovelace@analytical.example", "@", "example", "a", "é", "山田", "🦄", "O'Brien", "%", "grace"} {
 		for _, status := range bbsStatuses {
 			t.Run(fmt.Sprintf("q=%s/status=%s", q, status), func(t *testing.T) {
+				t.Parallel()
 				s.check(t, q, status, 3) // every tester of s.ext, nobody else's (bbsSearchAll checks extensionId)
 				// The sibling's list: its own copies, Ada revoked there.
 				got := bbsSearchAll(t, s.env, s.admin, sibling.ID, q, status, 100)
@@ -1150,6 +1179,7 @@ func TestBlackBoxSearchOtherExtensions(t *testing.T) {
 	}
 
 	t.Run("the other team's admin", func(t *testing.T) {
+		t.Parallel()
 		for _, raw := range []string{"q=ada", "q=%40", "q=a&status=active", "q=%27", "q=%00", "q=ada&limit=1"} {
 			resp, body := s.do(t, http.MethodGet, api.TestersPath(s.ext.ID)+"?"+raw, otherAdmin)
 			if resp.StatusCode != http.StatusNotFound {
@@ -1178,6 +1208,7 @@ func TestBlackBoxSearchOtherExtensions(t *testing.T) {
 // empty list (not null), without a cursor, and a fresh extension's search
 // too.
 func TestBlackBoxSearchEmptyResult(t *testing.T) {
+	t.Parallel()
 	s := bbsNewSite(t)
 	empty := storetest.MustExtension(t, s.DB, s.team, "Empty")
 	for _, c := range []struct {

@@ -33,6 +33,7 @@ func (e *env) postRaw(t *testing.T, path, body string) (*http.Response, []byte) 
 // take with 405, an Allow header that lists the ones it does, as a
 // problem; never with the app's "nothing lives here" page or a 404.
 func TestWrongMethodAnswers405(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	params := regexp.MustCompile(`\{[^}]+\}`)
 	allowed := map[string][]string{} // concrete path → methods
@@ -87,6 +88,7 @@ func TestWrongMethodAnswers405(t *testing.T) {
 // extensionId and apiKey: unknown fields and trailing data are refused
 // with a 400 that names them, and nothing is created.
 func TestKeyObjectIsStrict(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := newPipeline(t, e, betaport.PlanProfessional)
 	good, _ := json.Marshal(p.key)
@@ -126,6 +128,7 @@ func TestKeyObjectIsStrict(t *testing.T) {
 // TestDetailsNeverShowGoTypes: a body of the wrong JSON shape is explained
 // in JSON's words on every JSON call, not Go's.
 func TestDetailsNeverShowGoTypes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	bodies := []string{`[]`, `"text"`, `42`, `true`, `{"email": 5, "password": []}`, `{"apiKey": {}}`, `{`, ``, `{"a":1}}`}
 	goish := regexp.MustCompile(`map\[|json\.|\[\]|Go value|Go struct|struct \{|interface|\*api\.|api\.[A-Z]|unmarshal`)
@@ -149,6 +152,7 @@ func TestDetailsNeverShowGoTypes(t *testing.T) {
 // zip carries the same problems list as sign's 422. (On S3 the PUT goes to
 // the bucket, and sign answers not_a_zip in its list.)
 func TestNotAZipAtPutListsProblems(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := newPipeline(t, e, betaport.PlanProfessional)
 	u := p.askURL(t)
@@ -163,6 +167,7 @@ func TestNotAZipAtPutListsProblems(t *testing.T) {
 // served, a sign is refused with a 422 that says why and what to do, and
 // testers keep what they had.
 func TestSignRefusedAtVersionCeiling(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := newPipeline(t, e, betaport.PlanProfessional)
 	top := p.submitAny(t, validZip(t, "65535.65535.65535.65535"))
@@ -186,6 +191,7 @@ func TestSignRefusedAtVersionCeiling(t *testing.T) {
 // leaving (its request's context canceled) is logged as 499 at info
 // level, never as an internal error.
 func TestAbortedRequestIsNotAServerError(t *testing.T) {
+	t.Parallel()
 	var logged bytes.Buffer
 	s := &bphttp.Server{Logger: slog.New(slog.NewTextHandler(&logged, nil))}
 	ctx, cancel := context.WithCancel(context.Background())

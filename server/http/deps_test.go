@@ -11,6 +11,7 @@ import (
 // submission is followed in one place. A handler that reached for them
 // directly would start a second home for the pipeline.
 func TestHTTPLeavesZipsAndCRXToPublish(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, ".").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)

@@ -91,6 +91,7 @@ func wantStorageRedirect(t *testing.T, e *env, resp *http.Response, body []byte)
 // ranges, and revalidated, on either storage; on S3 through a presigned
 // URL the server hands out only after the usual access checks.
 func TestDownloadsOnAnyStorage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := newPipeline(t, e, betaport.PlanProfessional)
 	team := mustTeam(t, e, p.ext)
@@ -234,6 +235,7 @@ func TestDownloadsOnAnyStorage(t *testing.T) {
 // TestDownloadURLExpires: on S3 a download's presigned URL stops working
 // when it expires; asking the server again gives a new one that works.
 func TestDownloadURLExpires(t *testing.T) {
+	// Not parallel: it sets how long the package's download URLs live.
 	e := newEnv(t)
 	if e.Backend != backendScaleOut {
 		t.Skip("file storage sends the bytes itself: there is no URL to expire (this runs on S3, in TestOnPostgresAndS3)")

@@ -63,6 +63,7 @@ func nextEvent(t *testing.T, events <-chan map[string]int64) map[string]int64 {
 // TestEventsFollowAPublish: an open event stream gets the current
 // revision, then a new one when a pipeline publishes, from any route.
 func TestEventsFollowAPublish(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.App.EventPoll = 50 * time.Millisecond
 	p := newPipeline(t, e, betaport.PlanProfessional)

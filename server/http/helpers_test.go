@@ -5,14 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"log/slog"
 	"os"
-	"os/exec"
-	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"gocloud.dev/blob"
 
@@ -56,7 +55,27 @@ var fileOnlyTests = []string{
 // other storage would test nothing new.
 var storageFreeTests = []string{"TestWasmIsPrecompressed", "TestWasmExecIsGOROOTs", "TestServiceWorkerLeavesOtherRequestsAlone"}
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+// TestMain runs the tests, then stops what testenv started and removes
+// the snapshots (see snapshot), as testenv.Main does but for these.
+//
+// Most tests run in parallel (each on its own storage and server). One of
+// them, TestOnPostgresAndS3, holds a parallel slot all along while it only
+// waits for its child process: unless -test.parallel is given, this
+// process gets one slot more than the default (GOMAXPROCS) for it.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if backend() == backendFiles && !testenv.Skipped() {
+		set := false
+		flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+		if !set {
+			flag.Set("test.parallel", strconv.Itoa(runtime.GOMAXPROCS(0)+1))
+		}
+	}
+	code := m.Run()
+	removeSnapshots()
+	testenv.Stop()
+	os.Exit(code)
+}
 
 // testKeyring seals the signing keys of every test server.
 var testKeyring = func() *keyring.Keyring {
@@ -66,39 +85,6 @@ var testKeyring = func() *keyring.Keyring {
 	}
 	return k
 }()
-
-// TestOnPostgresAndS3 runs this package's tests again on PostgreSQL and S3
-// (a throwaway cluster and versitygw, shared with the child), in a child
-// process of this test binary. Skipped only when BETAPORT_SKIP_SCALEOUT=1.
-func TestOnPostgresAndS3(t *testing.T) {
-	if backend() == backendScaleOut {
-		t.Skip("this is the run on PostgreSQL and S3")
-	}
-	testenv.SkipIfAsked(t)
-	env := testenv.Environ(t)
-	skip := "^(" + strings.Join(append(append(fileOnlyTests, storageFreeTests...), "TestOnPostgresAndS3"), "|") + ")$"
-	args := []string{"-test.v", "-test.count=1", "-test.skip=" + skip, "-test.timeout=15m"}
-	if testing.Short() {
-		args = append(args, "-test.short")
-	}
-	start := time.Now()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(append(os.Environ(), env...), backendVar+"="+backendScaleOut)
-	out, err := cmd.CombinedOutput()
-	passed := regexp.MustCompile(`(?m)^--- PASS: (\S+)`).FindAllStringSubmatch(string(out), -1)
-	if err != nil {
-		t.Fatalf("the API tests on PostgreSQL + S3 failed (%v); rerun them alone with\n\t%s=%s go test -run NAME ./server/http\n\n%s",
-			err, backendVar, backendScaleOut, out)
-	}
-	if len(passed) == 0 {
-		t.Fatalf("the run on PostgreSQL + S3 ran no test:\n%s", out)
-	}
-	names := make([]string, len(passed))
-	for i, m := range passed {
-		names[i] = m[1]
-	}
-	t.Logf("%d tests passed on PostgreSQL + S3 in %s: %s", len(names), time.Since(start).Round(time.Millisecond), strings.Join(names, " "))
-}
 
 // publish stores a demo zip and publishes it as ext's next bundle, as the
 // seed does.

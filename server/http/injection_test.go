@@ -29,6 +29,7 @@ const hostile = `Tab"><meta http-equiv="refresh" content="0;url=https://evil.exa
 // checks that no element or attribute came from the data, in the head,
 // the body or the embedded JSON.
 func TestPagesEscapeHostileText(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
@@ -114,6 +115,7 @@ func hasAttr(n *html.Node, key, val string) bool {
 // TestAttributesKeepTheirText: escaping is exact, so a name with quotes
 // and backslashes reads the same in an attribute as it was written.
 func TestAttributesKeepTheirText(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	name := `Quote " and \ backslash & <angle>`
@@ -158,6 +160,7 @@ func TestAttributesKeepTheirText(t *testing.T) {
 // form or admin button — not the admin page the app replaces a moment
 // later.
 func TestTesterNeverSeesAdminControls(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	ext := storetest.MustExtension(t, e.DB, team, "Tab Tamer")
@@ -188,6 +191,7 @@ func TestTesterNeverSeesAdminControls(t *testing.T) {
 // "All" status (not the last option), and no boolean attribute is written
 // false; enumerated ones that mean what they say (aria-busy="false") stay.
 func TestPrerenderedPagesWriteNoFalseBooleans(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	ext := storetest.MustExtension(t, e.DB, team, "Tab Tamer")

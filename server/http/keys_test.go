@@ -17,6 +17,7 @@ import (
 // admin of the extension's team authorises calls 1 and 3, and nobody
 // else's; a pipeline's key keeps working beside it.
 func TestSubmitWithSession(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	p := newPipeline(t, e, betaport.PlanProfessional)
@@ -100,6 +101,7 @@ func TestSubmitWithSession(t *testing.T) {
 // the old one that does not; an invite of a revoked e-mail offers the
 // restore; a revoked tester is told their access ended and whom to ask.
 func TestRestoreResendAndAccessEnded(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	ext := storetest.MustExtension(t, e.DB, team, "Tab Tamer")

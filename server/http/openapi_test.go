@@ -61,6 +61,7 @@ func loadContract(t testing.TB) (*openapi3.T, routers.Router) {
 }
 
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	doc, _ := loadContract(t)
 	described := map[string]bool{}
@@ -146,6 +147,7 @@ func contractErrors(router routers.Router, req *http.Request, reqBody []byte, st
 // The check itself: answers and requests that break the document are
 // caught, so that a test passing says something.
 func TestContractCheckCatchesBreaks(t *testing.T) {
+	t.Parallel()
 	_, router := loadContract(t)
 	jsonHeader := http.Header{"Content-Type": {"application/json"}}
 	get, _ := http.NewRequest("GET", "http://127.0.0.1/api/extensions/7", nil)

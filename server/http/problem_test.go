@@ -38,6 +38,7 @@ func answer(t *testing.T, err error) (*httptest.ResponseRecorder, api.Problem) {
 // Every code and every reason of betaport.Error has one answer: a status
 // and a problem type programs switch on.
 func TestErrorMapsCodesAndReasons(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		code, reason string
 		status       int
@@ -90,6 +91,7 @@ func TestErrorMapsCodesAndReasons(t *testing.T) {
 // A domain error wrapped on its way up keeps everything it says: found with
 // errors.As, not a type assertion that sees only the wrapper.
 func TestErrorKeepsWhatAWrappedErrorSays(t *testing.T) {
+	t.Parallel()
 	t.Run("param", func(t *testing.T) {
 		inner := betaport.Errorf(betaport.EINVALID, "Give the tester an e-mail address.")
 		inner.Param = "email"
@@ -128,6 +130,7 @@ func TestErrorKeepsWhatAWrappedErrorSays(t *testing.T) {
 
 // Any other error is internal, and shows nothing of itself.
 func TestErrorHidesOtherErrors(t *testing.T) {
+	t.Parallel()
 	_, p := answer(t, fmt.Errorf("query users: %w", errors.New("SQL logic error near password_hash")))
 	if p.Status != 500 || p.Type != api.ProblemInternal || p.Detail != betaport.ErrorMessage(errors.New("")) {
 		t.Errorf("internal error answers %+v", p)

@@ -26,6 +26,7 @@ func (p *pipeline) withNotes(notes any) map[string]any {
 // every list testers and admins read; notes that are too long or not text
 // are refused before anything changes.
 func TestReleaseNotes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := newPipeline(t, e, betaport.PlanProfessional)
 	admin := e.adminOf(t, mustTeam(t, e, p.ext))
@@ -111,6 +112,7 @@ func TestReleaseNotes(t *testing.T) {
 // TestReleaseNotesUnderSession: the upload panel's keyless call 1 takes
 // notes too.
 func TestReleaseNotesUnderSession(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := newPipeline(t, e, betaport.PlanProfessional)
 	admin := e.adminOf(t, mustTeam(t, e, p.ext))
@@ -135,6 +137,7 @@ func TestReleaseNotesUnderSession(t *testing.T) {
 // CRX holds bundle 1's code, the update feed offers it to a copy on bundle
 // 2, and repeating or racing the request publishes nothing more.
 func TestRollback(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := newPipeline(t, e, betaport.PlanProfessional)
 	admin := e.adminOf(t, mustTeam(t, e, p.ext))

@@ -22,6 +22,7 @@ import (
 // id from the path as the route), the status, the bytes and the duration:
 // a person's error report finds its line.
 func TestRequestIDInAnswersProblemsAndLogs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var logged bytes.Buffer
 	s := &bphttp.Server{Store: e.DB, Blobs: e.Blobs, Logger: slog.New(slog.NewJSONHandler(&logged, nil)),
@@ -66,6 +67,7 @@ func TestRequestIDInAnswersProblemsAndLogs(t *testing.T) {
 
 // /healthz says which build answers, and the Go that built it.
 func TestHealthSaysTheBuild(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	resp, body := e.do(t, "GET", api.PathHealth, nil)
 	var h api.Health
@@ -78,6 +80,7 @@ func TestHealthSaysTheBuild(t *testing.T) {
 // and its pages with a problem that says why, rather than pages whose app
 // never starts.
 func TestNoUIServesTheAPIAlone(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := &bphttp.Server{Store: e.DB, Blobs: e.Blobs, Logger: testLogger(t), Secret: []byte(credential.NewToken()), SigningKeys: testKeyring, NoUI: true}
 	ts := httptest.NewServer(s.Handler())

@@ -32,7 +32,6 @@ import (
 	"github.com/betaport/betaport/server/postgres"
 	"github.com/betaport/betaport/server/sqlite"
 	"github.com/betaport/betaport/server/storetest"
-	"github.com/betaport/betaport/server/testenv"
 )
 
 type env struct {
@@ -47,20 +46,26 @@ type env struct {
 // newEnv starts the real handler on real storage: a new SQLite file and
 // file blobs, or, when this test binary runs the suite on the scale-out
 // backend (see TestOnPostgresAndS3), a new PostgreSQL database and S3
-// bucket.
+// bucket. The database is migrated: a copy of emptyStore.
 func newEnv(t testing.TB) *env {
+	t.Helper()
+	return newEnvFrom(t, emptyStore)
+}
+
+// newEnvFrom starts the real handler on a copy of a snapshot, the test's
+// own (see snapshot).
+func newEnvFrom(t testing.TB, from *snapshot) *env {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	var db betaport.Store
-	var blobURL string
+	dbURL, blobURL := from.copyTo(t, dir)
 	var err error
 	switch backend() {
 	case backendScaleOut:
-		db, err = postgres.Open(ctx, testenv.PostgresURL(t))
-		blobURL = testenv.BucketURL(t)
+		db, err = postgres.Open(ctx, dbURL)
 	default:
-		db, err = sqlite.Open(ctx, filepath.Join(dir, "betaport.db"))
+		db, err = sqlite.Open(ctx, dbURL)
 		blobURL, _ = blobstore.FileURL(filepath.Join(dir, "blobs"))
 	}
 	if err != nil {
@@ -158,6 +163,7 @@ func wantProblem(t *testing.T, resp *http.Response, body []byte, status int, typ
 }
 
 func TestHealth(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, path := range []string{api.PathHealth, api.PathReady} {
 		resp, body := e.do(t, "GET", path, nil)
@@ -178,6 +184,7 @@ func TestHealth(t *testing.T) {
 }
 
 func TestExtensions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	a := storetest.MustExtension(t, e.DB, team, "Alpha")
@@ -199,6 +206,7 @@ func TestExtensions(t *testing.T) {
 }
 
 func TestProblems(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	tests := []struct {
 		method, path string
@@ -231,6 +239,7 @@ func TestProblems(t *testing.T) {
 // An address that names no page answers 404 with a page of the app that
 // says so and offers the way back, not a problem document.
 func TestUnknownPageIsAPage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, path := range []string{"/no/such/page", "/extensions/abc", "/extensions/1/nope", "/login/"} {
 		resp, body := e.do(t, "GET", path, nil)
@@ -246,6 +255,7 @@ func TestUnknownPageIsAPage(t *testing.T) {
 }
 
 func TestPagesArePrerendered(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	resp, body := e.do(t, "GET", "/", nil)
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
@@ -274,6 +284,7 @@ func TestPagesArePrerendered(t *testing.T) {
 }
 
 func TestServiceWorkerLeavesOtherRequestsAlone(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	resp, body := e.do(t, "GET", "/app-worker.js", nil)
 	if resp.StatusCode != 200 {
@@ -289,6 +300,7 @@ func TestServiceWorkerLeavesOtherRequestsAlone(t *testing.T) {
 }
 
 func TestWasmExecIsGOROOTs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	want, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "lib", "wasm", "wasm_exec.js"))
 	if err != nil {
@@ -301,6 +313,7 @@ func TestWasmExecIsGOROOTs(t *testing.T) {
 }
 
 func TestWasmIsPrecompressed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	resp, raw := e.do(t, "GET", "/web/app.wasm", nil)
 	if resp.StatusCode == 404 {
@@ -418,6 +431,7 @@ func (e *env) keys(t *testing.T, prefix string) []string {
 }
 
 func TestSubmitOnAnyStorage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := newPipeline(t, e, betaport.PlanProfessional)
 	admin := e.adminOf(t, &betaport.Team{ID: p.ext.TeamID})
@@ -492,6 +506,7 @@ func TestSubmitOnAnyStorage(t *testing.T) {
 // Refused zips are never published, on either storage; the storage refuses
 // what it can at the PUT, and sign refuses the rest.
 func TestSubmitOnAnyStorageRefuses(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.App.Publish.Config.MaxUploadSize = 1 << 20
 	p := newPipeline(t, e, betaport.PlanProfessional)
@@ -582,6 +597,7 @@ func TestSubmitOnAnyStorageRefuses(t *testing.T) {
 // An upload URL works until it expires, on either storage; then the upload
 // is gone.
 func TestSubmitOnAnyStorageURLExpires(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.App.Publish.Config.UploadTTL = time.Second
 	p := newPipeline(t, e, betaport.PlanProfessional)
@@ -597,6 +613,7 @@ func TestSubmitOnAnyStorageURLExpires(t *testing.T) {
 // Signs racing on one upload publish it once; every one answers that
 // bundle, and only its bytes stay stored.
 func TestSubmitOnAnyStorageRaces(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.App.Publish.Config.Burst = 1000
 	p := newPipeline(t, e, betaport.PlanProfessional)
@@ -641,6 +658,7 @@ func TestSubmitOnAnyStorageRaces(t *testing.T) {
 
 // The sweeper removes the bytes of dead uploads on either storage.
 func TestSweepOnAnyStorage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := newPipeline(t, e, betaport.PlanProfessional)
 	old := p.askURL(t)

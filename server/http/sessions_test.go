@@ -30,6 +30,7 @@ func sessionCookieOf(t *testing.T, resp *http.Response) *http.Cookie {
 }
 
 func TestSignInAndOut(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	u := &betaport.User{TeamID: team.ID, Email: "ada@example.com"}
@@ -68,6 +69,7 @@ func TestSignInAndOut(t *testing.T) {
 }
 
 func TestSecureCookieOnHTTPS(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.App.BaseURL = "https://beta.example.com"
 	e.App.Publish.BaseURL = e.App.BaseURL
@@ -80,6 +82,7 @@ func TestSecureCookieOnHTTPS(t *testing.T) {
 }
 
 func TestWrongSignInsLookAlikeAndSlowDown(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	e.DB.CreateUser(context.Background(), &betaport.User{TeamID: team.ID, Email: "ada@example.com"}, credential.HashPassword("correct horse battery"))
@@ -107,6 +110,7 @@ func TestWrongSignInsLookAlikeAndSlowDown(t *testing.T) {
 }
 
 func TestBadSignInBodies(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	resp, body := e.send(t, "POST", api.PathSession, nil, map[string]string{"email": "ada@example.com"})
 	wantProblem(t, resp, body, 400, api.ProblemBadRequest)
@@ -115,6 +119,7 @@ func TestBadSignInBodies(t *testing.T) {
 }
 
 func TestInviteLinkSignsTesterIn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	ext := storetest.MustExtension(t, e.DB, team, "Tab Tamer")
@@ -172,6 +177,7 @@ func TestInviteLinkSignsTesterIn(t *testing.T) {
 }
 
 func TestCrossSiteChangesAreRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	ext := storetest.MustExtension(t, e.DB, team, "Tab Tamer")
@@ -199,6 +205,7 @@ func TestCrossSiteChangesAreRefused(t *testing.T) {
 }
 
 func TestSecurityHeaders(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, path := range []string{"/", "/login", "/api/extensions", "/web/app.css"} {
 		resp, _ := e.do(t, "GET", path, nil)
@@ -218,6 +225,7 @@ func TestSecurityHeaders(t *testing.T) {
 }
 
 func TestSessionExpirySlides(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	u := &betaport.User{TeamID: team.ID, Email: "ada@example.com"}
@@ -242,6 +250,7 @@ func TestSessionExpirySlides(t *testing.T) {
 }
 
 func TestTesterList(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	ext := storetest.MustExtension(t, e.DB, team, "E")
@@ -287,6 +296,7 @@ func TestTesterList(t *testing.T) {
 }
 
 func TestBundleList(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	ext := storetest.MustExtension(t, e.DB, team, "E")
@@ -343,6 +353,7 @@ func TestBundleList(t *testing.T) {
 }
 
 func TestBuildsList(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	a := storetest.MustExtension(t, e.DB, team, "A")
@@ -390,6 +401,7 @@ func TestBuildsList(t *testing.T) {
 // A list page comes from the server with its first page rendered and
 // embedded as JSON, fetched with the visitor's own access.
 func TestPrerenderedListPage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	ext := storetest.MustExtension(t, e.DB, team, "Tab Tamer")
@@ -422,6 +434,7 @@ func TestPrerenderedListPage(t *testing.T) {
 // With S3 storage the page may PUT to the storage's origin, and nowhere
 // else.
 func TestCSPAllowsTheUploadOrigin(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := &bphttp.Server{Store: e.DB, Blobs: e.Blobs, Logger: testLogger(t), Secret: []byte(credential.NewToken()), SigningKeys: testKeyring,
 		UploadOrigin: "http://127.0.0.1:9000"}

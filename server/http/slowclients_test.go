@@ -55,6 +55,7 @@ func stall(t *testing.T, addr, method, path string) net.Conn {
 // body and stop sending hold nothing up: /healthz answers and a pipeline
 // submits while they hang, and each is then answered 408 and closed.
 func TestStalledBodiesDoNotStallTheServer(t *testing.T) {
+	// Not parallel: its deadlines are seconds, and it holds 1,500 connections.
 	e := newServingEnv(t, bphttp.Timeouts{Body: 3 * time.Second})
 	addr := strings.TrimPrefix(e.URL, "http://")
 	const n = 1500
@@ -110,6 +111,7 @@ func TestStalledBodiesDoNotStallTheServer(t *testing.T) {
 // TestStalledHeadersAreClosed: a connection that never finishes its
 // headers is closed.
 func TestStalledHeadersAreClosed(t *testing.T) {
+	// Not parallel: its deadlines are seconds.
 	e := newServingEnv(t, bphttp.Timeouts{Header: time.Second})
 	c, err := net.Dial("tcp", strings.TrimPrefix(e.URL, "http://"))
 	if err != nil {
@@ -164,6 +166,7 @@ func putPaced(t *testing.T, url string, r *pacedReader) (*http.Response, []byte)
 // succeeds however long it takes. (On S3 zips go straight to the bucket:
 // this test is in fileOnlyTests.)
 func TestSlowUploads(t *testing.T) {
+	// Not parallel: its uploads keep a pace the server measures.
 	e := newServingEnv(t, bphttp.Timeouts{UploadGrace: time.Second, UploadMinRate: 32 << 10})
 	p := newPipeline(t, e, betaport.PlanProfessional)
 	// Incompressible padding, so that the upload lasts seconds.

@@ -165,6 +165,7 @@ func (e *env) storedUploads(t *testing.T) []string {
 }
 
 func TestSubmitHappyPath(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := newPipeline(t, e, betaport.PlanProfessional)
 	admin := e.adminOf(t, &betaport.Team{ID: p.ext.TeamID})
@@ -204,6 +205,7 @@ func TestSubmitHappyPath(t *testing.T) {
 }
 
 func TestSubmitNormalisesTopFolder(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := newPipeline(t, e, betaport.PlanProfessional)
 	b := p.submit(t, makeZip(t, map[string]string{
@@ -231,6 +233,7 @@ func TestSubmitNormalisesTopFolder(t *testing.T) {
 // Calls 1 and 3 share their authentication; every row leaves testers'
 // bundle as it was.
 func TestSubmitKeyCalls(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := newPipeline(t, e, betaport.PlanProfessional)
 	p.submit(t, validZip(t, "1.0"))
@@ -304,6 +307,7 @@ func TestSubmitKeyCalls(t *testing.T) {
 }
 
 func TestSubmitRateLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.App.Publish.Config.Burst, e.App.Publish.Config.Every = 2, time.Hour
 	p := newPipeline(t, e, betaport.PlanProfessional)
@@ -321,6 +325,7 @@ func TestSubmitRateLimit(t *testing.T) {
 
 // A team with one seat submits as often as it likes: seats never limit it.
 func TestOneSeatSubmitsTwentyTimes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := newPipeline(t, e, betaport.PlanProfessional)
 	if team, _ := e.DB.FindTeam(context.Background(), p.ext.TeamID); team.Seats != 1 {
@@ -334,6 +339,7 @@ func TestOneSeatSubmitsTwentyTimes(t *testing.T) {
 }
 
 func TestUploadPut(t *testing.T) {
+	// Not parallel: a cut PUT must leave nothing for a second in a row, which a busy machine can delay.
 	e := newEnv(t)
 	e.App.Publish.Config.MaxUploadSize = 1 << 20
 	clock := time.Now()
@@ -488,6 +494,7 @@ func TestUploadPut(t *testing.T) {
 }
 
 func TestSign(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	clock := time.Now()
 	e.App.Publish.Now = func() time.Time { return clock }
@@ -557,6 +564,7 @@ func TestSign(t *testing.T) {
 }
 
 func TestSweeperRemovesDeadUploads(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	clock := time.Now()
 	e.App.Publish.Now = func() time.Time { return clock }
@@ -598,6 +606,7 @@ func TestSweeperRemovesDeadUploads(t *testing.T) {
 // (Signs racing on one upload: TestSubmitOnAnyStorageRaces, on every
 // storage.)
 func TestSubmitRaces(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.App.Publish.Config.Burst = 1000
 	p := newPipeline(t, e, betaport.PlanProfessional)
@@ -651,6 +660,7 @@ func TestSubmitRaces(t *testing.T) {
 // An extension has several named keys: each works until it is revoked,
 // revoking one leaves the others, and its use is recorded.
 func TestNamedKeys(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	ext := storetest.MustExtension(t, e.DB, team, "E")
@@ -729,6 +739,7 @@ func TestNamedKeys(t *testing.T) {
 // A 200 MiB zip streams through the PUT to storage: the server's heap grows
 // by far less than the zip, which is never held whole in memory.
 func TestLargeZipStreams(t *testing.T) {
+	// Not parallel: it measures the heap, which other tests would grow.
 	e := newEnv(t)
 	p := newPipeline(t, e, betaport.PlanProfessional)
 	u := p.requestURL(t)

@@ -162,6 +162,7 @@ func wantCRX(t *testing.T, data []byte, u api.Updates, version, versionName stri
 // signed with the extension's key, and the update URL always offers the
 // newest.
 func TestSameVersionThreeTimesUpdates(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := newPipeline(t, e, betaport.PlanProfessional)
 	admin := e.adminOf(t, mustTeam(t, e, p.ext))
@@ -227,6 +228,7 @@ func mustTeam(t *testing.T, e *env, ext *betaport.Extension) *betaport.Team {
 // served so far, a higher one as uploaded, and a manifest's own
 // version_name is kept.
 func TestServedVersionsOnlyGoUp(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := newPipeline(t, e, betaport.PlanProfessional)
 	admin := e.adminOf(t, mustTeam(t, e, p.ext))
@@ -262,6 +264,7 @@ func TestServedVersionsOnlyGoUp(t *testing.T) {
 // TestManifestWithBOMPacks: a manifest.json that starts with a byte order
 // mark (which the builder and Chrome accept) is packed too.
 func TestManifestWithBOMPacks(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := newPipeline(t, e, betaport.PlanProfessional)
 	admin := e.adminOf(t, mustTeam(t, e, p.ext))
@@ -279,6 +282,7 @@ func TestManifestWithBOMPacks(t *testing.T) {
 // URLs answer nothing, the new one works, and CRXs carry the new URL. One
 // extension's token opens nothing of another's.
 func TestUpdateTokenRotation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := newPipeline(t, e, betaport.PlanProfessional)
 	team := mustTeam(t, e, p.ext)
@@ -357,6 +361,7 @@ func TestUpdateTokenRotation(t *testing.T) {
 // TestBundlesWithoutCRXGetOne: a bundle published before CRXs existed (as
 // the demo seed publishes) gets its CRX when first asked for.
 func TestBundlesWithoutCRXGetOne(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	team := storetest.MustTeam(t, e.DB, betaport.PlanStarter)
 	ext := storetest.MustExtension(t, e.DB, team, "Tab Tamer")
@@ -383,6 +388,7 @@ func TestBundlesWithoutCRXGetOne(t *testing.T) {
 // the update token and checks that no response carries the private key and
 // no log line carries either.
 func TestSigningKeyNeverShown(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var logs lockedBuffer
 	e.App.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

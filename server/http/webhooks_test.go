@@ -139,6 +139,7 @@ func (e *env) deliveries(t *testing.T, admin http.Header, extID, hookID int64) [
 // it signed, in order, through a receiver that fails a few times first;
 // a test event pings it; deleting it stops what is pending.
 func TestWebhooks(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	ext := storetest.MustExtension(t, e.DB, team, "Hooked")
@@ -279,6 +280,7 @@ func TestWebhooks(t *testing.T) {
 // Webhooks are the extension's admins' alone: testers, other teams and
 // pages of other sites are refused, and change nothing.
 func TestWebhooksRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	ext := storetest.MustExtension(t, e.DB, team, "Hooked")

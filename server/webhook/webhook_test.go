@@ -42,7 +42,7 @@ func TestPrivateAddressesRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	refused := &webhook.Worker{Store: s, RetryMin: time.Millisecond}
+	refused := &webhook.Worker{Store: s, RetryMin: time.Millisecond, Poll: 10 * time.Millisecond}
 	refused.Start()
 	defer refused.Close()
 	for {
