@@ -21,6 +21,15 @@ const KindEnded = "ended"
 type EndedPage struct {
 	app.Compo
 	m *model.Ended
+	// given is the server page's reason, read before the first render:
+	// the page the app mounts says why before its model opens (OnNav).
+	given string
+}
+
+func (p *EndedPage) OnInit() {
+	if pr, ok := prerendered[api.Problem](KindEnded); ok {
+		p.given = pr.Detail
+	}
 }
 
 func (p *EndedPage) ended(ctx app.Context) *model.Ended {
@@ -43,8 +52,8 @@ func (p *EndedPage) OnPreRender(ctx app.Context) { p.ended(ctx).Fill() }
 func (p *EndedPage) OnNav(ctx app.Context) { p.ended(ctx).Open() }
 
 func (p *EndedPage) Render() app.UI {
-	detail := ""
-	if p.m != nil {
+	detail := p.given
+	if p.m != nil && p.m.Detail != "" {
 		detail = p.m.Detail
 	}
 	return shell("",

@@ -127,8 +127,8 @@ func readPrerendered() {
 			}
 		case KindSession:
 			var s api.Session
-			if json.Unmarshal(body, &s) == nil && s.Kind != "" {
-				clientPages[api.PathSession] = s // appSession starts from it
+			if json.Unmarshal(body, &s) == nil {
+				clientPages[api.PathSession] = s // appSession starts from it; no Kind: nobody
 			}
 		}
 	}

@@ -22,11 +22,16 @@ func appSession(ctx app.Context) *model.Session {
 	var ref sessionRef
 	ctx.GetState(sessionState, &ref)
 	if ref.s == nil {
-		var who *api.Session
-		if s, ok := prerendered[api.Session](api.PathSession); ok && s.Kind != "" {
-			who = &s
+		s, said := prerendered[api.Session](api.PathSession)
+		switch {
+		case said && s.Kind != "":
+			ref.s = model.NewSession(&s)
+		case said: // the server's page said nobody is signed in
+			ref.s = model.NewSession(nil)
+			ref.s.SignedOut()
+		default:
+			ref.s = model.NewSession(nil)
 		}
-		ref.s = model.NewSession(who)
 		ctx.SetState(sessionState, ref)
 	}
 	return ref.s

@@ -45,7 +45,7 @@ func (p *SettingsPage) OnInit() {
 // OnPreRender knows, on the server, who is visiting: a tester gets the
 // admins-only page there too.
 func (p *SettingsPage) OnPreRender(ctx app.Context) {
-	if s, ok := prerendered[api.Session](api.PathSession); ok {
+	if s, ok := prerendered[api.Session](api.PathSession); ok && s.Kind != "" {
 		p.m.Session = &s
 	}
 }

@@ -105,6 +105,12 @@ func servePage(w http.ResponseWriter, r *http.Request, h http.Handler, apiHandle
 		w.Header().Set("Cache-Control", "no-store")
 		http.Redirect(w, r, ui.PathEnded, http.StatusSeeOther)
 		return
+	case status == http.StatusUnauthorized && !isAccessEnded(status, body):
+		// Nobody is signed in: said too, so that a signed-out page (the
+		// sign-in page) does not ask again as it boots.
+		pages[api.PathSession] = []byte(`{}`)
+		fmt.Fprintf(&blocks, `<script type="application/json" data-prerender-kind="%s" data-prerender-key="%s" data-etag="">{}</script>`,
+			ui.KindSession, html.EscapeString(api.PathSession))
 	case isAccessEnded(status, body):
 		pages[ui.KindEnded] = body
 		fmt.Fprintf(&blocks, `<script type="application/json" data-prerender-kind="%s" data-prerender-key="%s" data-etag="">%s</script>`,
