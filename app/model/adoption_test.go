@@ -76,7 +76,11 @@ func TestAdoptionLoads(t *testing.T) {
 		}
 	})
 	release()
-	a.wait("every page", func(m *model.Adoption) bool { return !m.Loading() })
+	// Every page read, and nothing on its way (setting the size reads the
+	// first page again, as SWR's revalidateFirstPage does).
+	a.wait("every page", func(m *model.Adoption) bool {
+		return !m.Loading() && !m.Counts.IsValidating && !m.Current.IsValidating
+	})
 	a.do(func(m *model.Adoption) {
 		if n := len(m.Counts.Data); n != 3 || !m.Complete() {
 			t.Errorf("%d pages read (complete %v), want the 3 of 7 counts", n, m.Complete())
