@@ -42,7 +42,16 @@ type CRX struct {
 	// TokenHash is the hash of the update token its manifest's update_url
 	// carries.
 	TokenHash string
+	// HeaderSize, TailAt and State make a tester's copy of the package,
+	// whose manifest names the tester's own update URL (see package crx,
+	// Template; State is its hash state in base64). State is empty for a
+	// package packed before them.
+	HeaderSize, TailAt int64
+	State              string
 }
+
+// Personal reports whether testers' copies can be made from the package.
+func (c CRX) Personal() bool { return c.BlobKey != "" && len(c.State) > 0 }
 
 // Signing is what makes an extension's CRX packages: the private key that
 // signs them (so fixes the extension's Chrome ID) and the secret token in its
@@ -250,8 +259,25 @@ type TesterStore interface {
 	// before the revoke are deleted.
 	RestoreTester(ctx context.Context, id int64, inviteHash, actor string) (*Tester, error)
 	// ResendInvite gives a tester who is not revoked a new link whose token
-	// hashes to inviteHash; the old link stops working.
+	// hashes to inviteHash; the old link stops working, and so does their
+	// update token (the copy installed from it no longer updates; the
+	// next CRX they get carries a new one).
 	ResendInvite(ctx context.Context, id int64, inviteHash, actor string) (*Tester, error)
+	// TesterUpdateToken returns a tester's update token, sealed ("" before
+	// one was made).
+	TesterUpdateToken(ctx context.Context, testerID int64) (sealed string, err error)
+	// SetTesterUpdateToken gives a tester without an update token this one
+	// (its hash, to find them by, and its sealed copy) and returns the
+	// sealed token the tester has: the one given first, when racing
+	// requests give them one each.
+	SetTesterUpdateToken(ctx context.Context, testerID int64, hash, sealed string) (string, error)
+	// FindTesterByUpdateToken returns the extension's tester whose update
+	// token hashes to hash.
+	FindTesterByUpdateToken(ctx context.Context, extensionID int64, hash string) (*Tester, error)
+	// RecordTesterChecks keeps each tester's last update check (the
+	// version their copy reported, and when), in one transaction. A check
+	// older than the one kept changes nothing.
+	RecordTesterChecks(ctx context.Context, checks []TesterCheck) error
 }
 
 // AdoptionStore keeps hourly counts of update checks by reported version.

@@ -77,14 +77,17 @@ type Bundle struct {
 	// VersionName is the version the upload's manifest gave, when Version
 	// had to be derived from it. It is then the CRX's version_name, unless
 	// the manifest gave a version_name of its own, which is kept.
-	VersionName     string    `json:"versionName,omitempty"`
-	ManifestVersion int       `json:"manifestVersion"`
-	Size            int64     `json:"size"`
-	SHA256          string    `json:"sha256"`
-	FileCount       int       `json:"fileCount"`
-	Source          string    `json:"source"`
-	CreatedAt       time.Time `json:"createdAt"`
-	Current         bool      `json:"current,omitempty"`
+	VersionName string `json:"versionName,omitempty"`
+	// MinChromeVersion is the manifest's minimum_chrome_version: an older
+	// browser is not offered the bundle as an update.
+	MinChromeVersion string    `json:"minChromeVersion,omitempty"`
+	ManifestVersion  int       `json:"manifestVersion"`
+	Size             int64     `json:"size"`
+	SHA256           string    `json:"sha256"`
+	FileCount        int       `json:"fileCount"`
+	Source           string    `json:"source"`
+	CreatedAt        time.Time `json:"createdAt"`
+	Current          bool      `json:"current,omitempty"`
 	// ReleaseNotes are what the submission said about the build: plain
 	// text with a small Markdown subset (see app/notes), at most
 	// MaxReleaseNotes bytes.
@@ -134,6 +137,18 @@ type Tester struct {
 	// RevokedBy is who revoked the tester (an admin's e-mail, or
 	// ActorCommandLine); empty unless revoked.
 	RevokedBy string `json:"revokedBy,omitempty"`
+	// InstalledVersion is the version the tester's installed copy
+	// reported at its last update check, LastCheckAt when that was; ""
+	// and nil before their copy first checked with their own update URL.
+	InstalledVersion string     `json:"installedVersion,omitempty"`
+	LastCheckAt      *time.Time `json:"lastCheckAt,omitempty"`
+}
+
+// TesterCheck is one update check of a tester's installed copy.
+type TesterCheck struct {
+	TesterID int64
+	Version  string
+	At       time.Time
 }
 
 // Normalize trims a tester's e-mail (lower-cased) and name, and makes a

@@ -95,9 +95,18 @@ func (p *BuildsPage) Render() app.UI {
 	p.builds.list, p.builds.state = m.Infinite(), m.List
 	return shell("builds", app.H1().Text("My builds"), &listView[buildPage, betaport.Bundle]{
 		List:   p.builds,
-		Header: app.Div().Body(currentNotes(m.CurrentNotes()), app.If(p.builds.rows().Len() > 0, installHelp())),
+		Header: app.Div().Body(currentNotes(m.CurrentNotes()), p.installHelp()),
 		Empty:  "No builds yet. When the extension's team publishes one, it appears here.",
 		Row:    func(b betaport.Bundle) app.UI { return &bundleRow{Bundle: b, Build: true} },
 		Key:    model.BuildID,
 	})
+}
+
+// installHelp is the how-to of the builds listed, once there are any.
+func (p *BuildsPage) installHelp() app.UI {
+	first, ok := p.builds.rows().At(0)
+	if !ok {
+		return nil
+	}
+	return installHelp(first.ExtensionID)
 }

@@ -59,6 +59,6 @@ func (p *EndedPage) Render() app.UI {
 	return shell("",
 		app.H1().ID("access-ended").Text("Your access to this beta ended"),
 		app.P().ID("ended-detail").Text(detail),
-		app.P().Class("muted").Text("Builds you installed keep working, but they no longer update."),
+		app.P().Class("muted").Text("Builds you installed from your builds page keep working, but no newer build reaches them."),
 	)
 }

@@ -84,7 +84,7 @@ func downloadLink(e betaport.Extension) app.UI {
 			app.Span().Class("get-label").Text(fmt.Sprintf("Bundle #%d:", e.CurrentBundle)),
 			bundleLinks(e.ID, e.CurrentBundle),
 		),
-		installHelp(),
+		installHelp(e.ID),
 	)
 }
 
@@ -102,7 +102,10 @@ func bundleLinks(extensionID, number int64) app.UI {
 }
 
 // installHelp says, per browser, what to do with each download.
-func installHelp() app.UI {
+// installHelp says how to install a build of extension ext, and how to
+// keep it across restarts with a policy file carrying the tester's own
+// update URL.
+func installHelp(ext int64) app.UI {
 	return app.Details().Class("install-help").Body(
 		app.Summary().Text("How to install"),
 		app.P().Body(
@@ -121,7 +124,27 @@ func installHelp() app.UI {
 			),
 			app.Li().Text("Drag the .crx file onto that page and confirm."),
 		),
-		app.P().Class("muted").Text("On Windows and macOS, Chrome keeps an extension from outside the Chrome Web Store only when a policy of your organisation allows it: otherwise use the zip."),
+		app.P().Class("muted").Text("On Windows and macOS, Chrome turns off an extension from outside the Chrome Web Store at its next restart unless a policy installs it (below); otherwise use the zip."),
+		app.P().Body(
+			app.Strong().Text("Keep it after a restart"),
+			app.Text(": a policy file installs the extension from your own update URL, so it stays and updates itself."),
+		),
+		app.Ul().Class("policy-files").Body(
+			app.Li().Body(
+				app.A().Href(api.ExtensionPath(ext)+"/policy/linux").Attr("download", "").Text("Linux (.json)"),
+				app.Text(": save it as "), app.Code().Text("/etc/opt/chrome/policies/managed/betaport.json"),
+				app.Text(" (Chrome) or in "), app.Code().Text("/etc/chromium/policies/managed/"),
+				app.Text(" (Chromium), with sudo, and restart the browser."),
+			),
+			app.Li().Body(
+				app.A().Href(api.ExtensionPath(ext)+"/policy/macos").Attr("download", "").Text("macOS (.mobileconfig)"),
+				app.Text(": open it, then install the profile in System Settings → Privacy & Security → Profiles. Chrome applies it only on a Mac enrolled in device management (MDM); on a personal Mac, use the zip."),
+			),
+			app.Li().Body(
+				app.A().Href(api.ExtensionPath(ext)+"/policy/windows").Attr("download", "").Text("Windows (.reg)"),
+				app.Text(": open it as an administrator and confirm, then restart Chrome. Chrome applies it only on a PC joined to a domain or managed by your organisation; on a personal PC, use the zip."),
+			),
+		),
 		app.P().Body(
 			app.Strong().Text("Zip (load unpacked)"),
 			app.Text(": unzip it, turn on Developer mode on the extensions page, click “Load unpacked” and pick the folder that holds manifest.json. An unpacked copy does not update itself: repeat with each new build."),

@@ -52,9 +52,34 @@ func (r *testerRow) Render() app.UI {
 		cell(app.Text(t.Email)),
 		cell(app.Span().Class("badge badge-"+t.Status).Text(t.Status)),
 		cell(app.Span().Class("muted invite-age").Text(age)),
+		cell(app.Span().Class("installed").Text(installedText(t, r.Now))),
 		cell(actions...),
 	)
 }
+
+// installedText says which build the tester's installed copy runs, from
+// its last update check with their own update URL: "2.0.1 · 3 h ago",
+// "2.0.1 · 9 days without a check", or "not installed" before the first.
+func installedText(t betaport.Tester, now func() time.Time) string {
+	if t.LastCheckAt == nil || t.InstalledVersion == "" || now == nil {
+		return "not installed"
+	}
+	d := now().Sub(*t.LastCheckAt)
+	switch {
+	case d >= SilentAfter:
+		return t.InstalledVersion + " · " + itoa(int(d.Hours()/24)) + " days without a check"
+	case d < time.Hour:
+		return t.InstalledVersion + " · " + itoa(max(int(d.Minutes()), 0)) + " min ago"
+	case d < 24*time.Hour:
+		return t.InstalledVersion + " · " + itoa(int(d.Hours())) + " h ago"
+	default:
+		return t.InstalledVersion + " · " + ageText(d)
+	}
+}
+
+// SilentAfter is how long without an update check makes a copy silent:
+// Chromium checks every few hours while the browser runs.
+const SilentAfter = 7 * 24 * time.Hour
 
 // ageText says how long ago an invite was sent: "today", "3 days ago".
 func ageText(d time.Duration) string {

@@ -19,7 +19,7 @@ type testerPage = model.TesterPage
 func testersList() *pageList[testerPage, betaport.Tester] {
 	return &pageList[testerPage, betaport.Tester]{listSpec: listSpec[testerPage, betaport.Tester]{
 		name: "testers", section: "testers-list", rowsID: "testers", label: "Testers",
-		grid: "testers-grid", columns: []string{"Name", "E-mail", "Status", "Invited", ""},
+		grid: "testers-grid", columns: []string{"Name", "E-mail", "Status", "Invited", "Installed", ""},
 		loading: "Loading testers…", end: "That is every tester.",
 		pageSize: model.TestersPageSize, items: model.TestersOf,
 	}}

@@ -13,6 +13,7 @@ package adoption
 
 import (
 	"context"
+	"errors"
 	"hash/maphash"
 	"log/slog"
 	"maps"
@@ -29,6 +30,8 @@ type Store interface {
 	// BundleVersions lists the versions an extension's bundles were
 	// served with: a check reporting any other counts as "other".
 	BundleVersions(ctx context.Context, extensionID int64) ([]string, error)
+	// RecordTesterChecks keeps each tester's last check.
+	RecordTesterChecks(ctx context.Context, checks []betaport.TesterCheck) error
 }
 
 // shards is how many locks the pending counts are spread over: enough that
@@ -59,7 +62,10 @@ type Counter struct {
 type shard struct {
 	mu     sync.Mutex
 	counts map[key]int64
-	_      [48]byte // keep shards on cache lines of their own
+	// testers is the last check of each tester whose copy checked with
+	// their own update URL since the last flush.
+	testers map[int64]betaport.TesterCheck
+	_       [40]byte // keep shards on cache lines of their own
 }
 
 // key is one row of the counts.
@@ -83,6 +89,7 @@ func (c *Counter) init() {
 		c.seed = maphash.MakeSeed()
 		for i := range c.pending {
 			c.pending[i].counts = map[key]int64{}
+			c.pending[i].testers = map[int64]betaport.TesterCheck{}
 		}
 		c.served.Store(&map[int64]servedVersions{})
 	})
@@ -149,6 +156,26 @@ func (c *Counter) resolve(ctx context.Context, ext *betaport.Extension, current,
 	return betaport.OtherVersion, nil
 }
 
+// CountTester keeps a tester's check reporting version (their installed
+// copy's), in memory until the next flush: a check is never a database
+// write of its own. A check with no version is not kept.
+func (c *Counter) CountTester(testerID int64, version string) {
+	if version == "" {
+		return
+	}
+	c.init()
+	c.addTester(betaport.TesterCheck{TesterID: testerID, Version: version, At: c.now().UTC()})
+}
+
+func (c *Counter) addTester(tc betaport.TesterCheck) {
+	s := &c.pending[uint64(tc.TesterID)*0x9e3779b97f4a7c15>>59%shards]
+	s.mu.Lock()
+	if old, ok := s.testers[tc.TesterID]; !ok || !old.At.After(tc.At) {
+		s.testers[tc.TesterID] = tc
+	}
+	s.mu.Unlock()
+}
+
 func (c *Counter) add(k key, n int64) {
 	h := maphash.String(c.seed, k.version) ^ uint64(k.extensionID)*0x9e3779b97f4a7c15 ^ uint64(k.hour)
 	s := &c.pending[h%shards]
@@ -165,34 +192,50 @@ func (c *Counter) Flush(ctx context.Context) error {
 	defer c.flushing.Unlock()
 	var taken []map[key]int64
 	var counts []betaport.AdoptionCount
+	var testers []betaport.TesterCheck
 	for i := range c.pending {
 		s := &c.pending[i]
 		s.mu.Lock()
-		m := s.counts
-		if len(m) == 0 {
-			s.mu.Unlock()
-			continue
+		m, ts := s.counts, s.testers
+		if len(m) > 0 {
+			s.counts = map[key]int64{}
 		}
-		s.counts = map[key]int64{}
+		if len(ts) > 0 {
+			s.testers = map[int64]betaport.TesterCheck{}
+		}
 		s.mu.Unlock()
-		taken = append(taken, m)
+		if len(m) > 0 {
+			taken = append(taken, m)
+		}
 		for k, n := range m {
 			counts = append(counts, betaport.AdoptionCount{ExtensionID: k.extensionID,
 				Hour: time.Unix(k.hour, 0).UTC(), Version: k.version, Checks: n})
 		}
-	}
-	if len(counts) == 0 {
-		return nil
-	}
-	if err := c.Store.AddAdoption(ctx, counts); err != nil {
-		for _, m := range taken {
-			for k, n := range m {
-				c.add(k, n)
+		if len(ts) > 0 {
+			for _, tc := range ts {
+				testers = append(testers, tc)
 			}
 		}
-		return err
 	}
-	return nil
+	var err error
+	if len(counts) > 0 {
+		if err = c.Store.AddAdoption(ctx, counts); err != nil {
+			for _, m := range taken {
+				for k, n := range m {
+					c.add(k, n)
+				}
+			}
+		}
+	}
+	if len(testers) > 0 {
+		if terr := c.Store.RecordTesterChecks(ctx, testers); terr != nil {
+			for _, tc := range testers {
+				c.addTester(tc)
+			}
+			err = errors.Join(err, terr)
+		}
+	}
+	return err
 }
 
 // Pending is how many checks are counted but not flushed yet.

@@ -43,6 +43,8 @@ func (s *memStore) FindAdoption(context.Context, betaport.AdoptionFilter) ([]*be
 	return nil, nil
 }
 
+func (s *memStore) RecordTesterChecks(context.Context, []betaport.TesterCheck) error { return nil }
+
 func (s *memStore) BundleVersions(_ context.Context, id int64) ([]string, error) {
 	s.lookups.Add(1)
 	s.mu.Lock()

@@ -14,6 +14,7 @@ import (
 	"net/http/cookiejar"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -195,16 +196,18 @@ func TestUpdatesTesterGetsCRXAndZip(t *testing.T) {
 	if _, params, _ := mime.ParseMediaType(got.Disposition); !strings.HasSuffix(params["filename"], ".crx") {
 		t.Fatalf("the CRX's Content-Disposition is %q, want a .crx file name", got.Disposition)
 	}
-	// Its manifest names the extension's update URL (the one its admin
-	// sees) and public key, and the served version.
+	// Its manifest names the tester's own update URL (not the extension's
+	// shared one its admin sees) and public key, and the served version.
 	u := adminUpdates(t, m.URL(), d.Admins[0].Email, d.Admins[0].Password, ext.ID)
 	mf := crxManifest(t, crx)
 	cur, err := m.Store.FindBundle(context.Background(), ext.ID, ext.CurrentBundle)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mf.UpdateURL != u.UpdateURL || mf.Key == "" || mf.Version != cur.Version {
-		t.Fatalf("the CRX's manifest: update_url %q, key %q, version %q; want %q, a key, %q", mf.UpdateURL, mf.Key, mf.Version, u.UpdateURL, cur.Version)
+	own := m.URL() + api.UpdatePrefix + strconv.FormatInt(ext.ID, 10) + "/"
+	if !strings.HasPrefix(mf.UpdateURL, own) || mf.UpdateURL == u.UpdateURL || mf.Key == "" || mf.Version != cur.Version {
+		t.Fatalf("the CRX's manifest: update_url %q, key %q, version %q; want the tester's own URL under %s (not the shared %q), a key, %q",
+			mf.UpdateURL, mf.Key, mf.Version, own, u.UpdateURL, cur.Version)
 	}
 
 	// The zip link serves the bundle's zip.

@@ -623,13 +623,14 @@ func TestBlackBoxOpsOpenAPI(t *testing.T) {
 		"POST /api/extensions/{}/testers/{}/restore",
 		"GET /update/{}/{}",
 		"GET /update/{}/{}/crx/{}",
+		"GET /api/extensions/{}/policy/{}",
 	} {
 		if !ops[want] {
 			t.Errorf("the document lacks %s", want)
 		}
 	}
-	if count != 40 {
-		t.Errorf("the document has %d operations; the README says 40", count)
+	if count != 41 {
+		t.Errorf("the document has %d operations; the README says 41", count)
 	}
 	for _, typ := range []string{"/problems/invalid-key", "/problems/not-found", "/problems/tester-revoked", "/problems/access-ended"} {
 		if !bytes.Contains(b, []byte(typ)) {

@@ -44,7 +44,6 @@
 package crx
 
 import (
-	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -174,48 +173,10 @@ func newSignedHash(shd []byte) hash.Hash {
 // zipSize bytes read from zipReader. The archive is streamed twice (once to
 // hash, once to copy), never held in memory.
 func Write(w io.Writer, zipReader io.ReaderAt, zipSize int64, key *rsa.PrivateKey) error {
-	if zipSize < 0 {
-		return errors.New("crx: negative zip size")
-	}
-	pubDER := PublicKeyDER(&key.PublicKey)
-	shd := signedHeaderData(pubDER)
-	h := newSignedHash(shd)
-	if n, err := io.Copy(h, io.NewSectionReader(zipReader, 0, zipSize)); err != nil {
-		return fmt.Errorf("crx: hash zip: %w", err)
-	} else if n != zipSize {
-		return fmt.Errorf("crx: zip short read: %d of %d bytes", n, zipSize)
-	}
-	sig, err := rsa.SignPKCS1v15(rand.Reader, key, crypto.SHA256, h.Sum(nil))
-	if err != nil {
-		return fmt.Errorf("crx: sign: %w", err)
-	}
+	_, err := WritePackage(w, zipReader, zipSize, zipSize, key)
+	return err
+}
 
-	var proof []byte
-	proof = protowire.AppendTag(proof, fieldPublicKey, protowire.BytesType)
-	proof = protowire.AppendBytes(proof, pubDER)
-	proof = protowire.AppendTag(proof, fieldSignature, protowire.BytesType)
-	proof = protowire.AppendBytes(proof, sig)
-
-	var hdr []byte
-	hdr = protowire.AppendTag(hdr, fieldRSAProof, protowire.BytesType)
-	hdr = protowire.AppendBytes(hdr, proof)
-	hdr = protowire.AppendTag(hdr, fieldSignedHdr, protowire.BytesType)
-	hdr = protowire.AppendBytes(hdr, shd)
-
-	prefix := make([]byte, 0, 12+len(hdr))
-	prefix = append(prefix, magic...)
-	prefix = binary.LittleEndian.AppendUint32(prefix, formatVersion)
-	prefix = binary.LittleEndian.AppendUint32(prefix, uint32(len(hdr)))
-	prefix = append(prefix, hdr...)
-	if _, err := w.Write(prefix); err != nil {
-		return err
-	}
-	n, err := io.Copy(w, io.NewSectionReader(zipReader, 0, zipSize))
-	if err != nil {
-		return fmt.Errorf("crx: copy zip: %w", err)
-	}
-	if n != zipSize {
-		return fmt.Errorf("crx: zip short read: %d of %d bytes", n, zipSize)
-	}
-	return nil
+func protowireBytes(b []byte, field protowire.Number, v []byte) []byte {
+	return protowire.AppendBytes(protowire.AppendTag(b, field, protowire.BytesType), v)
 }

@@ -95,7 +95,7 @@ func buildCRX(t testing.TB, k *rsa.PrivateKey, version, versionName string) []by
 		t.Fatal(err)
 	}
 	var z bytes.Buffer
-	if err := RewriteManifest(&z, zr, man); err != nil {
+	if _, err := RewriteManifest(&z, zr, man); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
@@ -349,7 +349,7 @@ func TestPrepareManifest(t *testing.T) {
 func TestRewriteManifestNoManifest(t *testing.T) {
 	z := makeZip(t, map[string]string{"background.js": "x"})
 	zr, _ := zip.NewReader(bytes.NewReader(z), int64(len(z)))
-	if err := RewriteManifest(io.Discard, zr, []byte("{}")); err == nil {
+	if _, err := RewriteManifest(io.Discard, zr, []byte("{}")); err == nil {
 		t.Fatal("RewriteManifest accepted a zip without manifest.json")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"slices"
 	"strconv"
@@ -18,6 +19,26 @@ import (
 // empty, "version_name" set. All other fields are kept, in their original
 // order; new fields are appended.
 func PrepareManifest(manifest []byte, pubDER []byte, updateURL, version, versionName string) ([]byte, error) {
+	return editManifest(manifest, func(set func(k, v string)) {
+		set("key", base64.StdEncoding.EncodeToString(pubDER))
+		set("update_url", updateURL)
+		set("version", version)
+		if versionName != "" {
+			set("version_name", versionName)
+		}
+	})
+}
+
+// SetUpdateURL returns a manifest PrepareManifest wrote with its
+// update_url replaced: a tester's copy names their own.
+func SetUpdateURL(manifest []byte, updateURL string) ([]byte, error) {
+	return editManifest(manifest, func(set func(k, v string)) { set("update_url", updateURL) })
+}
+
+// editManifest returns manifest (a JSON object) with the string fields
+// edit sets; all other fields are kept, in their original order, and new
+// fields are appended.
+func editManifest(manifest []byte, edit func(set func(k, v string))) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(manifest))
 	dec.UseNumber()
 	tok, err := dec.Token()
@@ -60,12 +81,7 @@ func PrepareManifest(manifest []byte, pubDER []byte, updateURL, version, version
 		}
 		fields = append(fields, kv{k, raw})
 	}
-	set("key", base64.StdEncoding.EncodeToString(pubDER))
-	set("update_url", updateURL)
-	set("version", version)
-	if versionName != "" {
-		set("version_name", versionName)
-	}
+	edit(set)
 	// Drop duplicate keys (the last occurrence wins in JSON.parse, but
 	// setters above only update the first), keeping the first position.
 	seen := map[string]bool{}
@@ -97,47 +113,69 @@ func PrepareManifest(manifest []byte, pubDER []byte, updateURL, version, version
 
 // RewriteManifest writes a zip archive to w that copies every entry of zr
 // raw (without recompressing) except manifest.json, which is replaced by
-// newManifest (deflated).
-func RewriteManifest(w io.Writer, zr *zip.Reader, newManifest []byte) error {
-	zw := zip.NewWriter(w)
-	found := false
+// newManifest, stored, as the archive's last entry. It returns where that
+// entry begins: the bytes before it are the same whatever the manifest
+// (see MakePersonal).
+func RewriteManifest(w io.Writer, zr *zip.Reader, newManifest []byte) (lastEntryAt int64, err error) {
+	cw := &countingWriter{w: w}
+	zw := zip.NewWriter(cw)
+	var manifest *zip.File
 	for _, f := range zr.File {
 		if f.Name == "manifest.json" {
-			if found {
-				return errors.New("crx: duplicate manifest.json in archive")
+			if manifest != nil {
+				return 0, errors.New("crx: duplicate manifest.json in archive")
 			}
-			found = true
-			hdr := f.FileHeader
-			hdr.Method = zip.Deflate
-			hdr.CRC32, hdr.CompressedSize64, hdr.UncompressedSize64 = 0, 0, 0
-			hdr.CompressedSize, hdr.UncompressedSize = 0, 0
-			hdr.Extra = nil
-			fw, err := zw.CreateHeader(&hdr)
-			if err != nil {
-				return err
-			}
-			if _, err := fw.Write(newManifest); err != nil {
-				return err
-			}
+			manifest = f
 			continue
 		}
 		raw, err := f.OpenRaw()
 		if err != nil {
-			return fmt.Errorf("crx: open %s: %w", f.Name, err)
+			return 0, fmt.Errorf("crx: open %s: %w", f.Name, err)
 		}
 		hdr := f.FileHeader
+		// Sizes and CRC in the local header, not in a data descriptor
+		// written once the next entry begins: each entry is whole once
+		// copied, so where the last one begins is known (Flush below).
+		hdr.Flags &^= flagDataDesc
 		fw, err := zw.CreateRaw(&hdr)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if _, err := io.Copy(fw, raw); err != nil {
-			return fmt.Errorf("crx: copy %s: %w", f.Name, err)
+			return 0, fmt.Errorf("crx: copy %s: %w", f.Name, err)
 		}
 	}
-	if !found {
-		return errors.New("crx: archive has no manifest.json")
+	if manifest == nil {
+		return 0, errors.New("crx: archive has no manifest.json")
 	}
-	return zw.Close()
+	if err := zw.Flush(); err != nil {
+		return 0, err
+	}
+	lastEntryAt = cw.n
+	// Stored with its CRC and sizes in the local header (no data
+	// descriptor): a personal copy rewrites them in place.
+	hdr := zip.FileHeader{Name: manifest.Name, Method: zip.Store, Modified: manifest.Modified,
+		CRC32: crc32.ChecksumIEEE(newManifest), CompressedSize64: uint64(len(newManifest)), UncompressedSize64: uint64(len(newManifest))}
+	hdr.SetMode(0o644)
+	fw, err := zw.CreateRaw(&hdr)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := fw.Write(newManifest); err != nil {
+		return 0, err
+	}
+	return lastEntryAt, zw.Close()
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // Version parts are 0..65535, at most four of them.

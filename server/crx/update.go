@@ -26,6 +26,10 @@ type App struct {
 	// Version answers "no update".
 	Version  string
 	Codebase string
+	// ProdVersionMin is the oldest browser version the update is for
+	// (the manifest's minimum_chrome_version): an older browser does not
+	// take it. "" for any.
+	ProdVersionMin string
 }
 
 // UpdateResponse returns the gupdate (protocol 2.0) response Chromium's
@@ -54,6 +58,10 @@ func UpdateResponse(apps ...App) []byte {
 			xmlAttr(&b, a.Codebase)
 			b.WriteString("' version='")
 			xmlAttr(&b, a.Version)
+			if a.ProdVersionMin != "" {
+				b.WriteString("' prodversionmin='")
+				xmlAttr(&b, a.ProdVersionMin)
+			}
 			b.WriteString("' />\n")
 		}
 		b.WriteString("  </app>\n")

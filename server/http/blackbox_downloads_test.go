@@ -494,8 +494,8 @@ func TestBlackBoxDownloadsEveryRoute(t *testing.T) {
 		{"current zip", api.CurrentBundlePath(a) + "/download", "zip", 2, people},
 		{"zip #1", api.BundleDownloadPath(a, 1), "zip", 1, people},
 		{"zip #2", api.BundleDownloadPath(a, 2), "zip", 2, people},
-		{"CRX #1", api.BundleCRXPath(a, 1), "crx", 1, people},
-		{"CRX #2", api.BundleCRXPath(a, 2), "crx", 2, people},
+		{"CRX #1", api.BundleCRXPath(a, 1), "crx", 1, map[string]http.Header{"admin": w.adminA}}, // a tester gets their own copy (TestBBTU…)
+		{"CRX #2", api.BundleCRXPath(a, 2), "crx", 2, map[string]http.Header{"admin": w.adminA}},
 		{"updater's CRX from the feed", codebase, "crx", 2, updater},
 		{"updater's CRX #1", w.updA.UpdateURL + "/crx/1", "crx", 1, updater},
 	}
@@ -539,7 +539,7 @@ func TestBlackBoxDownloadsRangesAndHEAD(t *testing.T) {
 		who                http.Header
 	}{
 		{"tester's zip", api.BundleDownloadPath(a, 2), "zip", w.testerA},
-		{"tester's CRX", api.BundleCRXPath(a, 2), "crx", w.testerA},
+		{"admin's CRX", api.BundleCRXPath(a, 2), "crx", w.adminA}, // a tester gets their own copy (TestBBTU…)
 		{"updater's CRX", w.updA.UpdateURL + "/crx/2", "crx", nil},
 	} {
 		t.Run(strings.ReplaceAll(r.name, " ", "_"), func(t *testing.T) {
@@ -941,7 +941,7 @@ func TestBlackBoxDownloadsTamperedURLsAreRefused(t *testing.T) {
 	w := newBBDWorld(t, e)
 	zipA := e.bbdLocation(t, api.BundleDownloadPath(w.extA.ID, 2), w.testerA, "zip", 300)
 	zipA1 := e.bbdLocation(t, api.BundleDownloadPath(w.extA.ID, 1), w.testerA, "zip", 300)
-	crxA := e.bbdLocation(t, api.BundleCRXPath(w.extA.ID, 2), w.testerA, "crx", 300)
+	crxA := e.bbdLocation(t, api.BundleCRXPath(w.extA.ID, 2), w.adminA, "crx", 300)
 	zipB := e.bbdLocation(t, api.BundleDownloadPath(w.extB.ID, 1), w.adminB, "zip", 300)
 	wantA, wantB := w.stored(t, w.extA, 2, "zip"), w.stored(t, w.extB, 1, "zip")
 	wantA1, wantCRX := w.stored(t, w.extA, 1, "zip"), w.stored(t, w.extA, 2, "crx")
@@ -1188,7 +1188,7 @@ func TestBlackBoxDownloadsIgnoreStorageParameters(t *testing.T) {
 	}{
 		{"current zip", api.CurrentBundlePath(w.extA.ID) + "/download", "zip", 2, w.testerA},
 		{"zip #1", api.BundleDownloadPath(w.extA.ID, 1), "zip", 1, w.testerA},
-		{"CRX #2", api.BundleCRXPath(w.extA.ID, 2), "crx", 2, w.testerA},
+		{"CRX #2", api.BundleCRXPath(w.extA.ID, 2), "crx", 2, w.adminA},
 		{"updater's CRX", w.updA.UpdateURL + "/crx/2", "crx", 2, nil},
 	} {
 		first, final := e.bbdGet(t, "GET", r.target+junk, r.who)
@@ -1283,7 +1283,7 @@ func TestBlackBoxDownloadsFileStorageServesTheBytes(t *testing.T) {
 	}{
 		{"current zip", e.URL + api.CurrentBundlePath(w.extA.ID) + "/download", "zip", 2, w.testerA},
 		{"zip #1", e.URL + api.BundleDownloadPath(w.extA.ID, 1), "zip", 1, w.adminA},
-		{"CRX #2", e.URL + api.BundleCRXPath(w.extA.ID, 2), "crx", 2, w.testerA},
+		{"CRX #2", e.URL + api.BundleCRXPath(w.extA.ID, 2), "crx", 2, w.adminA},
 		{"updater's CRX", w.updA.UpdateURL + "/crx/2", "crx", 2, nil},
 	} {
 		want := w.stored(t, w.extA, r.number, r.kind)

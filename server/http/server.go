@@ -135,6 +135,7 @@ func (s *Server) routes() http.Handler {
 	s.routeExtension(mux, "GET /api/extensions/{id}/bundles/{number}/download", ExtensionMember, s.handleDownloadBundle)
 	s.routeExtension(mux, "GET /api/extensions/{id}/bundles/{number}/crx", ExtensionMember, s.handleDownloadCRX)
 	s.routeExtension(mux, "POST /api/extensions/{id}/bundles/{number}/rollback", ExtensionAdmin, s.handleRollback)
+	s.routeExtension(mux, "GET /api/extensions/{id}/policy/{system}", ExtensionMember, s.handlePolicy)
 	s.routeExtension(mux, "GET /api/extensions/{id}/updates", ExtensionAdmin, s.handleGetUpdates)
 	s.routeExtension(mux, "POST /api/extensions/{id}/updates/token", ExtensionAdmin, s.handleRotateUpdateToken)
 

@@ -109,6 +109,13 @@ func (s *Server) handleListTesters(w http.ResponseWriter, r *http.Request, _ *su
 		badParam(w, "q", "q is longer than 200 characters; search for part of an e-mail address or name.")
 		return
 	}
+	// This replica's update checks not yet written go first: the list
+	// shows every check made before it was asked for.
+	if s.Publish != nil && s.Publish.Adoption != nil {
+		if err := s.Publish.Adoption.Flush(r.Context()); err != nil {
+			s.Logger.WarnContext(r.Context(), "writing update checks", "err", err)
+		}
+	}
 	testers, err := s.Store.FindTesters(r.Context(), f)
 	if err != nil {
 		s.Error(w, r, err)

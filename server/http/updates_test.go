@@ -157,6 +157,24 @@ func wantCRX(t *testing.T, data []byte, u api.Updates, version, versionName stri
 	}
 }
 
+// testerUpdates returns the update URL a tester's own copy of bundle b
+// names, read from the CRX the tester downloads: under the service's
+// update prefix, for the extension, and not the shared URL u.
+func testerUpdates(t *testing.T, e *env, ext *betaport.Extension, b *betaport.Bundle, tester http.Header, u api.Updates) api.Updates {
+	t.Helper()
+	resp, body := e.fetchFile(t, "GET", api.BundleCRXPath(ext.ID, b.Number), tester)
+	if resp.StatusCode != 200 {
+		t.Fatalf("the tester's CRX: %d %s", resp.StatusCode, body)
+	}
+	_, m := openCRX(t, body)
+	url, _ := m["update_url"].(string)
+	prefix := u.UpdateURL[:strings.LastIndex(u.UpdateURL, "/")+1]
+	if !strings.HasPrefix(url, prefix) || url == u.UpdateURL || len(url)-len(prefix) < 22 {
+		t.Fatalf("the tester's CRX names the update URL %q: want one of their own under %s (the shared one is %s)", url, prefix, u.UpdateURL)
+	}
+	return api.Updates{ChromeID: u.ChromeID, UpdateURL: url}
+}
+
 // TestSameVersionThreeTimesUpdates uploads one manifest version three times:
 // each bundle is served with a strictly higher version, its CRX is valid and
 // signed with the extension's key, and the update URL always offers the
@@ -193,11 +211,18 @@ func TestSameVersionThreeTimesUpdates(t *testing.T) {
 			t.Fatalf("codebase %s = %d %s", codebase, resp.StatusCode, resp.Header.Get("Content-Type"))
 		}
 		wantCRX(t, data, u, w.version, w.name)
-		// Testers download the same package from the builds page.
-		resp, fromPage := e.fetchFile(t, "GET", api.BundleCRXPath(p.ext.ID, b.Number), testerCookie)
-		if resp.StatusCode != 200 || !bytes.Equal(fromPage, data) {
-			t.Fatalf("tester's CRX download = %d, same bytes as the updater's: %v", resp.StatusCode, bytes.Equal(fromPage, data))
+		// A tester gets the same package from the builds page, but theirs:
+		// it names their own update URL, which offers the same bundle.
+		mine := testerUpdates(t, e, p.ext, &b, testerCookie, u)
+		_, g = checkUpdate(t, mine.UpdateURL, mine.ChromeID, installed)
+		if version, _ := offered(t, g, u.ChromeID); version != w.version {
+			t.Fatalf("the tester's URL offers %q after upload %d, want %s", version, i+1, w.version)
 		}
+		resp, fromPage := e.fetchFile(t, "GET", api.BundleCRXPath(p.ext.ID, b.Number), testerCookie)
+		if resp.StatusCode != 200 {
+			t.Fatalf("tester's CRX download = %d", resp.StatusCode)
+		}
+		wantCRX(t, fromPage, mine, w.version, w.name)
 		if cd := resp.Header.Get("Content-Disposition"); cd != fmt.Sprintf(`attachment; filename="Tab-Tamer-%s.crx"`, w.version) {
 			t.Errorf("CRX file name: %s", cd)
 		}

@@ -63,7 +63,7 @@ func (c *bbClock) Advance(d time.Duration) {
 
 // bbWorld is one service on its own store and bucket.
 type bbWorld struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	db    *sqlite.DB
 	blobs *blob.Bucket
@@ -71,7 +71,7 @@ type bbWorld struct {
 	clock *bbClock
 }
 
-func newBBWorld(t *testing.T, cfg publish.Config) *bbWorld {
+func newBBWorld(t testing.TB, cfg publish.Config) *bbWorld {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -244,7 +244,7 @@ func (w *bbWorld) read(key string) []byte {
 }
 
 // putOf is the PUT a client sends to u's URL.
-func putOf(t *testing.T, u *api.UploadURL, body []byte) publish.Put {
+func putOf(t testing.TB, u *api.UploadURL, body []byte) publish.Put {
 	t.Helper()
 	pu, err := url.Parse(u.URL)
 	if err != nil {
@@ -313,12 +313,12 @@ type bbEntry struct {
 	symlink bool
 }
 
-func mkZip(t *testing.T, entries ...bbEntry) []byte {
+func mkZip(t testing.TB, entries ...bbEntry) []byte {
 	t.Helper()
 	return mkZipComment(t, "", entries...)
 }
 
-func mkZipComment(t *testing.T, comment string, entries ...bbEntry) []byte {
+func mkZipComment(t testing.TB, comment string, entries ...bbEntry) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
@@ -352,7 +352,7 @@ func manifest(name, version string) string {
 }
 
 // goodZip is a valid extension of that version.
-func goodZip(t *testing.T, version string) []byte {
+func goodZip(t testing.TB, version string) []byte {
 	return mkZip(t,
 		bbEntry{name: "manifest.json", body: manifest("Good", version)},
 		bbEntry{name: "background.js", body: "console.log('v" + version + "');"},
@@ -1281,8 +1281,8 @@ func TestBlackBoxCRXAndUpdates(t *testing.T) {
 		if err != nil {
 			t.Fatalf("UpdateFeed with the update URL's token: %v", err)
 		}
-		if got.ID != ext.ID {
-			t.Errorf("UpdateFeed gives extension %d, want %d", got.ID, ext.ID)
+		if got.Extension.ID != ext.ID || got.Tester != nil {
+			t.Errorf("UpdateFeed gives extension %d (tester %v), want %d and the shared feed", got.Extension.ID, got.Tester, ext.ID)
 		}
 		var firstErr error
 		for _, c := range []struct{ name, id, token string }{
@@ -1307,7 +1307,7 @@ func TestBlackBoxCRXAndUpdates(t *testing.T) {
 	})
 
 	t.Run("update check", func(t *testing.T) {
-		ans, err := w.svc.UpdateCheck(w.ctx, w.reload(ext), checkQuery(up.ChromeID, "0.0.1"))
+		ans, err := w.svc.UpdateCheck(w.ctx, &publish.Feed{Extension: w.reload(ext), Token: token}, checkQuery(up.ChromeID, "0.0.1"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1323,7 +1323,7 @@ func TestBlackBoxCRXAndUpdates(t *testing.T) {
 			t.Errorf("codebase %q is not under %s/crx/", app.UpdateCheck.Codebase, up.UpdateURL)
 		}
 
-		ans, err = w.svc.UpdateCheck(w.ctx, w.reload(ext), checkQuery(up.ChromeID, b.Version))
+		ans, err = w.svc.UpdateCheck(w.ctx, &publish.Feed{Extension: w.reload(ext), Token: token}, checkQuery(up.ChromeID, b.Version))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1334,7 +1334,7 @@ func TestBlackBoxCRXAndUpdates(t *testing.T) {
 
 		// A newer copy installed (a developer's own build) is never
 		// offered a downgrade.
-		ans, err = w.svc.UpdateCheck(w.ctx, w.reload(ext), checkQuery(up.ChromeID, "9.0"))
+		ans, err = w.svc.UpdateCheck(w.ctx, &publish.Feed{Extension: w.reload(ext), Token: token}, checkQuery(up.ChromeID, "9.0"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1361,7 +1361,7 @@ func TestBlackBoxCRXAndUpdates(t *testing.T) {
 		if _, err := w.svc.UpdateFeed(w.ctx, id, token); statusOf(err) != 404 {
 			t.Errorf("old token after rotation: %v, want 404", err)
 		}
-		if got, err := w.svc.UpdateFeed(w.ctx, newID, newToken); err != nil || got.ID != ext.ID {
+		if got, err := w.svc.UpdateFeed(w.ctx, newID, newToken); err != nil || got.Extension.ID != ext.ID {
 			t.Errorf("new token: %v, %v", got, err)
 		}
 		if now, err := w.svc.Updates(w.ctx, w.reload(ext)); err != nil || now.UpdateURL != rotated.UpdateURL {
@@ -1372,7 +1372,11 @@ func TestBlackBoxCRXAndUpdates(t *testing.T) {
 		if rebuilt.BlobKey == first.BlobKey {
 			t.Errorf("CRX after rotation is still %s", first.BlobKey)
 		}
-		ans, err := w.svc.UpdateCheck(w.ctx, w.reload(ext), checkQuery(up.ChromeID, "0.0.1"))
+		feed, err := w.svc.UpdateFeed(w.ctx, newID, newToken)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ans, err := w.svc.UpdateCheck(w.ctx, feed, checkQuery(up.ChromeID, "0.0.1"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1380,7 +1384,7 @@ func TestBlackBoxCRXAndUpdates(t *testing.T) {
 			t.Errorf("after rotation the codebase is %q, want under %s/crx/", cb, rotated.UpdateURL)
 		}
 		// The other extension is untouched.
-		if got, err := w.svc.UpdateFeed(w.ctx, otherID, otherToken); err != nil || got.ID != other.ID {
+		if got, err := w.svc.UpdateFeed(w.ctx, otherID, otherToken); err != nil || got.Extension.ID != other.ID {
 			t.Errorf("other extension's feed after a rotation: %v, %v", got, err)
 		}
 	})

@@ -2,10 +2,15 @@ package publish
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
+	"strings"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
@@ -111,10 +116,22 @@ func (s *Service) RotateUpdateToken(ctx context.Context, ext *betaport.Extension
 var errStaleUpdateURL = betaport.Errorf(betaport.ENOTFOUND,
 	"This update URL is not current: the extension's update token was replaced, or the URL is wrong. Install the extension again from its Betaport builds page.")
 
-// UpdateFeed checks the id and token of an update URL and returns its
-// extension. An unknown extension, one without a key yet and a wrong or
-// replaced token all get one answer, compared in constant time.
-func (s *Service) UpdateFeed(ctx context.Context, extensionID, token string) (*betaport.Extension, error) {
+// A Feed is whom an update URL speaks for: the extension's shared token
+// (copies installed from the shared CRX, the admins' own), or one
+// tester's own token (Tester is set).
+type Feed struct {
+	Extension *betaport.Extension
+	Tester    *betaport.Tester
+	// Token is the URL's token: the codebase of an update it offers is
+	// under the same URL.
+	Token string
+}
+
+// UpdateFeed checks the id and token of an update URL: the extension's
+// shared token, or one of its testers' own. An unknown extension, one
+// without a key yet and a wrong or replaced token all get one answer (the
+// shared token compared in constant time; a tester's found by its hash).
+func (s *Service) UpdateFeed(ctx context.Context, extensionID, token string) (*Feed, error) {
 	id, err := strconv.ParseInt(extensionID, 10, 64)
 	var sg *betaport.Signing
 	if err == nil {
@@ -123,32 +140,52 @@ func (s *Service) UpdateFeed(ctx context.Context, extensionID, token string) (*b
 			return nil, err
 		}
 	}
-	want := ""
-	if sg != nil {
-		want = sg.UpdateToken
-	}
-	if subtle.ConstantTimeCompare([]byte(token), []byte(want)) != 1 || want == "" {
+	if sg == nil || token == "" {
 		return nil, errStaleUpdateURL
 	}
-	return s.Store.FindExtension(ctx, id)
+	feed := &Feed{Token: token}
+	if strings.HasPrefix(token, testerTokenPrefix) {
+		t, err := s.Store.FindTesterByUpdateToken(ctx, id, credential.HashToken(token))
+		if betaport.ErrorCode(err) == betaport.ENOTFOUND {
+			return nil, errStaleUpdateURL
+		} else if err != nil {
+			return nil, err
+		}
+		feed.Tester = t
+	} else if subtle.ConstantTimeCompare([]byte(token), []byte(sg.UpdateToken)) != 1 {
+		return nil, errStaleUpdateURL
+	}
+	if feed.Extension, err = s.Store.FindExtension(ctx, id); err != nil {
+		return nil, err
+	}
+	return feed, nil
 }
 
-// UpdateCheck answers Chromium's update check of ext (the query
-// ?x=id%3D<id>%26v%3D<version>…, one x per extension) with gupdate XML:
-// the current bundle's CRX when it is newer than the installed version.
-func (s *Service) UpdateCheck(ctx context.Context, ext *betaport.Extension, rawQuery string) ([]byte, error) {
-	sg, err := s.signing(ctx, ext)
-	if err != nil {
-		return nil, err
+// Revoked reports whether the feed is a revoked tester's: their copy is
+// told there is no update, and their CRX downloads are refused.
+func (f *Feed) Revoked() bool { return f.Tester != nil && f.Tester.Status == betaport.TesterRevoked }
+
+// UpdateCheck answers Chromium's update check of the feed's extension
+// (the query ?x=id%3D<id>%26v%3D<version>…, one x per extension) with
+// gupdate XML: the current bundle's CRX when it is newer than the
+// installed version, never to a revoked tester, and never to a browser
+// older than the bundle's minimum_chrome_version (prodversionmin).
+func (s *Service) UpdateCheck(ctx context.Context, feed *Feed, rawQuery string) ([]byte, error) {
+	ext := feed.Extension
+	if ext.ChromeID == "" { // the feed's token implies a key: made with it
+		if _, err := s.signing(ctx, ext); err != nil {
+			return nil, err
+		}
 	}
 	var current *betaport.Bundle
 	if ext.CurrentBundle != 0 {
+		var err error
 		if current, err = s.Store.FindBundle(ctx, ext.ID, ext.CurrentBundle); err != nil {
 			return nil, err
 		}
 	}
 	checks := crx.ParseUpdateCheck(rawQuery)
-	s.countCheck(ctx, ext, current, checks)
+	s.countCheck(ctx, feed, current, checks)
 	if len(checks) == 0 { // opened by hand: say what is current
 		checks = []crx.UpdateCheck{{ID: ext.ChromeID}}
 	}
@@ -158,11 +195,11 @@ func (s *Service) UpdateCheck(ctx context.Context, ext *betaport.Extension, rawQ
 		case c.ID != ext.ChromeID:
 			// This feed serves one extension; a policy may list others.
 			apps[i] = crx.App{ID: c.ID, Status: crx.AppUnknown}
-		case current == nil || crx.CompareVersions(current.Version, c.Version) <= 0:
+		case feed.Revoked() || current == nil || crx.CompareVersions(current.Version, c.Version) <= 0:
 			apps[i] = crx.App{ID: c.ID} // no update
 		default:
-			apps[i] = crx.App{ID: c.ID, Version: current.Version,
-				Codebase: s.updateURL(ext.ID, sg.UpdateToken) + "/crx/" + strconv.FormatInt(current.Number, 10)}
+			apps[i] = crx.App{ID: c.ID, Version: current.Version, ProdVersionMin: current.MinChromeVersion,
+				Codebase: s.updateURL(ext.ID, feed.Token) + "/crx/" + strconv.FormatInt(current.Number, 10)}
 		}
 	}
 	return crx.UpdateResponse(apps...), nil
@@ -172,7 +209,8 @@ func (s *Service) UpdateCheck(ctx context.Context, ext *betaport.Extension, rawQ
 // extensions on the same request; they are not ours to count), by the
 // version it reports. A failed count is logged: an installed copy is told
 // about updates all the same.
-func (s *Service) countCheck(ctx context.Context, ext *betaport.Extension, current *betaport.Bundle, checks []crx.UpdateCheck) {
+func (s *Service) countCheck(ctx context.Context, feed *Feed, current *betaport.Bundle, checks []crx.UpdateCheck) {
+	ext := feed.Extension
 	if s.Adoption == nil {
 		return
 	}
@@ -186,6 +224,11 @@ func (s *Service) countCheck(ctx context.Context, ext *betaport.Extension, curre
 		}
 		if err := s.Adoption.Count(ctx, ext, served, c.Version); err != nil {
 			s.logger().WarnContext(ctx, "counting an update check", "extension", ext.ID, "err", err)
+		}
+		if feed.Tester != nil && crx.ValidVersion(c.Version) {
+			// Only a version Chrome could run: anything else is not a copy
+			// of the extension speaking (adoption counts it as "other").
+			s.Adoption.CountTester(feed.Tester.ID, c.Version)
 		}
 		return // one check per request, however many x name it
 	}
@@ -202,7 +245,7 @@ func (s *Service) CRX(ctx context.Context, ext *betaport.Extension, b *betaport.
 	if c.BlobKey != "" && c.TokenHash == credential.HashToken(sg.UpdateToken) {
 		return c, nil
 	}
-	if c, err = s.buildCRX(ctx, ext, sg, b.BlobKey, nil, b.Version, b.VersionName); err != nil {
+	if c, _, err = s.buildCRX(ctx, ext, sg, b.BlobKey, nil, b.Version, b.VersionName); err != nil {
 		return c, fmt.Errorf("building the CRX of bundle %d of extension %d: %w", b.Number, ext.ID, err)
 	}
 	if err := s.Store.SetBundleCRX(ctx, b.ID, c); err != nil {
@@ -213,3 +256,139 @@ func (s *Service) CRX(ctx context.Context, ext *betaport.Extension, b *betaport.
 	}
 	return c, nil
 }
+
+// testerTokenPrefix starts every tester's update token, so that a check
+// looks it up among the testers' (by its hash) and never compares it with
+// the extension's: a check costs the same reads with either.
+const testerTokenPrefix = "t_"
+
+// testerTokenContext binds a tester's sealed update token to their row.
+func testerTokenContext(testerID int64) string {
+	return "tester_update " + strconv.FormatInt(testerID, 10)
+}
+
+// testerToken returns a tester's own update token, making it the first
+// time: a secret of 256 bits, found by its hash, kept sealed with the
+// keyring so that their CRX can be packed again for each new bundle.
+func (s *Service) testerToken(ctx context.Context, t *betaport.Tester) (string, error) {
+	if s.SigningKeys == nil {
+		return "", errNoKeyring
+	}
+	sealed, err := s.Store.TesterUpdateToken(ctx, t.ID)
+	if err != nil {
+		return "", err
+	}
+	if sealed == "" {
+		token := testerTokenPrefix + credential.NewToken()
+		made := string(s.SigningKeys.Seal([]byte(token), testerTokenContext(t.ID)))
+		if sealed, err = s.Store.SetTesterUpdateToken(ctx, t.ID, credential.HashToken(token), made); err != nil {
+			return "", err
+		}
+		if sealed == "" { // replaced meanwhile (a new link): theirs is made at the next ask
+			return "", betaport.Errorf(betaport.ECONFLICT, "Your install link was replaced meanwhile. Open the builds page again.")
+		}
+	}
+	token, err := s.SigningKeys.Open([]byte(sealed), testerTokenContext(t.ID))
+	if err != nil {
+		return "", fmt.Errorf("tester %d's update token: %w", t.ID, err)
+	}
+	return string(token), nil
+}
+
+// TesterUpdateURL is the update URL a tester's installed copy checks: their
+// own, made the first time it is needed.
+func (s *Service) TesterUpdateURL(ctx context.Context, ext *betaport.Extension, t *betaport.Tester) (string, error) {
+	token, err := s.testerToken(ctx, t)
+	if err != nil {
+		return "", err
+	}
+	return s.updateURL(ext.ID, token), nil
+}
+
+// A Package is a tester's own copy of a bundle's CRX: Header, then bytes
+// [PrefixFrom, PrefixTo) of the shared package stored at BlobKey, then
+// Tail. Its bytes are the same every time it is made (PKCS#1 v1.5
+// signatures are deterministic), so ETag names them.
+type Package struct {
+	Header, Tail         []byte
+	BlobKey              string
+	PrefixFrom, PrefixTo int64
+	Size                 int64
+	ETag                 string
+}
+
+// TesterCRX makes tester t's copy of bundle b's CRX, whose manifest names
+// their own update URL: the shared package's tail is read (its manifest
+// entry and central directory, a few KB), rewritten, hashed from the kept
+// state and signed. A revoked tester gets none (ENOTFOUND).
+func (s *Service) TesterCRX(ctx context.Context, ext *betaport.Extension, b *betaport.Bundle, t *betaport.Tester) (*Package, error) {
+	if t.Status == betaport.TesterRevoked || t.ExtensionID != ext.ID {
+		return nil, errNoPackage
+	}
+	c, err := s.CRX(ctx, ext, b)
+	if err != nil {
+		return nil, err
+	}
+	if !c.Personal() { // packed before personal copies: pack it again
+		sg, err := s.signing(ctx, ext)
+		if err != nil {
+			return nil, err
+		}
+		if c, _, err = s.buildCRX(ctx, ext, sg, b.BlobKey, nil, b.Version, b.VersionName); err != nil {
+			return nil, fmt.Errorf("building the CRX of bundle %d of extension %d: %w", b.Number, ext.ID, err)
+		}
+		if err := s.Store.SetBundleCRX(ctx, b.ID, c); err != nil {
+			return nil, err
+		}
+		if old := b.CRX.BlobKey; old != "" && old != c.BlobKey {
+			s.deleteQuietly(ctx, old)
+		}
+	}
+	state, err := base64.StdEncoding.DecodeString(c.State)
+	if err != nil {
+		return nil, fmt.Errorf("bundle %d's CRX template: %w", b.ID, err)
+	}
+	tp := crx.Template{HeaderSize: c.HeaderSize, TailAt: c.TailAt, State: state}
+	url, err := s.TesterUpdateURL(ctx, ext, t)
+	if err != nil {
+		return nil, err
+	}
+	tail, err := s.Blobs.NewRangeReader(ctx, c.BlobKey, c.TailAt, c.Size-c.TailAt, nil)
+	if err != nil {
+		return nil, err
+	}
+	tailBytes, err := io.ReadAll(tail)
+	tail.Close()
+	if err != nil {
+		return nil, err
+	}
+	sg, err := s.signing(ctx, ext)
+	if err != nil {
+		return nil, err
+	}
+	pem, err := s.openSigningKey(ext.ID, sg.PrivateKey)
+	if err != nil {
+		return nil, err
+	}
+	key, err := crx.ParsePrivateKey(pem)
+	if err != nil {
+		return nil, err
+	}
+	shared, err := crx.TailManifest(tailBytes)
+	if err != nil {
+		return nil, err
+	}
+	manifest, err := crx.SetUpdateURL(shared, url)
+	if err != nil {
+		return nil, err
+	}
+	p, err := crx.MakePersonal(tp, tailBytes, manifest, key)
+	if err != nil {
+		return nil, fmt.Errorf("tester %d's copy of bundle %d: %w", t.ID, b.ID, err)
+	}
+	sum := sha256.Sum256([]byte(c.SHA256 + " " + credential.HashToken(url)))
+	return &Package{Header: p.Header, Tail: p.Tail, BlobKey: c.BlobKey, PrefixFrom: tp.HeaderSize, PrefixTo: tp.TailAt,
+		Size: p.Size(tp), ETag: hex.EncodeToString(sum[:16])}, nil
+}
+
+var errNoPackage = betaport.Errorf(betaport.ENOTFOUND, "There is no such package.")

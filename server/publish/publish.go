@@ -88,6 +88,7 @@ type Store interface {
 	betaport.BundleStore
 	betaport.UploadStore
 	betaport.SigningStore
+	betaport.TesterStore
 }
 
 // Service publishes bundles. Set its fields before the first call; it is

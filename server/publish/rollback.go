@@ -108,7 +108,7 @@ func (s *Service) rollbackOnce(ctx context.Context, ext *betaport.Extension, num
 		if err != nil {
 			return nil, false, err
 		}
-		if b.CRX, err = s.buildCRX(ctx, ext, sg, b.BlobKey, nil, b.Version, b.VersionName); err != nil {
+		if b.CRX, _, err = s.buildCRX(ctx, ext, sg, b.BlobKey, nil, b.Version, b.VersionName); err != nil {
 			return nil, false, fmt.Errorf("packing the rollback of bundle %d as a CRX: %w", number, err)
 		}
 	}

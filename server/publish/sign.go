@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -269,7 +270,7 @@ func (s *Service) prepareCRX(ctx context.Context, ext *betaport.Extension, b *be
 	}
 	b.Number = last + 1
 	b.Version, b.VersionName = crx.ServedVersion(b.Version, earlier, b.Number)
-	b.CRX, err = s.buildCRX(ctx, ext, sg, b.BlobKey, local, b.Version, b.VersionName)
+	b.CRX, b.MinChromeVersion, err = s.buildCRX(ctx, ext, sg, b.BlobKey, local, b.Version, b.VersionName)
 	return err
 }
 
@@ -285,87 +286,94 @@ const crxWorkPrefix = "betaport-crx-"
 // the CRX is stored under its own hash. local, when not nil, is the zip's
 // bytes already on this machine (sign has them), so storage is not read
 // again.
-func (s *Service) buildCRX(ctx context.Context, ext *betaport.Extension, sg *betaport.Signing, zipKey string, local *os.File, version, versionName string) (betaport.CRX, error) {
+func (s *Service) buildCRX(ctx context.Context, ext *betaport.Extension, sg *betaport.Signing, zipKey string, local *os.File, version, versionName string) (c betaport.CRX, minChrome string, err error) {
 	pem, err := s.openSigningKey(ext.ID, sg.PrivateKey)
 	if err != nil {
-		return betaport.CRX{}, fmt.Errorf("extension %d's signing key: %w", ext.ID, err)
+		return c, "", fmt.Errorf("extension %d's signing key: %w", ext.ID, err)
 	}
 	key, err := crx.ParsePrivateKey(pem)
 	if err != nil {
-		return betaport.CRX{}, fmt.Errorf("extension %d's signing key: %w", ext.ID, err)
+		return c, "", fmt.Errorf("extension %d's signing key: %w", ext.ID, err)
 	}
 	dir, err := os.MkdirTemp("", crxWorkPrefix)
 	if err != nil {
-		return betaport.CRX{}, err
+		return c, "", err
 	}
 	defer os.RemoveAll(dir)
 
 	bundle := local
 	if bundle == nil {
 		if bundle, err = os.Create(dir + "/bundle.zip"); err != nil {
-			return betaport.CRX{}, err
+			return c, "", err
 		}
 		defer bundle.Close()
 		if err := s.Blobs.Download(ctx, zipKey, bundle, nil); err != nil {
-			return betaport.CRX{}, err
+			return c, "", err
 		}
 	}
 	size, err := bundle.Seek(0, io.SeekEnd)
 	if err != nil {
-		return betaport.CRX{}, err
+		return c, "", err
 	}
 	zr, err := zip.NewReader(bundle, size)
 	if err != nil {
-		return betaport.CRX{}, err
+		return c, "", err
 	}
 	manifest, err := readManifest(zr)
 	if err != nil {
-		return betaport.CRX{}, err
+		return c, "", err
 	}
 	var named struct {
 		VersionName *string `json:"version_name"`
+		MinChrome   string  `json:"minimum_chrome_version"`
 	}
 	if json.Unmarshal(manifest, &named) == nil && named.VersionName != nil {
 		versionName = ""
 	}
+	if crx.ValidVersion(named.MinChrome) {
+		minChrome = named.MinChrome
+	}
 	manifest, err = crx.PrepareManifest(manifest, crx.PublicKeyDER(&key.PublicKey), s.updateURL(ext.ID, sg.UpdateToken), version, versionName)
 	if err != nil {
-		return betaport.CRX{}, err
+		return c, "", err
 	}
 
 	packed, err := os.Create(dir + "/packed.zip")
 	if err != nil {
-		return betaport.CRX{}, err
+		return c, "", err
 	}
 	defer packed.Close()
-	if err := crx.RewriteManifest(packed, zr, manifest); err != nil {
-		return betaport.CRX{}, err
+	lastEntryAt, err := crx.RewriteManifest(packed, zr, manifest)
+	if err != nil {
+		return c, "", err
 	}
 	packedSize, err := packed.Seek(0, io.SeekCurrent)
 	if err != nil {
-		return betaport.CRX{}, err
+		return c, "", err
 	}
 	out, err := os.Create(dir + "/bundle.crx")
 	if err != nil {
-		return betaport.CRX{}, err
+		return c, "", err
 	}
 	defer out.Close()
 	h := sha256.New()
-	if err := crx.Write(io.MultiWriter(out, h), packed, packedSize, key); err != nil {
-		return betaport.CRX{}, err
+	tp, err := crx.WritePackage(io.MultiWriter(out, h), packed, packedSize, lastEntryAt, key)
+	if err != nil {
+		return c, "", err
 	}
-	c := betaport.CRX{SHA256: hex.EncodeToString(h.Sum(nil)), TokenHash: credential.HashToken(sg.UpdateToken)}
+	c = betaport.CRX{SHA256: hex.EncodeToString(h.Sum(nil)), TokenHash: credential.HashToken(sg.UpdateToken),
+		HeaderSize: tp.HeaderSize, TailAt: tp.TailAt, State: base64.StdEncoding.EncodeToString(tp.State)}
 	c.BlobKey = betaport.CRXKey(ext.ID, c.SHA256)
 	// The package's size is where writing it ended; then read it from the
 	// start to store it.
 	if c.Size, err = out.Seek(0, io.SeekCurrent); err != nil {
-		return betaport.CRX{}, err
+		return c, "", err
 	}
 	if _, err = out.Seek(0, io.SeekStart); err != nil {
-		return betaport.CRX{}, err
+		return c, "", err
 	}
 	err = s.Blobs.Upload(ctx, c.BlobKey, out, &blob.WriterOptions{ContentType: api.CRXContentType})
-	return c, err
+	return c, minChrome, err
 }
 
 // readManifest returns the root manifest.json of a bundle's zip.

@@ -41,12 +41,12 @@ func publishInTx(ctx context.Context, tx *Tx, b *betaport.Bundle, uploadID int64
 	err = tx.QueryRowContext(ctx,
 		`INSERT INTO bundles (extension_id, number, name, version, version_name, manifest_version, size, sha256,
 		   file_count, source, blob_key, created_at, upload_id, crx_key, crx_size, crx_sha256, crx_token_hash,
-		   release_notes, rollback_of)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		   crx_header_size, crx_tail_at, crx_state, min_chrome_version, release_notes, rollback_of)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		b.ExtensionID, b.Number, b.Name, b.Version, b.VersionName, b.ManifestVersion, b.Size, b.SHA256,
 		b.FileCount, b.Source, b.BlobKey, millis(b.CreatedAt), nullID(uploadID),
 		b.CRX.BlobKey, b.CRX.Size, b.CRX.SHA256, b.CRX.TokenHash,
-		b.ReleaseNotes, nullID(b.RollbackOf)).Scan(&b.ID)
+		b.CRX.HeaderSize, b.CRX.TailAt, b.CRX.State, b.MinChromeVersion, b.ReleaseNotes, nullID(b.RollbackOf)).Scan(&b.ID)
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,8 @@ func (s *DB) FindBundle(ctx context.Context, extensionID, number int64) (*betapo
 
 const bundleColumns = `b.id, b.extension_id, b.number, b.name, b.version, b.version_name, b.manifest_version,
 	b.size, b.sha256, b.file_count, b.source, b.blob_key, b.created_at, e.current_bundle = b.number,
-	b.crx_key, b.crx_size, b.crx_sha256, b.crx_token_hash, b.release_notes, COALESCE(b.rollback_of, 0)`
+	b.crx_key, b.crx_size, b.crx_sha256, b.crx_token_hash, b.crx_header_size, b.crx_tail_at, b.crx_state,
+	b.min_chrome_version, b.release_notes, COALESCE(b.rollback_of, 0)`
 
 func (s *DB) queryBundles(ctx context.Context, where string, args ...any) ([]*betaport.Bundle, error) {
 	rows, err := s.db.QueryContext(ctx,
@@ -86,7 +87,8 @@ func (s *DB) queryBundles(ctx context.Context, where string, args ...any) ([]*be
 		var created int64
 		if err := rows.Scan(&b.ID, &b.ExtensionID, &b.Number, &b.Name, &b.Version, &b.VersionName, &b.ManifestVersion,
 			&b.Size, &b.SHA256, &b.FileCount, &b.Source, &b.BlobKey, &created, &b.Current,
-			&b.CRX.BlobKey, &b.CRX.Size, &b.CRX.SHA256, &b.CRX.TokenHash, &b.ReleaseNotes, &b.RollbackOf); err != nil {
+			&b.CRX.BlobKey, &b.CRX.Size, &b.CRX.SHA256, &b.CRX.TokenHash, &b.CRX.HeaderSize, &b.CRX.TailAt, &b.CRX.State,
+			&b.MinChromeVersion, &b.ReleaseNotes, &b.RollbackOf); err != nil {
 			return nil, err
 		}
 		b.CreatedAt = fromMillis(created)
@@ -179,8 +181,9 @@ func (s *DB) BundleVersions(ctx context.Context, extensionID int64) ([]string, e
 // SetBundleCRX records a bundle's built CRX.
 func (s *DB) SetBundleCRX(ctx context.Context, bundleID int64, c betaport.CRX) error {
 	res, err := s.db.ExecContext(ctx,
-		`UPDATE bundles SET crx_key = ?, crx_size = ?, crx_sha256 = ?, crx_token_hash = ? WHERE id = ?`,
-		c.BlobKey, c.Size, c.SHA256, c.TokenHash, bundleID)
+		`UPDATE bundles SET crx_key = ?, crx_size = ?, crx_sha256 = ?, crx_token_hash = ?,
+		   crx_header_size = ?, crx_tail_at = ?, crx_state = ? WHERE id = ?`,
+		c.BlobKey, c.Size, c.SHA256, c.TokenHash, c.HeaderSize, c.TailAt, c.State, bundleID)
 	if err != nil {
 		return err
 	}

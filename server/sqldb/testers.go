@@ -158,16 +158,19 @@ func (s *DB) InviteTester(ctx context.Context, t *betaport.Tester, inviteHash, a
 }
 
 // testerColumns are read from the testers table named t.
-const testerColumns = `t.id, t.extension_id, t.email, t.name, t.status, t.created_at, t.last_seen_at, t.invited_at, COALESCE(t.revoked_by, '')`
+const testerColumns = `t.id, t.extension_id, t.email, t.name, t.status, t.created_at, t.last_seen_at, t.invited_at, COALESCE(t.revoked_by, ''),
+	t.installed_version, t.last_check_at`
 
 func scanTester(row interface{ Scan(...any) error }) (*betaport.Tester, error) {
 	var t betaport.Tester
 	var created int64
-	var seen, invited sql.NullInt64
-	if err := row.Scan(&t.ID, &t.ExtensionID, &t.Email, &t.Name, &t.Status, &created, &seen, &invited, &t.RevokedBy); err != nil {
+	var seen, invited, checked sql.NullInt64
+	if err := row.Scan(&t.ID, &t.ExtensionID, &t.Email, &t.Name, &t.Status, &created, &seen, &invited, &t.RevokedBy,
+		&t.InstalledVersion, &checked); err != nil {
 		return nil, err
 	}
 	t.CreatedAt, t.LastSeenAt, t.InvitedAt = fromMillis(created), fromNullMillis(seen), fromNullMillis(invited)
+	t.LastCheckAt = fromNullMillis(checked)
 	return &t, nil
 }
 
@@ -317,7 +320,13 @@ func (s *DB) newInvite(ctx context.Context, id int64, inviteHash, actor, action 
 		t.InvitedAt = &now
 		// Only from the status read: of racing restores one changes the
 		// row (which locks it), the others find it restored already.
-		res, err := tx.ExecContext(ctx, `UPDATE testers SET status = ?, revoked_by = NULL, invite_hash = ?, invited_at = ? WHERE id = ? AND status = ?`,
+		// A new link (not a restore) replaces the update token too: the
+		// tester installs again from it, and the old copy stops updating.
+		update := ``
+		if !restore {
+			update = `, update_token_hash = NULL, update_token_sealed = NULL`
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE testers SET status = ?, revoked_by = NULL, invite_hash = ?, invited_at = ?`+update+` WHERE id = ? AND status = ?`,
 			t.Status, inviteHash, millis(now), id, was)
 		if err != nil {
 			return err
@@ -348,4 +357,58 @@ func (s *DB) FindTesterByEmail(ctx context.Context, extensionID int64, email str
 		return nil, errNoTester
 	}
 	return t, err
+}
+
+// TesterUpdateToken returns a tester's sealed update token, "" before one
+// was made.
+func (s *DB) TesterUpdateToken(ctx context.Context, testerID int64) (string, error) {
+	var sealed sql.NullString
+	err := s.db.QueryRowContext(ctx, `SELECT update_token_sealed FROM testers WHERE id = ?`, testerID).Scan(&sealed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", errNoTester
+	}
+	return sealed.String, err
+}
+
+// SetTesterUpdateToken gives a tester without an update token this one,
+// and returns the one they have: of racing calls, the first to write wins
+// and the others read its token.
+func (s *DB) SetTesterUpdateToken(ctx context.Context, testerID int64, hash, sealed string) (string, error) {
+	if _, err := s.db.ExecContext(ctx,
+		`UPDATE testers SET update_token_hash = ?, update_token_sealed = ? WHERE id = ? AND update_token_hash IS NULL`,
+		hash, sealed, testerID); err != nil {
+		return "", err
+	}
+	return s.TesterUpdateToken(ctx, testerID)
+}
+
+// FindTesterByUpdateToken returns the extension's tester whose update
+// token hashes to hash.
+func (s *DB) FindTesterByUpdateToken(ctx context.Context, extensionID int64, hash string) (*betaport.Tester, error) {
+	t, err := scanTester(s.db.QueryRowContext(ctx,
+		`SELECT `+testerColumns+` FROM testers t WHERE t.update_token_hash = ? AND t.extension_id = ?`, hash, extensionID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errNoTester
+	}
+	return t, err
+}
+
+// RecordTesterChecks keeps each tester's latest check, in one transaction;
+// a check older than the one kept (from another replica's flush) changes
+// nothing.
+func (s *DB) RecordTesterChecks(ctx context.Context, checks []betaport.TesterCheck) error {
+	if len(checks) == 0 {
+		return nil
+	}
+	return s.inTx(ctx, func(tx *Tx) error {
+		for _, c := range checks {
+			if _, err := tx.ExecContext(ctx,
+				`UPDATE testers SET installed_version = ?, last_check_at = ?
+				 WHERE id = ? AND (last_check_at IS NULL OR last_check_at <= ?)`,
+				c.Version, millis(c.At), c.TesterID, millis(c.At)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

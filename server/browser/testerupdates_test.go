@@ -1,0 +1,185 @@
+package browser_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
+	"github.com/betaport/betaport/server/cli"
+	"github.com/betaport/betaport/server/credential"
+	"github.com/betaport/betaport/server/crx"
+)
+
+// TestTesterUpdatesStopWhenRevoked: Chromium's own updater, with the Linux
+// policy file a tester downloads from Betaport (their own update URL),
+// installs the extension, takes the next publish, then after the tester is
+// revoked checks with their URL and gets nothing newer; restored, it takes
+// the build it missed.
+//
+// Like TestAutoUpdateThroughManagedPolicy it writes a machine-wide policy
+// file, so it does not run in parallel.
+func TestTesterUpdatesStopWhenRevoked(t *testing.T) {
+	log := &requestLog{}
+	m, d := serve(t, 0, func(m *cli.Main) {
+		m.Logger = slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	})
+	ext := d.Extensions[0]
+	admin := d.Admins[0]
+	dir := t.TempDir()
+	keyPath := filepath.Join(dir, "key.json")
+	writeFile(t, keyPath, keyFile(ext.ID, setKey(t, m.Store, ext.ID)))
+	publish := func(build string) (version string, number int64) {
+		t.Helper()
+		zipPath := filepath.Join(dir, build+".zip")
+		writeFile(t, zipPath, extensionZip(t, map[string]string{
+			"manifest.json": `{"manifest_version": 3, "name": "Tab Tamer", "version": "8.0.0", "background": {"service_worker": "background.js"}}`,
+			"background.js": "console.log('build " + build + "')\n",
+		}))
+		b := submitAsPipeline(t, m.URL(), keyPath, zipPath)
+		return b.Version, b.Number
+	}
+	versionA, _ := publish("A")
+
+	// Lin, invited; their browser opens the link and downloads the Linux
+	// policy file from their builds page's address.
+	token := credential.NewToken()
+	lin := &betaport.Tester{ExtensionID: ext.ID, Email: "lin@example.com", Name: "Lin"}
+	if err := m.Store.InviteTester(t.Context(), lin, credential.HashToken(token), admin.Email); err != nil {
+		t.Fatal(err)
+	}
+	jar, _ := cookiejar.New(nil)
+	linHTTP := &http.Client{Jar: jar}
+	if resp, err := linHTTP.Get(m.URL() + api.InvitePrefix + token); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("Lin's link: %v %v", resp, err)
+	}
+	resp, err := linHTTP.Get(m.URL() + api.ExtensionPath(ext.ID) + "/policy/linux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var policy map[string]any
+	if resp.StatusCode != 200 || json.Unmarshal(raw, &policy) != nil {
+		t.Fatalf("Lin's policy file: %d %s", resp.StatusCode, raw)
+	}
+	shared := adminUpdates(t, m.URL(), admin.Email, admin.Password, ext.ID)
+	setting, _ := policy["ExtensionSettings"].(map[string]any)[shared.ChromeID].(map[string]any)
+	linURL, _ := setting["update_url"].(string)
+	if !strings.HasPrefix(linURL, m.URL()+api.UpdatePrefix) || linURL == shared.UpdateURL {
+		t.Fatalf("Lin's policy names %q, want their own update URL", linURL)
+	}
+	writePolicy(t, policy)
+
+	ctx, chromiumLog, _ := startUpdatingChromium(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate("chrome://extensions")); err != nil {
+		t.Fatalf("opening chrome://extensions: %v", err)
+	}
+	got := waitInstalled(t, ctx, chromiumLog, shared.ChromeID, versionA)
+	if got.UpdateURL != linURL {
+		t.Fatalf("Chromium installed %+v, want it from Lin's URL %s", got, linURL)
+	}
+	checkNow := func() {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`chrome.developerPrivate.autoUpdate().then(() => true)`, chromedp.EvalAwaitPromise)); err != nil {
+			t.Fatalf("asking Chromium for an update check: %v", err)
+		}
+	}
+	versionB, _ := publish("B")
+	checkNow()
+	waitInstalled(t, ctx, chromiumLog, shared.ChromeID, versionB)
+
+	// Revoked, Lin's copy checks and is told there is nothing newer.
+	if err := m.Store.RevokeTester(t.Context(), lin.ID, admin.Email); err != nil {
+		t.Fatal(err)
+	}
+	versionC, numC := publish("C")
+	// Every request for C's package, through any update URL (the log
+	// hides the token).
+	crxOfC := func() []string {
+		return log.lines(`msg=request`, fmt.Sprintf(`path=/update/%d/`, ext.ID), fmt.Sprintf(`/crx/%d `, numC))
+	}
+	// waitCheck asks Chromium for an update check and waits until Lin's
+	// copy has checked (the testers list shows a later check).
+	waitCheck := func(what string) betaport.Tester {
+		t.Helper()
+		before := linLastCheck(t, m.URL(), admin.Email, admin.Password, ext.ID, lin.ID)
+		checkNow()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			after := linLastCheck(t, m.URL(), admin.Email, admin.Password, ext.ID, lin.ID)
+			if after.LastCheckAt != nil && (before.LastCheckAt == nil || after.LastCheckAt.After(*before.LastCheckAt)) {
+				return after
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: Lin's copy never checked (last check %v)\n%s", what, after.LastCheckAt, extensionLog(chromiumLog, shared.ChromeID))
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	if got := waitCheck("after the revoke"); got.InstalledVersion != versionB {
+		t.Fatalf("Lin's copy reported %q at its check after the revoke, want %s", got.InstalledVersion, versionB)
+	}
+	// A second check: an offered C would have been fetched in the first
+	// cycle, before this one's check.
+	if got := waitCheck("again after the revoke"); got.InstalledVersion != versionB {
+		t.Fatalf("Lin's copy reported %q at its second check after the revoke, want %s", got.InstalledVersion, versionB)
+	}
+	if reqs := crxOfC(); len(reqs) > 0 {
+		t.Fatalf("revoked, Lin's copy fetched C's package:\n%s", strings.Join(reqs, "\n"))
+	}
+	// Answered (noupdate): the copy is still B, with C published.
+	if got := waitInstalled(t, ctx, chromiumLog, shared.ChromeID, versionB); got.Version != versionB {
+		t.Fatalf("after the revoke Chromium has %+v", got)
+	}
+	t.Logf("revoked: Lin's copy checked with their URL, was answered noupdate and kept %s with %s published", versionB, versionC)
+
+	// Restored, the same URL gets C.
+	if _, err := m.Store.RestoreTester(t.Context(), lin.ID, credential.HashToken(credential.NewToken()), admin.Email); err != nil {
+		t.Fatal(err)
+	}
+	checkNow()
+	got = waitInstalled(t, ctx, chromiumLog, shared.ChromeID, versionC)
+	if crx.CompareVersions(got.Version, versionB) <= 0 || got.UpdateURL != linURL {
+		t.Fatalf("restored, Chromium has %+v", got)
+	}
+	if reqs := crxOfC(); len(reqs) != 1 || !strings.Contains(reqs[0], "status=200") {
+		t.Fatalf("restored, C's package was fetched so:\n%s\nwant once, answered 200", strings.Join(reqs, "\n"))
+	}
+}
+
+// linLastCheck reads a tester from the testers list as the admin.
+func linLastCheck(t *testing.T, baseURL, email, password string, extID, testerID int64) betaport.Tester {
+	t.Helper()
+	cookie := signInHTTP(t, baseURL, email, password)
+	req, _ := http.NewRequest("GET", fmt.Sprintf("%s%s?limit=100", baseURL, api.TestersPath(extID)), nil)
+	req.AddCookie(cookie)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var page struct {
+		Data []betaport.Tester `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range page.Data {
+		if tt.ID == testerID {
+			return tt
+		}
+	}
+	t.Fatalf("tester %d is not in the list", testerID)
+	return betaport.Tester{}
+}
