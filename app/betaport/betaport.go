@@ -31,7 +31,21 @@ type TesterFilter struct {
 	Status      string // "" for every status
 	BeforeID    int64  // keyset: only testers with a smaller id (0: from the newest)
 	Limit       int
+	// Behind, when not "", keeps the testers (not revoked) whose copy last
+	// reported another version than this one, the current build's.
+	Behind string
+	// SilentSince, when not zero, keeps the testers (not revoked) whose
+	// copy checked for updates, but not since then.
+	SilentSince time.Time
 }
+
+// Filters of the testers list beside the statuses (?status=): copies
+// behind the current build, and copies silent for SilentDays.
+const (
+	TestersBehind = "behind"
+	TestersSilent = "silent"
+	SilentDays    = 7
+)
 
 // CRX is a bundle's signed CRX3 package as stored. The package embeds the
 // update URL, so it is rebuilt when the extension's update token changes.

@@ -66,7 +66,7 @@ func installedText(t betaport.Tester, now func() time.Time) string {
 	}
 	d := now().Sub(*t.LastCheckAt)
 	switch {
-	case d >= SilentAfter:
+	case d >= betaport.SilentDays*24*time.Hour:
 		return t.InstalledVersion + " · " + itoa(int(d.Hours()/24)) + " days without a check"
 	case d < time.Hour:
 		return t.InstalledVersion + " · " + itoa(max(int(d.Minutes()), 0)) + " min ago"
@@ -77,9 +77,6 @@ func installedText(t betaport.Tester, now func() time.Time) string {
 	}
 }
 
-// SilentAfter is how long without an update check makes a copy silent:
-// Chromium checks every few hours while the browser runs.
-const SilentAfter = 7 * 24 * time.Hour
 
 // ageText says how long ago an invite was sent: "today", "3 days ago".
 func ageText(d time.Duration) string {

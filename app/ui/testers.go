@@ -219,6 +219,8 @@ func (p *TestersPage) Render() app.UI {
 					app.Option().Value(betaport.TesterActive).Text("Active").Selected(m.Status == betaport.TesterActive),
 					app.Option().Value(betaport.TesterInvited).Text("Invited").Selected(m.Status == betaport.TesterInvited),
 					app.Option().Value(betaport.TesterRevoked).Text("Revoked").Selected(m.Status == betaport.TesterRevoked),
+					app.Option().Value(betaport.TestersBehind).Text("Behind the current build").Selected(m.Status == betaport.TestersBehind),
+					app.Option().Value(betaport.TestersSilent).Text("No update check for 7 days").Selected(m.Status == betaport.TestersSilent),
 				),
 			),
 			button().ID("refresh-testers").Type("button").Text("Refresh").OnClick(p.testers.onRetry),

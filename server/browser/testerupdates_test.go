@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
@@ -182,4 +183,66 @@ func linLastCheck(t *testing.T, baseURL, email, password string, extID, testerID
 	}
 	t.Fatalf("tester %d is not in the list", testerID)
 	return betaport.Tester{}
+}
+
+// TestTestersListShowsInstalledBuilds: the testers list says which build
+// each tester's copy runs and when it last checked, and the status filter,
+// chosen with the keys, keeps the copies behind the current build, also
+// after a reload.
+func TestTestersListShowsInstalledBuilds(t *testing.T) {
+	t.Parallel()
+	m, d := startService(t)
+	ext := d.Extensions[1] // a small list: its testers fit the window
+	cur, err := m.Store.FindBundle(t.Context(), ext.ID, ext.CurrentBundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := m.Store.FindTesters(t.Context(), betaport.TesterFilter{ExtensionID: ext.ID, Status: betaport.TesterActive, Limit: 2})
+	if err != nil || len(ts) < 2 {
+		t.Fatalf("the demo's active testers of %s: %v, %v", ext.Name, ts, err)
+	}
+	behind, current := ts[0], ts[1]
+	now := time.Now().UTC()
+	if err := m.Store.RecordTesterChecks(t.Context(), []betaport.TesterCheck{
+		{TesterID: behind.ID, Version: "0.9.1", At: now.Add(-3 * time.Hour)},
+		{TesterID: current.ID, Version: cur.Version, At: now.Add(-10 * 24 * time.Hour)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := adminTab(t, m, d)
+	openApp(t, ctx, testersURL(m, ext))
+	cellOf := func(id int64) string {
+		return fmt.Sprintf(`document.querySelector('[data-tester="%d"] .installed')?.textContent`, id)
+	}
+	bbPoll(t, ctx, 20*time.Second, cellOf(behind.ID)+` === "0.9.1 · 3 h ago"`, "the behind tester's row does not say 0.9.1 · 3 h ago")
+	bbPoll(t, ctx, 5*time.Second, cellOf(current.ID)+` === `+jsString(cur.Version+" · 10 days without a check"), "the silent tester's row does not say so")
+	if n := bbEval[int](t, ctx, `[...document.querySelectorAll("[data-tester] .installed")].filter(c => c.textContent === "not installed").length`); n == 0 {
+		t.Error("no tester is shown as not installed")
+	}
+	rows := bbEval[int](t, ctx, `document.querySelectorAll("[data-tester]").length`)
+
+	// The filter, with the keys: click the search field, Tab to the
+	// filter and step down to "Behind".
+	if err := chromedp.Do(ctx, chromedp.Click(`#tester-search`)); err != nil {
+		t.Fatal(err)
+	}
+	bbPress(t, ctx, kb.Tab)
+	if f := focused(t, ctx); f.ID != "tester-status" {
+		t.Fatalf("Tab from the search field went to %s, want the status filter", f)
+	}
+	for i := 0; i < 6 && bbEval[string](t, ctx, `document.getElementById("tester-status").value`) != betaport.TestersBehind; i++ {
+		bbPress(t, ctx, kb.ArrowDown)
+	}
+	bbPoll(t, ctx, 10*time.Second, fmt.Sprintf(`(() => { const r = [...document.querySelectorAll("[data-tester]")]; return r.length === 1 && r[0].dataset.tester === "%d"; })()`, behind.ID),
+		"the behind filter does not show exactly the tester on 0.9.1")
+	bbPoll(t, ctx, 5*time.Second, `location.search.includes("status=behind")`, "the filter is not in the address")
+	// A reload (or the address shared) keeps the filter.
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	bbPoll(t, ctx, 20*time.Second, fmt.Sprintf(`document.getElementById("tester-status")?.value === "behind" && (() => { const r = [...document.querySelectorAll("[data-tester]")]; return r.length === 1 && r[0].dataset.tester === "%d"; })()`, behind.ID),
+		"after a reload the list is not filtered to the tester on 0.9.1")
+	if rows < 2 {
+		t.Errorf("the unfiltered list had %d rows", rows)
+	}
 }

@@ -262,11 +262,16 @@ func TestUpdatesRowsShowUploadedVersion(t *testing.T) {
 	if got := evalJS[string](t, ctx, `document.querySelector(`+jsString(firstSel)+`).innerText.trim()`); got != "2.0.0" {
 		t.Fatalf("the row of bundle #%d shows %q, want 2.0.0 alone", first.Number, got)
 	}
-	// The current bundle, both ways, with the instructions.
+	// The current bundle, both ways, with the instructions and the policy
+	// files that keep it across restarts.
 	links := evalJS[[]string](t, ctx, `[...document.querySelectorAll("#current-download a")].map(a => a.textContent + " " + a.href)`)
+	policy := m.URL() + api.ExtensionPath(ext.ID) + "/policy/"
 	wantLinks := []string{
 		"Install (.crx) " + m.URL() + api.BundleCRXPath(ext.ID, second.Number),
 		"Zip (load unpacked) " + m.URL() + api.BundleDownloadPath(ext.ID, second.Number),
+		"Linux (.json) " + policy + "linux",
+		"macOS (.mobileconfig) " + policy + "macos",
+		"Windows (.reg) " + policy + "windows",
 	}
 	if strings.Join(links, "\n") != strings.Join(wantLinks, "\n") {
 		t.Fatalf("the extension page offers %q, want %q", links, wantLinks)

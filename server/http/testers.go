@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/betaport/betaport/app/api"
@@ -101,9 +102,27 @@ func (s *Server) handleListTesters(w http.ResponseWriter, r *http.Request, _ *su
 		return
 	}
 	f := betaport.TesterFilter{ExtensionID: ext.ID, BeforeID: before, Limit: limit + 1, Query: strings.TrimSpace(q.Get("q")), Status: q.Get("status")}
-	if f.Status != "" && !testerStatuses[f.Status] {
-		badParam(w, "status", "status must be invited, active or revoked (or absent for all).")
-		return
+	switch f.Status {
+	case betaport.TestersBehind:
+		// Behind the current build: before the first bundle, nobody.
+		if ext.CurrentBundle == 0 {
+			writeJSONPage(w, r, cursorPage(s, list, []*betaport.Tester{}, limit, func(t *betaport.Tester) int64 { return t.ID }))
+			return
+		}
+		cur, err := s.Store.FindBundle(r.Context(), ext.ID, ext.CurrentBundle)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		f.Status, f.Behind = "", cur.Version
+	case betaport.TestersSilent:
+		f.Status, f.SilentSince = "", s.now().Add(-betaport.SilentDays*24*time.Hour)
+	case "":
+	default:
+		if !testerStatuses[f.Status] {
+			badParam(w, "status", "status must be invited, active, revoked, behind (copies not on the current build) or silent (no update check for 7 days), or absent for all.")
+			return
+		}
 	}
 	if utf8.RuneCountInString(f.Query) > 200 { // characters, in any script
 		badParam(w, "q", "q is longer than 200 characters; search for part of an e-mail address or name.")

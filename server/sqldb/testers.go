@@ -240,6 +240,13 @@ func (s *DB) testersQuery(f betaport.TesterFilter) (string, []any) {
 	if f.Status != "" {
 		where, args = append(where, `t.status = ?`), append(args, f.Status)
 	}
+	if f.Behind != "" {
+		where = append(where, `t.status <> 'revoked' AND t.last_check_at IS NOT NULL AND t.installed_version <> ?`)
+		args = append(args, f.Behind)
+	}
+	if !f.SilentSince.IsZero() {
+		where, args = append(where, `t.status <> 'revoked' AND t.last_check_at < ?`), append(args, millis(f.SilentSince))
+	}
 	if f.BeforeID > 0 {
 		where, args = append(where, `t.id < ?`), append(args, f.BeforeID)
 	}

@@ -55,6 +55,7 @@ func Run(t *testing.T, open Opener) {
 		{"RollbackOnce", testRollbackOnce},
 		{"Webhooks", testWebhooks},
 		{"PruneDeliveries", testPruneDeliveries},
+		{"TesterUpdates", testTesterUpdates},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
