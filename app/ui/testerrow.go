@@ -77,7 +77,6 @@ func installedText(t betaport.Tester, now func() time.Time) string {
 	}
 }
 
-
 // ageText says how long ago an invite was sent: "today", "3 days ago".
 func ageText(d time.Duration) string {
 	switch days := int(d.Hours() / 24); {
