@@ -17,6 +17,10 @@ const (
 // AdoptionPath is the API path of an extension's adoption counts.
 func AdoptionPath(extensionID int64) string { return ExtensionPath(extensionID) + "/adoption" }
 
+// InstallsPath counts an extension's testers by the build their copies run
+// (betaport.Installs).
+func InstallsPath(extensionID int64) string { return ExtensionPath(extensionID) + "/installs" }
+
 // AdoptionPagePath is the path of one page of the counts of the last days
 // days, after cursor ("" for the first page).
 func AdoptionPagePath(extensionID int64, days, limit int, cursor string) string {

@@ -288,6 +288,10 @@ type TesterStore interface {
 	// FindTesterByUpdateToken returns the extension's tester whose update
 	// token hashes to hash.
 	FindTesterByUpdateToken(ctx context.Context, extensionID int64, hash string) (*Tester, error)
+	// CountInstalls counts an extension's testers who are not revoked by
+	// what their copies last reported: on the current build (version
+	// current), on another, silent since silentSince, never checked.
+	CountInstalls(ctx context.Context, extensionID int64, current string, silentSince time.Time) (Installs, error)
 	// RecordTesterChecks keeps each tester's last update check (the
 	// version their copy reported, and when), in one transaction. A check
 	// older than the one kept changes nothing.

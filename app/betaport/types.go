@@ -144,6 +144,19 @@ type Tester struct {
 	LastCheckAt      *time.Time `json:"lastCheckAt,omitempty"`
 }
 
+// Installs counts an extension's testers (not revoked) by what their
+// installed copies last reported.
+type Installs struct {
+	Testers int64 `json:"testers"`
+	// OnCurrent checked in on the current build, Behind on another;
+	// NotInstalled never checked in. Silent (some of OnCurrent and Behind)
+	// checked in, but not for SilentDays.
+	OnCurrent    int64 `json:"onCurrent"`
+	Behind       int64 `json:"behind"`
+	Silent       int64 `json:"silent"`
+	NotInstalled int64 `json:"notInstalled"`
+}
+
 // TesterCheck is one update check of a tester's installed copy.
 type TesterCheck struct {
 	TesterID int64

@@ -47,12 +47,16 @@ type Adoption struct {
 	// bundle's record.
 	Counts  AdoptionCounts
 	Current fetch.State[betaport.Bundle]
+	// Installs counts the testers by the build their copies run.
+	Installs fetch.State[betaport.Installs]
 
-	opened      bool
-	list        *fetch.Infinite[fetch.CursorPage[betaport.AdoptionCount]]
-	stopList    func()
-	current     *fetch.Query[betaport.Bundle]
-	stopCurrent func()
+	opened       bool
+	installs     *fetch.Query[betaport.Installs]
+	stopInstalls func()
+	list         *fetch.Infinite[fetch.CursorPage[betaport.AdoptionCount]]
+	stopList     func()
+	current      *fetch.Query[betaport.Bundle]
+	stopCurrent  func()
 }
 
 // NewAdoption returns the section's model, showing nothing until Open.
@@ -83,6 +87,19 @@ func (a *Adoption) Open(id, currentBundle int64) {
 		// What the cache held may be an older current bundle: read it now.
 		q.Revalidate()
 	}
+	a.Installs = fetch.State[betaport.Installs]{}
+	getInstalls := jsonFetcher[betaport.Installs](env.Client)
+	a.installs = fetch.New(ctx, a.cfg.Cache, api.InstallsPath(id),
+		func(ctx context.Context, key, etag string) (fetch.Result[betaport.Installs], error) {
+			ctx, cancel := context.WithTimeout(ctx, RequestTimeout)
+			defer cancel()
+			return getInstalls(ctx, key, etag)
+		}, fetch.Options[betaport.Installs]{Config: ExtensionConfig})
+	iq := a.installs
+	a.stopInstalls = follow(env, iq.Subscribe, iq.Snapshot, func(s fetch.State[betaport.Installs]) uint64 { return s.Version },
+		func(s fetch.State[betaport.Installs]) { a.Installs = s })
+	// A publish moved the current build: count again.
+	iq.Revalidate()
 	keys := fetch.CursorKeys[betaport.AdoptionCount](api.AdoptionPath(id),
 		url.Values{"days": {strconv.Itoa(adoption.Days)}}, AdoptionPageSize)
 	a.list = fetch.NewInfinite(ctx, a.cfg.Cache, keys,
@@ -114,6 +131,11 @@ func (a *Adoption) Close() {
 		a.stopCurrent()
 		a.current.Close()
 		a.stopCurrent, a.current = nil, nil
+	}
+	if a.stopInstalls != nil {
+		a.stopInstalls()
+		a.installs.Close()
+		a.stopInstalls, a.installs = nil, nil
 	}
 	a.opened = false
 }

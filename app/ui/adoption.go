@@ -2,10 +2,12 @@ package ui
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
 	"github.com/betaport/betaport/app/adoption"
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/app/model"
 )
 
@@ -81,21 +83,58 @@ func (a *AdoptionSection) renderBody() app.UI {
 			app.Button().ID("retry-adoption").Text("Try again").OnClick(a.retry),
 		)
 	case m.Loading():
-		return app.Div().Class("adoption-body").Body(statusView("loading", "Loading update checks…"))
+		return app.Div().Class("adoption-body").Body(renderInstalls(m, a.CurrentBundle), statusView("loading", "Loading update checks…"))
 	}
 	sum := m.Summary()
 	if sum.Total == 0 {
-		return app.Div().Class("adoption-body").ID("adoption-empty").Body(
-			app.P().Class("state").Body(
-				app.Strong().Text("No update checks yet."),
-				app.Text(" Installed copies report their version when the browser checks for updates, within a few hours of being installed or started; each version's share then shows here."),
+		return app.Div().Class("adoption-body").Body(
+			renderInstalls(m, a.CurrentBundle),
+			app.Div().ID("adoption-empty").Body(
+				app.P().Class("state").Body(
+					app.Strong().Text("No update checks yet."),
+					app.Text(" Installed copies report their version when the browser checks for updates, within a few hours of being installed or started; each version's share then shows here."),
+				),
 			),
 		)
 	}
 	return app.Div().Class("adoption-body").Body(
+		renderInstalls(m, a.CurrentBundle),
 		a.renderCurrent(m, sum),
 		renderAdoptionChart(adoption.Layout(sum)),
 		renderAdoptionTable(sum),
+	)
+}
+
+// renderInstalls is the line "37 of 50 testers on the current build",
+// with who is behind, silent and not installed; its place is there from
+// the page the server renders on, so the list below never moves for it.
+func renderInstalls(m *model.Adoption, currentBundle int64) app.UI {
+	switch {
+	case currentBundle == 0:
+		return nil
+	case !m.Installs.HasData:
+		// The line's place is kept while it is counted: nothing below
+		// moves when the count arrives.
+		return app.P().ID("installs").Class("muted").Text("Counting testers…")
+	}
+	n := m.Installs.Data
+	var more []string
+	if n.Behind > 0 {
+		more = append(more, strconv.FormatInt(n.Behind, 10)+" on an older build")
+	}
+	if n.Silent > 0 {
+		more = append(more, strconv.FormatInt(n.Silent, 10)+" without an update check for "+strconv.Itoa(betaport.SilentDays)+" days")
+	}
+	if n.NotInstalled > 0 {
+		more = append(more, strconv.FormatInt(n.NotInstalled, 10)+" not installed")
+	}
+	detail := "."
+	if len(more) > 0 {
+		detail = " (" + strings.Join(more, ", ") + ")."
+	}
+	return app.P().ID("installs").Body(
+		app.Strong().ID("installs-current").Text(strconv.FormatInt(n.OnCurrent, 10)+" of "+strconv.FormatInt(n.Testers, 10)+" testers on the current build"),
+		app.Text(detail),
 	)
 }
 

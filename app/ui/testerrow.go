@@ -28,8 +28,11 @@ func (r *testerRow) Render() app.UI {
 	switch {
 	case t.ID <= 0: // being invited
 	case r.Asking:
-		actions = append(actions, app.Span().Class("confirm-inline").Attr("role", "group").Aria("label", "Revoke "+t.Email+"?").Body(
-			button().Type("button").Class("danger confirm-revoke").DataSet("takes-focus", true).Aria("label", "Yes, revoke "+t.Email).Text("Yes, revoke").OnClick(r.confirm),
+		// What revoking does to their installed copy, said by the
+		// question (read with it) and on the button (shown on hover).
+		const effect = "Their access ends, and the copy they installed gets no newer build."
+		actions = append(actions, app.Span().Class("confirm-inline").Attr("role", "group").Aria("label", "Revoke "+t.Email+"? "+effect).Body(
+			button().Type("button").Class("danger confirm-revoke").DataSet("takes-focus", true).Aria("label", "Yes, revoke "+t.Email).Title(effect).Text("Yes, revoke").OnClick(r.confirm),
 			button().Type("button").Class("cancel-revoke").Text("Keep").OnClick(r.cancel),
 		))
 	case t.Status == betaport.TesterRevoked:

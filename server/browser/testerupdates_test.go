@@ -245,4 +245,21 @@ func TestTestersListShowsInstalledBuilds(t *testing.T) {
 	if rows < 2 {
 		t.Errorf("the unfiltered list had %d rows", rows)
 	}
+
+	// The extension page counts them: one on the current build (silent),
+	// one behind, the others not installed.
+	all, err := m.Store.FindTesters(t.Context(), betaport.TesterFilter{ExtensionID: ext.ID, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testers := 0
+	for _, tt := range all {
+		if tt.Status != betaport.TesterRevoked {
+			testers++
+		}
+	}
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
+	want := fmt.Sprintf("1 of %d testers on the current build (1 on an older build, 1 without an update check for 7 days, %d not installed).", testers, testers-2)
+	bbPoll(t, ctx, 20*time.Second, `document.getElementById("installs")?.textContent === `+jsString(want),
+		"the extension page does not say "+want)
 }

@@ -187,6 +187,8 @@ func TestAccess(t *testing.T) {
 			"/api/extensions/" + id + "/bundles/1/crx", nil, [6]int{401, 200, 404, 200, 404, 401}},
 		"POST /api/extensions/{id}/bundles/{number}/rollback": {
 			"/api/extensions/" + id + "/bundles/1/rollback", nil, [6]int{401, 201, 404, 403, 404, 401}},
+		"GET /api/extensions/{id}/installs": {
+			"/api/extensions/" + id + "/installs", nil, [6]int{401, 200, 404, 403, 404, 401}},
 		"GET /api/extensions/{id}/policy/{system}": {
 			"/api/extensions/" + id + "/policy/linux", nil, [6]int{401, 200, 404, 200, 404, 401}},
 		"GET /api/extensions/{id}/updates": {

@@ -123,6 +123,7 @@ func (s *Server) routes() http.Handler {
 	s.routeExtension(mux, "DELETE /api/extensions/{id}/keys/{keyId}", ExtensionAdmin, s.handleRevokeKey)
 	s.routeExtension(mux, "GET /api/extensions/{id}/audit", ExtensionAdmin, s.handleListAudit)
 	s.routeExtension(mux, "GET /api/extensions/{id}/adoption", ExtensionAdmin, s.handleAdoption)
+	s.routeExtension(mux, "GET /api/extensions/{id}/installs", ExtensionAdmin, s.handleInstalls)
 	s.routeExtension(mux, "GET /api/extensions/{id}/webhooks", ExtensionAdmin, s.handleListWebhooks)
 	s.routeExtension(mux, "POST /api/extensions/{id}/webhooks", ExtensionAdmin, s.handleCreateWebhook)
 	s.routeExtension(mux, "DELETE /api/extensions/{id}/webhooks/{webhookId}", ExtensionAdmin, s.handleDeleteWebhook)

@@ -70,7 +70,17 @@ func TestTestersBehindAndSilent(t *testing.T) {
 	if got := ids("silent"); !slices.Equal(got, []string{"Silent"}) {
 		t.Errorf("silent: %v, want [Silent]", got)
 	}
-	resp, body := e.do(t, "GET", api.TestersPath(p.ext.ID)+"?status=stale", admin)
+	// The extension's count: Current and Silent on the current build
+	// (Silent also silent), Behind behind, Never not installed.
+	resp, body := e.do(t, "GET", api.InstallsPath(p.ext.ID), admin)
+	var n betaport.Installs
+	if resp.StatusCode != 200 || json.Unmarshal(body, &n) != nil {
+		t.Fatalf("installs = %d %s", resp.StatusCode, body)
+	}
+	if want := (betaport.Installs{Testers: 4, OnCurrent: 2, Behind: 1, Silent: 1, NotInstalled: 1}); n != want {
+		t.Errorf("installs = %+v, want %+v", n, want)
+	}
+	resp, body = e.do(t, "GET", api.TestersPath(p.ext.ID)+"?status=stale", admin)
 	if pr := wantProblem(t, resp, body, http.StatusBadRequest, api.ProblemBadRequest); pr.Param != "status" {
 		t.Errorf("a bad filter names %q", pr.Param)
 	}

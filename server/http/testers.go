@@ -202,3 +202,30 @@ func (s *Server) handleInviteLink(w http.ResponseWriter, r *http.Request, _ *sub
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, "/builds", http.StatusSeeOther)
 }
+
+// handleInstalls counts the extension's testers by the build their copies
+// last reported ("37 of 50 testers on the current build"), with this
+// replica's checks not yet written.
+func (s *Server) handleInstalls(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
+	if s.Publish != nil && s.Publish.Adoption != nil {
+		if err := s.Publish.Adoption.Flush(r.Context()); err != nil {
+			s.Logger.WarnContext(r.Context(), "writing update checks", "err", err)
+		}
+	}
+	current := ""
+	if ext.CurrentBundle != 0 {
+		cur, err := s.Store.FindBundle(r.Context(), ext.ID, ext.CurrentBundle)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		current = cur.Version
+	}
+	n, err := s.Store.CountInstalls(r.Context(), ext.ID, current, s.now().Add(-betaport.SilentDays*24*time.Hour))
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-cache")
+	writeJSON(w, r, http.StatusOK, n)
+}

@@ -133,18 +133,13 @@ type Feed struct {
 // shared token compared in constant time; a tester's found by its hash).
 func (s *Service) UpdateFeed(ctx context.Context, extensionID, token string) (*Feed, error) {
 	id, err := strconv.ParseInt(extensionID, 10, 64)
-	var sg *betaport.Signing
-	if err == nil {
-		sg, err = s.Store.FindSigning(ctx, id)
-		if err != nil && betaport.ErrorCode(err) != betaport.ENOTFOUND {
-			return nil, err
-		}
-	}
-	if sg == nil || token == "" {
+	if err != nil || token == "" {
 		return nil, errStaleUpdateURL
 	}
 	feed := &Feed{Token: token}
 	if strings.HasPrefix(token, testerTokenPrefix) {
+		// A tester's token exists only once the extension has its key:
+		// finding it is enough.
 		t, err := s.Store.FindTesterByUpdateToken(ctx, id, credential.HashToken(token))
 		if betaport.ErrorCode(err) == betaport.ENOTFOUND {
 			return nil, errStaleUpdateURL
@@ -152,8 +147,16 @@ func (s *Service) UpdateFeed(ctx context.Context, extensionID, token string) (*F
 			return nil, err
 		}
 		feed.Tester = t
-	} else if subtle.ConstantTimeCompare([]byte(token), []byte(sg.UpdateToken)) != 1 {
-		return nil, errStaleUpdateURL
+	} else {
+		sg, err := s.Store.FindSigning(ctx, id)
+		if betaport.ErrorCode(err) == betaport.ENOTFOUND {
+			return nil, errStaleUpdateURL
+		} else if err != nil {
+			return nil, err
+		}
+		if subtle.ConstantTimeCompare([]byte(token), []byte(sg.UpdateToken)) != 1 {
+			return nil, errStaleUpdateURL
+		}
 	}
 	if feed.Extension, err = s.Store.FindExtension(ctx, id); err != nil {
 		return nil, err

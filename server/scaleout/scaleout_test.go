@@ -41,6 +41,9 @@ type deployment struct {
 	db, blob, secret string
 	keyring          string // the signing keyring every replica shares
 	blobEndpoint     string
+	// baseURL, when set, is every replica's public URL (a load balancer's,
+	// never dialled by the tests); "" leaves each replica its own.
+	baseURL string
 }
 
 func newDeployment(t *testing.T) *deployment {
@@ -60,6 +63,7 @@ func (d *deployment) replica(t *testing.T) *cli.Main {
 	m.Config.Addr = "127.0.0.1:0"
 	m.Config.Data = t.TempDir()
 	m.Config.DB, m.Config.Blob, m.Config.Secret, m.Config.SigningKeyring = d.db, d.blob, d.secret, d.keyring
+	m.Config.BaseURL = d.baseURL
 	m.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)

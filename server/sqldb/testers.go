@@ -419,3 +419,17 @@ func (s *DB) RecordTesterChecks(ctx context.Context, checks []betaport.TesterChe
 		return nil
 	})
 }
+
+// CountInstalls counts the extension's testers who are not revoked by what
+// their copies last reported, in one statement.
+func (s *DB) CountInstalls(ctx context.Context, extensionID int64, current string, silentSince time.Time) (betaport.Installs, error) {
+	var n betaport.Installs
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*),
+		COALESCE(SUM(CASE WHEN last_check_at IS NOT NULL AND installed_version = ? THEN 1 ELSE 0 END), 0),
+		COALESCE(SUM(CASE WHEN last_check_at IS NOT NULL AND installed_version <> ? THEN 1 ELSE 0 END), 0),
+		COALESCE(SUM(CASE WHEN last_check_at < ? THEN 1 ELSE 0 END), 0),
+		COALESCE(SUM(CASE WHEN last_check_at IS NULL THEN 1 ELSE 0 END), 0)
+		FROM testers WHERE extension_id = ? AND status <> 'revoked'`,
+		current, current, millis(silentSince), extensionID).Scan(&n.Testers, &n.OnCurrent, &n.Behind, &n.Silent, &n.NotInstalled)
+	return n, err
+}

@@ -89,6 +89,38 @@ func testTesterUpdates(t *testing.T, s betaport.Store) {
 		}
 	}
 
+	// Counted by what their copies reported: a tester who never checked
+	// is not installed, a revoked one is not counted.
+	cy := &betaport.Tester{ExtensionID: e.ID, Email: "cy@example.com", Name: "Cy"}
+	dee := &betaport.Tester{ExtensionID: e.ID, Email: "dee@example.com", Name: "Dee"}
+	for _, tt := range []*betaport.Tester{cy, dee} {
+		if err := s.InviteTester(ctx, tt, "invite-"+tt.Name, "admin@example.com"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.RecordTesterChecks(ctx, []betaport.TesterCheck{{TesterID: dee.ID, Version: "1.0.0", At: at}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RevokeTester(ctx, dee.ID, "admin@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		current string
+		since   time.Time
+		want    betaport.Installs
+	}{
+		{"1.0.1", at.Add(30 * time.Second), betaport.Installs{Testers: 3, OnCurrent: 2, Silent: 1, NotInstalled: 1}},
+		{"1.0.0", at, betaport.Installs{Testers: 3, Behind: 2, NotInstalled: 1}},
+	} {
+		got, err := s.CountInstalls(ctx, e.ID, c.current, c.since)
+		if err != nil || got != c.want {
+			t.Errorf("CountInstalls(%s, %v) = %+v, %v; want %+v", c.current, c.since, got, err, c.want)
+		}
+	}
+	if got, err := s.CountInstalls(ctx, other.ID, "1.0.1", at); err != nil || got != (betaport.Installs{}) {
+		t.Errorf("another extension's installs: %+v, %v", got, err)
+	}
+
 	// A restore keeps the token; a new link drops it.
 	if err := s.RevokeTester(ctx, ada.ID, "admin@example.com"); err != nil {
 		t.Fatal(err)
