@@ -241,6 +241,7 @@ var soloTests = map[string]string{
 	"TestBlackBoxFocusedRevokeKeepsItsName": "keys at the focused window",
 	"TestTrackpadScrollbarAndPointer":       "a scrollbar drag at the focused window",
 	"TestHundredLoadMoresStayBounded":       "End and Home at the focused window",
+	"TestBlackBoxWheelThenIdle":             "rows painted under a hand's wheel",
 }
 
 // browserContexts maps each test (*testing.T) to its browser context.
