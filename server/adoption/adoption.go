@@ -195,13 +195,16 @@ func (c *Counter) Flush(ctx context.Context) error {
 	var testers []betaport.TesterCheck
 	for i := range c.pending {
 		s := &c.pending[i]
+		// A shard's maps are taken only when they hold something: the ones
+		// left in place are the shard's, written under its lock.
+		var m map[key]int64
+		var ts map[int64]betaport.TesterCheck
 		s.mu.Lock()
-		m, ts := s.counts, s.testers
-		if len(m) > 0 {
-			s.counts = map[key]int64{}
+		if len(s.counts) > 0 {
+			m, s.counts = s.counts, map[key]int64{}
 		}
-		if len(ts) > 0 {
-			s.testers = map[int64]betaport.TesterCheck{}
+		if len(s.testers) > 0 {
+			ts, s.testers = s.testers, map[int64]betaport.TesterCheck{}
 		}
 		s.mu.Unlock()
 		if len(m) > 0 {
@@ -211,10 +214,8 @@ func (c *Counter) Flush(ctx context.Context) error {
 			counts = append(counts, betaport.AdoptionCount{ExtensionID: k.extensionID,
 				Hour: time.Unix(k.hour, 0).UTC(), Version: k.version, Checks: n})
 		}
-		if len(ts) > 0 {
-			for _, tc := range ts {
-				testers = append(testers, tc)
-			}
+		for _, tc := range ts {
+			testers = append(testers, tc)
 		}
 	}
 	var err error

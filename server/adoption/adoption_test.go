@@ -17,6 +17,7 @@ import (
 // memStore keeps added counts in memory and counts version look-ups.
 type memStore struct {
 	mu       sync.Mutex
+	testers  map[int64]betaport.TesterCheck
 	rows     map[string]int64 // "ext hour version"
 	versions map[int64][]string
 	lookups  atomic.Int64
@@ -43,7 +44,17 @@ func (s *memStore) FindAdoption(context.Context, betaport.AdoptionFilter) ([]*be
 	return nil, nil
 }
 
-func (s *memStore) RecordTesterChecks(context.Context, []betaport.TesterCheck) error { return nil }
+func (s *memStore) RecordTesterChecks(_ context.Context, checks []betaport.TesterCheck) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.testers == nil {
+		s.testers = map[int64]betaport.TesterCheck{}
+	}
+	for _, c := range checks {
+		s.testers[c.TesterID] = c
+	}
+	return nil
+}
 
 func (s *memStore) BundleVersions(_ context.Context, id int64) ([]string, error) {
 	s.lookups.Add(1)
@@ -188,5 +199,55 @@ func TestConcurrentCountsAndFlushes(t *testing.T) {
 	st.mu.Unlock()
 	if total != goroutines*each || len(st.rows) != 3 {
 		t.Fatalf("stored %d checks in %d rows, want %d in 3: %s", total, len(st.rows), goroutines*each, st.dump())
+	}
+}
+
+// Checks and testers' checks counted while flushes run are each written
+// once, the latest check of each tester kept (run under -race: a flush
+// reads only the maps it took from the shards).
+func TestCountWhileFlushing(t *testing.T) {
+	ctx := context.Background()
+	st := newMemStore()
+	st.versions[1] = []string{"1.0.0"}
+	c := &adoption.Counter{Store: st}
+	ext := &betaport.Extension{ID: 1, CurrentBundle: 1}
+	stop := make(chan struct{})
+	flushed := make(chan struct{})
+	go func() {
+		defer close(flushed)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				if err := c.Flush(ctx); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 500 {
+				if err := c.Count(ctx, ext, "1.0.0", "1.0.0"); err != nil {
+					t.Error(err)
+				}
+				c.CountTester(int64(g*1000+i%50), "1.0.0")
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	<-flushed
+	if err := c.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, n := range st.rows {
+		total += n
+	}
+	if total != 2000 || len(st.testers) != 200 {
+		t.Fatalf("%d checks and %d testers written, want 2000 and 200", total, len(st.testers))
 	}
 }

@@ -109,12 +109,12 @@ func (s *Server) handleListTesters(w http.ResponseWriter, r *http.Request, _ *su
 			writeJSONPage(w, r, cursorPage(s, list, []*betaport.Tester{}, limit, func(t *betaport.Tester) int64 { return t.ID }))
 			return
 		}
-		cur, err := s.Store.FindBundle(r.Context(), ext.ID, ext.CurrentBundle)
+		current, err := s.currentVersion(r.Context(), ext)
 		if err != nil {
 			s.Error(w, r, err)
 			return
 		}
-		f.Status, f.Behind = "", cur.Version
+		f.Status, f.Behind = "", current
 	case betaport.TestersSilent:
 		f.Status, f.SilentSince = "", s.now().Add(-betaport.SilentDays*24*time.Hour)
 	case "":
@@ -128,13 +128,7 @@ func (s *Server) handleListTesters(w http.ResponseWriter, r *http.Request, _ *su
 		badParam(w, "q", "q is longer than 200 characters; search for part of an e-mail address or name.")
 		return
 	}
-	// This replica's update checks not yet written go first: the list
-	// shows every check made before it was asked for.
-	if s.Publish != nil && s.Publish.Adoption != nil {
-		if err := s.Publish.Adoption.Flush(r.Context()); err != nil {
-			s.Logger.WarnContext(r.Context(), "writing update checks", "err", err)
-		}
-	}
+	s.writeChecks(r.Context())
 	testers, err := s.Store.FindTesters(r.Context(), f)
 	if err != nil {
 		s.Error(w, r, err)
@@ -207,19 +201,11 @@ func (s *Server) handleInviteLink(w http.ResponseWriter, r *http.Request, _ *sub
 // last reported ("37 of 50 testers on the current build"), with this
 // replica's checks not yet written.
 func (s *Server) handleInstalls(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
-	if s.Publish != nil && s.Publish.Adoption != nil {
-		if err := s.Publish.Adoption.Flush(r.Context()); err != nil {
-			s.Logger.WarnContext(r.Context(), "writing update checks", "err", err)
-		}
-	}
-	current := ""
-	if ext.CurrentBundle != 0 {
-		cur, err := s.Store.FindBundle(r.Context(), ext.ID, ext.CurrentBundle)
-		if err != nil {
-			s.Error(w, r, err)
-			return
-		}
-		current = cur.Version
+	s.writeChecks(r.Context())
+	current, err := s.currentVersion(r.Context(), ext)
+	if err != nil {
+		s.Error(w, r, err)
+		return
 	}
 	n, err := s.Store.CountInstalls(r.Context(), ext.ID, current, s.now().Add(-betaport.SilentDays*24*time.Hour))
 	if err != nil {
@@ -228,4 +214,29 @@ func (s *Server) handleInstalls(w http.ResponseWriter, r *http.Request, _ *subje
 	}
 	w.Header().Set("Cache-Control", "no-cache")
 	writeJSON(w, r, http.StatusOK, n)
+}
+
+// writeChecks writes this replica's update checks not yet written, so that
+// what a read answers includes every check made before it was asked for.
+// A failure is logged: the checks stay for the next write.
+func (s *Server) writeChecks(ctx context.Context) {
+	if s.Publish == nil || s.Publish.Adoption == nil {
+		return
+	}
+	if err := s.Publish.Adoption.Flush(ctx); err != nil {
+		s.Logger.WarnContext(ctx, "writing update checks", "err", err)
+	}
+}
+
+// currentVersion is the version of ext's current bundle, "" before the
+// first.
+func (s *Server) currentVersion(ctx context.Context, ext *betaport.Extension) (string, error) {
+	if ext.CurrentBundle == 0 {
+		return "", nil
+	}
+	b, err := s.Store.FindBundle(ctx, ext.ID, ext.CurrentBundle)
+	if err != nil {
+		return "", err
+	}
+	return b.Version, nil
 }

@@ -237,25 +237,31 @@ func (s *Service) countCheck(ctx context.Context, feed *Feed, current *betaport.
 	}
 }
 
-// CRX returns b's CRX package, building it first when it was never built
-// or embeds a replaced update token.
+// CRX returns b's CRX package, building it first when it was never built,
+// embeds a replaced update token, or was packed before testers' copies
+// (it keeps no template for them).
 func (s *Service) CRX(ctx context.Context, ext *betaport.Extension, b *betaport.Bundle) (betaport.CRX, error) {
 	sg, err := s.signing(ctx, ext)
 	if err != nil {
 		return betaport.CRX{}, err
 	}
+	return s.crx(ctx, ext, sg, b)
+}
+
+func (s *Service) crx(ctx context.Context, ext *betaport.Extension, sg *betaport.Signing, b *betaport.Bundle) (betaport.CRX, error) {
 	c := b.CRX
-	if c.BlobKey != "" && c.TokenHash == credential.HashToken(sg.UpdateToken) {
+	if c.Personal() && c.TokenHash == credential.HashToken(sg.UpdateToken) {
 		return c, nil
 	}
-	if c, _, err = s.buildCRX(ctx, ext, sg, b.BlobKey, nil, b.Version, b.VersionName); err != nil {
+	c, _, err := s.buildCRX(ctx, ext, sg, b.BlobKey, nil, b.Version, b.VersionName)
+	if err != nil {
 		return c, fmt.Errorf("building the CRX of bundle %d of extension %d: %w", b.Number, ext.ID, err)
 	}
 	if err := s.Store.SetBundleCRX(ctx, b.ID, c); err != nil {
 		return c, err
 	}
 	if old := b.CRX.BlobKey; old != "" && old != c.BlobKey {
-		s.deleteQuietly(ctx, old) // it names a replaced update URL
+		s.deleteQuietly(ctx, old) // it names a replaced update URL, or has no template
 	}
 	return c, nil
 }
@@ -328,24 +334,13 @@ func (s *Service) TesterCRX(ctx context.Context, ext *betaport.Extension, b *bet
 	if t.Status == betaport.TesterRevoked || t.ExtensionID != ext.ID {
 		return nil, errNoPackage
 	}
-	c, err := s.CRX(ctx, ext, b)
+	sg, err := s.signing(ctx, ext)
 	if err != nil {
 		return nil, err
 	}
-	if !c.Personal() { // packed before personal copies: pack it again
-		sg, err := s.signing(ctx, ext)
-		if err != nil {
-			return nil, err
-		}
-		if c, _, err = s.buildCRX(ctx, ext, sg, b.BlobKey, nil, b.Version, b.VersionName); err != nil {
-			return nil, fmt.Errorf("building the CRX of bundle %d of extension %d: %w", b.Number, ext.ID, err)
-		}
-		if err := s.Store.SetBundleCRX(ctx, b.ID, c); err != nil {
-			return nil, err
-		}
-		if old := b.CRX.BlobKey; old != "" && old != c.BlobKey {
-			s.deleteQuietly(ctx, old)
-		}
+	c, err := s.crx(ctx, ext, sg, b)
+	if err != nil {
+		return nil, err
 	}
 	state, err := base64.StdEncoding.DecodeString(c.State)
 	if err != nil {
@@ -362,10 +357,6 @@ func (s *Service) TesterCRX(ctx context.Context, ext *betaport.Extension, b *bet
 	}
 	tailBytes, err := io.ReadAll(tail)
 	tail.Close()
-	if err != nil {
-		return nil, err
-	}
-	sg, err := s.signing(ctx, ext)
 	if err != nil {
 		return nil, err
 	}
