@@ -1,7 +1,6 @@
 package model
 
 import (
-	"context"
 	"net/url"
 	"strconv"
 
@@ -74,32 +73,16 @@ func (a *Adoption) Open(id, currentBundle int64) {
 	a.Counts, a.Current = AdoptionCounts{}, fetch.State[betaport.Bundle]{}
 	env, ctx := a.cfg.Env, a.cfg.Env.context()
 	if currentBundle != 0 {
-		get := jsonFetcher[betaport.Bundle](env.Client)
-		a.current = fetch.New(ctx, a.cfg.Cache, api.CurrentBundlePath(id),
-			func(ctx context.Context, key, etag string) (fetch.Result[betaport.Bundle], error) {
-				ctx, cancel := context.WithTimeout(ctx, RequestTimeout)
-				defer cancel()
-				return get(ctx, key, etag)
-			}, fetch.Options[betaport.Bundle]{Config: ExtensionConfig})
-		q := a.current
-		a.stopCurrent = follow(env, q.Subscribe, q.Snapshot, func(s fetch.State[betaport.Bundle]) uint64 { return s.Version },
+		a.current, a.stopCurrent = openRecord(env, a.cfg.Cache, api.CurrentBundlePath(id),
 			func(s fetch.State[betaport.Bundle]) { a.Current = s })
 		// What the cache held may be an older current bundle: read it now.
-		q.Revalidate()
+		a.current.Revalidate()
 	}
 	a.Installs = fetch.State[betaport.Installs]{}
-	getInstalls := jsonFetcher[betaport.Installs](env.Client)
-	a.installs = fetch.New(ctx, a.cfg.Cache, api.InstallsPath(id),
-		func(ctx context.Context, key, etag string) (fetch.Result[betaport.Installs], error) {
-			ctx, cancel := context.WithTimeout(ctx, RequestTimeout)
-			defer cancel()
-			return getInstalls(ctx, key, etag)
-		}, fetch.Options[betaport.Installs]{Config: ExtensionConfig})
-	iq := a.installs
-	a.stopInstalls = follow(env, iq.Subscribe, iq.Snapshot, func(s fetch.State[betaport.Installs]) uint64 { return s.Version },
+	a.installs, a.stopInstalls = openRecord(env, a.cfg.Cache, api.InstallsPath(id),
 		func(s fetch.State[betaport.Installs]) { a.Installs = s })
 	// A publish moved the current build: count again.
-	iq.Revalidate()
+	a.installs.Revalidate()
 	keys := fetch.CursorKeys[betaport.AdoptionCount](api.AdoptionPath(id),
 		url.Values{"days": {strconv.Itoa(adoption.Days)}}, AdoptionPageSize)
 	a.list = fetch.NewInfinite(ctx, a.cfg.Cache, keys,

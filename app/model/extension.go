@@ -65,22 +65,29 @@ type Extension struct {
 // changed (nil: nothing) on the UI goroutine after each new state.
 func OpenExtension(env Env, cache *fetch.Cache, id int64, changed func(fetch.State[betaport.Extension])) *Extension {
 	e := &Extension{}
-	get := jsonFetcher[betaport.Extension](env.Client)
-	e.q = fetch.New(env.context(), cache, api.ExtensionPath(id),
-		func(ctx context.Context, key, etag string) (fetch.Result[betaport.Extension], error) {
+	e.q, e.stop = openRecord(env, cache, api.ExtensionPath(id), func(s fetch.State[betaport.Extension]) {
+		e.State = s
+		if changed != nil {
+			changed(s)
+		}
+	})
+	return e
+}
+
+// openRecord reads the JSON record at key on env's page (each request
+// bounded by RequestTimeout, the cache's entry kept as ExtensionConfig
+// says) and calls set on the UI goroutine after each new state; stop ends
+// the following.
+func openRecord[T any](env Env, cache *fetch.Cache, key string, set func(fetch.State[T])) (q *fetch.Query[T], stop func()) {
+	get := jsonFetcher[T](env.Client)
+	q = fetch.New(env.context(), cache, key,
+		func(ctx context.Context, key, etag string) (fetch.Result[T], error) {
 			ctx, cancel := context.WithTimeout(ctx, RequestTimeout)
 			defer cancel()
 			return get(ctx, key, etag)
 		},
-		fetch.Options[betaport.Extension]{Config: ExtensionConfig})
-	e.stop = follow(env, e.q.Subscribe, e.q.Snapshot, func(s fetch.State[betaport.Extension]) uint64 { return s.Version },
-		func(s fetch.State[betaport.Extension]) {
-			e.State = s
-			if changed != nil {
-				changed(s)
-			}
-		})
-	return e
+		fetch.Options[T]{Config: ExtensionConfig})
+	return q, follow(env, q.Subscribe, q.Snapshot, func(s fetch.State[T]) uint64 { return s.Version }, set)
 }
 
 // Record is the record the state shows, nil while there is none.
