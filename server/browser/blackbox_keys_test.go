@@ -87,6 +87,7 @@ func bbkClickFound(t *testing.T, ctx context.Context, what, find string) {
 		const at = document.elementFromPoint(x, y);
 		return {x, y, h: innerHeight, hit: !!at && (at === el || el.contains(at))}; })()`
 	deadline := time.Now().Add(20 * time.Second)
+	var last *bbkSpot
 	for {
 		spot, err := chromedp.Run(ctx, chromedp.Evaluate[*bbkSpot](locate))
 		if err != nil {
@@ -97,10 +98,14 @@ func bbkClickFound(t *testing.T, ctx context.Context, what, find string) {
 			if err := wheel(ctx, 400, spot.H/2, spot.Y-spot.H/2); err != nil {
 				t.Fatalf("turning the wheel towards %s: %v", what, err)
 			}
-		case spot != nil && spot.Hit:
+		case spot != nil && spot.Hit && last != nil && *last == *spot:
+			// A hand aims at a target that stands still: not one still
+			// gliding under a smooth scroll, or pushed down by a section
+			// that has just loaded above it.
 			do(t, ctx, chromedp.MouseClickXY(spot.X, spot.Y))
 			return
 		}
+		last = spot
 		if time.Now().After(deadline) {
 			shown, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("main")?.innerText ?? ""`))
 			t.Fatalf("%s never showed where a hand could click it (%+v); the page shows:\n%s", what, spot, shown)
