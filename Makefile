@@ -10,7 +10,7 @@ SERVER_SOURCES := $(shell find server web -name '*.go' -not -name '*_test.go') $
 # every replica of one build agrees and a new build updates browsers.
 BUILD_ID = $(shell sha256sum web/app.wasm | cut -c1-12)
 
-.PHONY: all build wasm run test vet lint test-go test-race test-wasm axe chromium scaleout-deps versitygw postgresql bench fuzz clean help
+.PHONY: all build wasm run test vet lint test-go test-packages test-browser test-race test-wasm axe chromium scaleout-deps versitygw postgresql bench fuzz clean help
 
 all: build
 
@@ -72,8 +72,17 @@ lint:
 # by its own packages' tests, and the race detector would make every
 # service they start (and the pure-Go SQLite under it) several times
 # slower. `make test-race` runs them with it.
+#
+# The two halves run side by side: the browser tests that run alone first
+# (focus, a normal profile) leave a core idle, and the rest is CPU-bound
+# either way. Each half's output is printed when it is done.
 test-go: wasm chromium scaleout-deps axe
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-packages test-browser
+
+test-packages: wasm scaleout-deps
 	$(GO) test $(RACE) -timeout 30m $$($(GO) list ./... | grep -v '/server/browser$$')
+
+test-browser: wasm chromium axe
 	$(GO) test -parallel 4 -timeout 20m ./server/browser
 
 test-race: wasm chromium scaleout-deps axe

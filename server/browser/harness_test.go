@@ -77,6 +77,12 @@ func runWithBrowser(m *testing.M) int {
 		chromedp.Flag("hide-scrollbars", false),
 		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1280, 900),
+		// The app's wasm runs on V8's baseline compiler only: these tests
+		// check what the app does, not how fast, and every test's fresh
+		// browser context compiled the app's hot functions again with the
+		// optimising compiler, a fifth of the renderers' CPU in a run (the
+		// browser benchmark, server/browserbench, keeps the default).
+		chromedp.Flag("js-flags", "--liftoff-only"),
 	)
 	defer cancelAlloc()
 	var cancelBrowser context.CancelFunc
