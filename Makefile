@@ -10,7 +10,7 @@ SERVER_SOURCES := $(shell find server web -name '*.go' -not -name '*_test.go') $
 # every replica of one build agrees and a new build updates browsers.
 BUILD_ID = $(shell sha256sum web/app.wasm | cut -c1-12)
 
-.PHONY: all build wasm run test vet lint test-go test-packages test-browser test-race test-wasm axe chromium scaleout-deps versitygw postgresql bench fuzz clean help
+.PHONY: all build wasm run test vet lint test-packages test-browser test-race test-wasm axe chromium scaleout-deps versitygw postgresql bench fuzz clean help
 
 all: build
 
@@ -48,8 +48,11 @@ run: build
 	@cat ./data/demo-sign-in.txt 2>/dev/null || true
 	./bin/betaport serve --data ./data
 
-## Checks.
-test: vet lint test-go test-wasm
+## Checks. They run side by side, each one's output printed when it is
+## done: the browser tests take longest, and the tests that run alone at
+## their start leave a core free for the others.
+test: lint
+	@$(MAKE) --no-print-directory -j4 --output-sync=target vet test-packages test-browser test-wasm
 
 vet: wasm
 	$(GO) vet ./...
@@ -72,13 +75,6 @@ lint:
 # by its own packages' tests, and the race detector would make every
 # service they start (and the pure-Go SQLite under it) several times
 # slower. `make test-race` runs them with it.
-#
-# The two halves run side by side: the browser tests that run alone first
-# (focus, a normal profile) leave a core idle, and the rest is CPU-bound
-# either way. Each half's output is printed when it is done.
-test-go: wasm chromium scaleout-deps axe
-	@$(MAKE) --no-print-directory -j2 --output-sync=target test-packages test-browser
-
 test-packages: wasm scaleout-deps
 	$(GO) test $(RACE) -timeout 30m $$($(GO) list ./... | grep -v '/server/browser$$')
 
