@@ -10,7 +10,7 @@ SERVER_SOURCES := $(shell find server web -name '*.go' -not -name '*_test.go') $
 # every replica of one build agrees and a new build updates browsers.
 BUILD_ID = $(shell sha256sum web/app.wasm | cut -c1-12)
 
-.PHONY: all build wasm run test vet lint test-packages test-browser test-race test-wasm axe chromium scaleout-deps versitygw postgresql bench fuzz clean help
+.PHONY: all build wasm run test vet lint test-packages test-browser test-browser-alone test-browser-side-by-side test-race test-wasm axe chromium scaleout-deps versitygw postgresql bench fuzz clean help
 
 all: build
 
@@ -48,11 +48,13 @@ run: build
 	@cat ./data/demo-sign-in.txt 2>/dev/null || true
 	./bin/betaport serve --data ./data
 
-## Checks. They run side by side, each one's output printed when it is
-## done: the browser tests take longest, and the tests that run alone at
-## their start leave a core free for the others.
+## Checks, in two rounds of jobs side by side, each job's output printed
+## when it is done. First the browser tests that do not run in parallel
+## (one window's keys, wheel and focus), beside the light jobs only; then
+## the CPU-bound rest: the other browser tests beside every other package's.
 test: lint
-	@$(MAKE) --no-print-directory -j4 --output-sync=target vet test-packages test-browser test-wasm
+	@$(MAKE) --no-print-directory -j3 --output-sync=target vet test-wasm test-browser-alone
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-packages test-browser-side-by-side
 
 vet: wasm
 	$(GO) vet ./...
@@ -80,6 +82,9 @@ test-packages: wasm scaleout-deps
 
 test-browser: wasm chromium axe
 	$(GO) test -parallel 4 -timeout 20m ./server/browser
+
+test-browser-alone test-browser-side-by-side: test-browser-%: wasm chromium axe
+	BETAPORT_BROWSER_TESTS=$* $(GO) test -parallel 4 -timeout 20m ./server/browser
 
 test-race: wasm chromium scaleout-deps axe
 	$(GO) test $(RACE) -parallel 4 -timeout 40m ./server/browser
