@@ -83,8 +83,11 @@ test-packages: wasm scaleout-deps
 test-browser: wasm chromium axe
 	$(GO) test -parallel 4 -timeout 20m ./server/browser
 
+# -count=1: go test's cache does not see the variable that picks the part
+# (TestMain reads it before the tests start), and took one part's result
+# for the other's.
 test-browser-alone test-browser-side-by-side: test-browser-%: wasm chromium axe
-	BETAPORT_BROWSER_TESTS=$* $(GO) test -parallel 4 -timeout 20m ./server/browser
+	BETAPORT_BROWSER_TESTS=$* $(GO) test -count=1 -parallel 4 -timeout 20m ./server/browser
 
 test-race: wasm chromium scaleout-deps axe
 	$(GO) test $(RACE) -parallel 4 -timeout 40m ./server/browser

@@ -534,6 +534,11 @@ func TestBlackBoxKeyboardScrolling(t *testing.T) {
 	scrollY := func() float64 { return bbEval[float64](t, ctx, `scrollY`) }
 	press := func(key, name string, min float64) {
 		t.Helper()
+		// At the end of what is loaded a key cannot scroll: a hand waits
+		// for the next rows (on a busy machine the key that reached the
+		// end can be pressed again before they come).
+		bbPoll(t, ctx, 10*time.Second, fmt.Sprintf(`document.scrollingElement.scrollHeight - innerHeight - scrollY >= %v`, min),
+			fmt.Sprintf("before %s the page kept no room below to scroll: the list loaded no more rows (as the key came: %s)", name, listDesc(t, ctx, "testers")))
 		before := scrollY()
 		bbPress(t, ctx, key)
 		deadline := time.Now().Add(patient(3 * time.Second))
