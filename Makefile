@@ -77,8 +77,11 @@ lint:
 # by its own packages' tests, and the race detector would make every
 # service they start (and the pure-Go SQLite under it) several times
 # slower. `make test-race` runs them with it.
+# The longest first (go test starts packages in the order given), so that
+# no long one is left running alone at the end.
 test-packages: wasm scaleout-deps
-	$(GO) test $(RACE) -timeout 30m $$($(GO) list ./... | grep -v '/server/browser$$')
+	$(GO) test $(RACE) -timeout 30m ./server/http ./server/cli ./server/flows \
+	  $$($(GO) list ./... | grep -v -e '/server/browser$$' -e '/server/http$$' -e '/server/cli$$' -e '/server/flows$$')
 
 test-browser: wasm chromium axe
 	$(GO) test -parallel 4 -timeout 20m ./server/browser
