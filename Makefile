@@ -48,14 +48,12 @@ run: build
 	@cat ./data/demo-sign-in.txt 2>/dev/null || true
 	./bin/betaport serve --data ./data
 
-## Checks, in three rounds; jobs in a round run side by side, each job's
-## output printed when it is done. The browser tests that do not run in
-## parallel (one window's keys, wheel and focus) run with nothing beside
-## them: beside vet, a PageDown's smooth scroll was seen cut short. Then the
-## CPU-bound rest: the other browser tests beside every other package's.
+## Checks, in two rounds of jobs side by side, each job's output printed
+## when it is done. First the browser tests that do not run in parallel
+## (one window's keys, wheel and focus), beside the light jobs only; then
+## the CPU-bound rest: the other browser tests beside every other package's.
 test: lint
-	@$(MAKE) --no-print-directory -j2 --output-sync=target vet test-wasm
-	@$(MAKE) --no-print-directory test-browser-alone
+	@$(MAKE) --no-print-directory -j3 --output-sync=target vet test-wasm test-browser-alone
 	@$(MAKE) --no-print-directory -j2 --output-sync=target test-packages test-browser-side-by-side
 
 vet: wasm

@@ -532,6 +532,10 @@ func TestBlackBoxKeyboardScrolling(t *testing.T) {
 		t.Fatalf("clicking the heading focused a control: %s", f)
 	}
 	scrollY := func() float64 { return bbEval[float64](t, ctx, `scrollY`) }
+	// Whether a scroll is still moving: a key's smooth scroll ends with a
+	// scrollend event.
+	bbEval[bool](t, ctx, `(() => { addEventListener("scroll", () => { window.scrolling = true; }, {passive: true});
+		addEventListener("scrollend", () => { window.scrolling = false; }); return true; })()`)
 	press := func(key, name string, min float64) {
 		t.Helper()
 		// At the end of what is loaded a key cannot scroll: a hand waits
@@ -549,6 +553,10 @@ func TestBlackBoxKeyboardScrolling(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
+		// A hand reads the page where the key took it before the next
+		// key. Pressed while the last one's scroll was still gliding (on a
+		// busy machine), a PageDown was seen to add nothing to it.
+		bbPoll(t, ctx, 5*time.Second, `!window.scrolling`, name+"'s scroll never ended")
 	}
 	h := bbEval[float64](t, ctx, `innerHeight`)
 	for i := 0; i < 3; i++ {
