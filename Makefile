@@ -52,7 +52,7 @@ run: build
 ## when it is done. First the browser tests that do not run in parallel
 ## (one window's keys, wheel and focus), beside the light jobs only; then
 ## the CPU-bound rest: the other browser tests beside every other package's.
-test: lint
+test: lint chromium scaleout-deps axe # installed one after another (two apt-gets at once would clash)
 	@$(MAKE) --no-print-directory -j3 --output-sync=target vet test-wasm test-browser-alone
 	@$(MAKE) --no-print-directory -j2 --output-sync=target test-packages test-browser-side-by-side
 
@@ -83,13 +83,13 @@ test-packages: wasm scaleout-deps
 	$(GO) test $(RACE) -timeout 30m ./server/http ./server/cli ./server/flows \
 	  $$($(GO) list ./... | grep -v -e '/server/browser$$' -e '/server/http$$' -e '/server/cli$$' -e '/server/flows$$')
 
-test-browser: wasm chromium axe
+test-browser: wasm chromium scaleout-deps axe
 	$(GO) test -parallel 4 -timeout 20m ./server/browser
 
 # -count=1: go test's cache does not see the variable that picks the part
 # (TestMain reads it before the tests start), and took one part's result
 # for the other's.
-test-browser-alone test-browser-side-by-side: test-browser-%: wasm chromium axe
+test-browser-alone test-browser-side-by-side: test-browser-%: wasm chromium scaleout-deps axe
 	BETAPORT_BROWSER_TESTS=$* $(GO) test -count=1 -parallel 4 -timeout 20m ./server/browser
 
 test-race: wasm chromium scaleout-deps axe
