@@ -10,7 +10,7 @@ SERVER_SOURCES := $(shell find server web -name '*.go' -not -name '*_test.go') $
 # every replica of one build agrees and a new build updates browsers.
 BUILD_ID = $(shell sha256sum web/app.wasm | cut -c1-12)
 
-.PHONY: FORCE all build wasm run test vet lint test-packages test-packages-waiting test-packages-busy test-browser test-browser-alone test-browser-side-by-side test-race test-wasm axe chromium scaleout-deps versitygw postgresql bench fuzz clean help
+.PHONY: FORCE all build wasm run test vet lint test-packages test-browser test-browser-alone test-browser-side-by-side test-race test-wasm axe chromium scaleout-deps versitygw postgresql bench fuzz clean help
 
 all: build
 
@@ -61,13 +61,11 @@ run: build
 
 ## Checks, in two rounds of jobs side by side, each job's output printed
 ## when it is done. First the browser tests that do not run in parallel
-## (one window's keys, wheel and focus), beside the light jobs: vet, the
-## wasm tests and the packages whose tests mostly wait (on the processes
-## they start, on timers); then the CPU-bound rest: the other browser tests
-## beside every other package's.
+## (one window's keys, wheel and focus), beside the light jobs only; then
+## the CPU-bound rest: the other browser tests beside every other package's.
 test: lint chromium scaleout-deps axe # installed one after another (two apt-gets at once would clash)
-	@$(MAKE) --no-print-directory -j4 --output-sync=target PRECOMPRESS=fast vet test-wasm test-browser-alone test-packages-waiting
-	@$(MAKE) --no-print-directory -j2 --output-sync=target PRECOMPRESS=fast test-packages-busy test-browser-side-by-side
+	@$(MAKE) --no-print-directory -j3 --output-sync=target PRECOMPRESS=fast vet test-wasm test-browser-alone
+	@$(MAKE) --no-print-directory -j2 --output-sync=target PRECOMPRESS=fast test-packages test-browser-side-by-side
 
 vet: wasm
 	$(GO) vet ./...
@@ -90,18 +88,17 @@ lint:
 # by its own packages' tests, and the race detector would make every
 # service they start (and the pure-Go SQLite under it) several times
 # slower. `make test-race` runs them with it.
-# test-packages is the sum of the two parts make test runs in different
-# rounds: the waiting ones (the CLI's tests run its binary; the flows' tests
-# wait on clocks) and the busy rest, the longest, server/http (both
-# backends), first: go test starts packages in the order given, and no long
-# one is left running alone at the end.
-WAITING_PACKAGES := ./server/cli ./server/flows
-test-packages: test-packages-waiting test-packages-busy
-test-packages-waiting: wasm scaleout-deps
-	$(GO) test $(RACE) -timeout 30m $(WAITING_PACKAGES)
-test-packages-busy: wasm scaleout-deps
-	$(GO) test $(RACE) -timeout 30m ./server/http \
-	  $$($(GO) list ./... | grep -v -e '/server/browser$$' -e '/server/http$$' $(foreach p,$(WAITING_PACKAGES),-e '$(patsubst .%,%,$(p))$$'))
+# The longest first (go test starts packages in the order given), so that
+# no long one is left running alone at the end. server/http runs its tests
+# a second time on PostgreSQL + S3, in a child process: that one is built
+# without the race detector (see childBinaryVar in
+# server/http/zz_scaleout_test.go for why that loses no check).
+test-packages: wasm scaleout-deps
+	@mkdir -p .cache
+	$(GO) test -c -o .cache/http-scaleout.test ./server/http
+	BETAPORT_HTTP_SCALEOUT_TEST_BINARY=$(CURDIR)/.cache/http-scaleout.test \
+	$(GO) test $(RACE) -timeout 30m ./server/http ./server/cli ./server/flows \
+	  $$($(GO) list ./... | grep -v -e '/server/browser$$' -e '/server/http$$' -e '/server/cli$$' -e '/server/flows$$')
 
 test-browser: wasm chromium scaleout-deps axe
 	$(GO) test -parallel 4 -timeout 20m ./server/browser
