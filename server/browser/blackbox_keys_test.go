@@ -62,7 +62,31 @@ func bbkWait(t *testing.T, ctx context.Context, expr, msg string) {
 // bbkType clicks a field with the mouse and types text on the keyboard.
 func bbkType(t *testing.T, ctx context.Context, sel, text string) {
 	t.Helper()
-	do(t, ctx, chromedp.Click(chromedp.CSS(sel)), chromedp.KeyEvent(text))
+	bbkClickIntoField(t, ctx, sel)
+	do(t, ctx, chromedp.KeyEvent(text))
+}
+
+// bbkClickIntoField clicks the field sel with the mouse until it has the
+// caret, as a person looks for it before typing: a section that loads
+// above the field can push it down between the look that aims and the
+// click (seen on a busy machine: the click landed beside the webhook URL
+// field, and the keys typed after it went nowhere).
+func bbkClickIntoField(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	find := fmt.Sprintf(`document.querySelector(%q)`, sel)
+	focused := `document.activeElement === ` + find
+	for try := 1; ; try++ {
+		bbkClickFound(t, ctx, sel, find)
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](focused, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(2*time.Second)))
+		if err == nil {
+			return
+		}
+		if try == 3 {
+			active, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.activeElement?.outerHTML.slice(0, 200) ?? "nothing"`))
+			t.Fatalf("three clicks on %s did not give it the caret; the focus is on %s", sel, active)
+		}
+		t.Logf("a click on %s did not give it the caret (try %d): clicking again", sel, try)
+	}
 }
 
 func bbkPress(t *testing.T, ctx context.Context, key string) {

@@ -60,7 +60,7 @@ func bb20Click(t *testing.T, ctx context.Context, what, find string) {
 // bb20Type clicks a field and types text into it, key by key.
 func bb20Type(t *testing.T, ctx context.Context, sel, text string) {
 	t.Helper()
-	bbkClickFound(t, ctx, sel, fmt.Sprintf(`document.querySelector(%q)`, sel))
+	bbkClickIntoField(t, ctx, sel)
 	do(t, ctx, chromedp.KeyEvent(text))
 }
 
