@@ -10,7 +10,7 @@ SERVER_SOURCES := $(shell find server web -name '*.go' -not -name '*_test.go') $
 # every replica of one build agrees and a new build updates browsers.
 BUILD_ID = $(shell sha256sum web/app.wasm | cut -c1-12)
 
-.PHONY: FORCE all build wasm run test vet lint test-packages test-browser test-browser-alone test-browser-side-by-side test-race test-wasm axe chromium scaleout-deps versitygw postgresql bench fuzz clean help
+.PHONY: FORCE all build wasm run test vet lint test-packages test-browser test-race test-wasm axe chromium scaleout-deps versitygw postgresql bench fuzz clean help
 
 all: build
 
@@ -59,13 +59,13 @@ run: build
 	@cat ./data/demo-sign-in.txt 2>/dev/null || true
 	./bin/betaport serve --data ./data
 
-## Checks, in two rounds of jobs side by side, each job's output printed
-## when it is done. First the browser tests that do not run in parallel
-## (one window's keys, wheel and focus), beside the light jobs only; then
-## the CPU-bound rest: the other browser tests beside every other package's.
+## Checks, side by side, each job's output printed when it is done: vet
+## and the wasm tests, every package's race tests, the browser tests (those
+## that do not run in parallel first, one at a time, then the others). The
+## browser tests wait on what they read, never on a machine's pace: they
+## run beside the race tests, as they are checked to (README).
 test: lint chromium scaleout-deps axe # installed one after another (two apt-gets at once would clash)
-	@$(MAKE) --no-print-directory -j3 --output-sync=target PRECOMPRESS=fast vet test-wasm test-browser-alone
-	@$(MAKE) --no-print-directory -j2 --output-sync=target PRECOMPRESS=fast test-packages test-browser-side-by-side
+	@$(MAKE) --no-print-directory -j4 --output-sync=target PRECOMPRESS=fast vet test-wasm test-packages test-browser
 
 vet: wasm
 	$(GO) vet ./...
@@ -102,12 +102,6 @@ test-packages: wasm scaleout-deps
 
 test-browser: wasm chromium scaleout-deps axe
 	$(GO) test -parallel 4 -timeout 20m ./server/browser
-
-# -count=1: go test's cache does not see the variable that picks the part
-# (TestMain reads it before the tests start), and took one part's result
-# for the other's.
-test-browser-alone test-browser-side-by-side: test-browser-%: wasm chromium scaleout-deps axe
-	BETAPORT_BROWSER_TESTS=$* $(GO) test -count=1 -parallel 4 -timeout 20m ./server/browser
 
 test-race: wasm chromium scaleout-deps axe
 	$(GO) test $(RACE) -parallel 4 -timeout 40m ./server/browser

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -36,10 +34,6 @@ import (
 var browser context.Context
 
 func TestMain(m *testing.M) {
-	if err := choosePart(os.Getenv("BETAPORT_BROWSER_TESTS")); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
 	code := runWithBrowser(m)
 	testenv.Stop() // PostgreSQL and versitygw, when a test started them
 	demotest.Cleanup()
@@ -254,40 +248,6 @@ var soloTests = map[string]string{
 	"TestTrackpadScrollbarAndPointer":       "a scrollbar drag at the focused window",
 	"TestHundredLoadMoresStayBounded":       "End and Home at the focused window",
 	"TestBlackBoxWheelThenIdle":             "rows painted under a hand's wheel",
-}
-
-// aloneTests are the tests that do not run in parallel: soloTests, and
-// those that start a Chromium of their own with a managed policy.
-var aloneTests = []string{
-	"TestAutoUpdateThroughManagedPolicy",
-	"TestAutoUpdateThroughManagedPolicyOnS3",
-	"TestBlackBoxBootServiceWorkerFetchesOnlyWhatThePageUses",
-	"TestBlackBoxBootFirstVisitFetchesTheWasmOnce",
-	"TestBlackBoxWheelThenIdle",
-	"TestBlackBoxKeyboardScrolling",
-	"TestBlackBoxFocusedRevokeKeepsItsName",
-	"TestBlackBoxWindowLosesAndRegainsFocus",
-	"TestHundredLoadMoresStayBounded",
-	"TestTrackpadScrollbarAndPointer",
-	"TestTesterUpdatesStopWhenRevoked",
-}
-
-// choosePart picks the tests of one part of the run. make test runs the
-// package in two parts: "alone", the tests that do not run in parallel
-// (the keys, wheel and focus of one window), while the machine does little
-// else; then "side-by-side", the others, beside the other packages' tests.
-// Empty runs them all.
-func choosePart(part string) error {
-	only := "^(" + strings.Join(aloneTests, "|") + ")$"
-	switch part {
-	case "":
-		return nil
-	case "alone":
-		return flag.Set("test.run", only)
-	case "side-by-side":
-		return flag.Set("test.skip", only)
-	}
-	return fmt.Errorf("BETAPORT_BROWSER_TESTS=%q: want alone or side-by-side (or unset, for every test)", part)
 }
 
 // browserContexts maps each test (*testing.T) to its browser context.
