@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -34,9 +35,10 @@ import (
 //
 // Chromium reads managed policies from a machine-wide directory, so the test
 // writes a file there (root only; CI runs as root) and removes it when it
-// ends. Tests in this package do not run in parallel, so no other test's
-// browser starts while the file exists; the shared browser reloads the
-// policy but, with its updater off, installs nothing.
+// ends. The tests that write it do not run in parallel (Go runs them before
+// the parallel ones), so no other test's browser starts while the file
+// exists; the shared browser reloads the policy but, with its updater off,
+// installs nothing. Another process's tests wait on a lock (lockPolicies).
 //
 // Chromium 156 checks installed extensions for updates at start-up and then
 // every 5 hours; the --extensions-update-frequency switch is gone. The test
@@ -201,6 +203,7 @@ func writePolicy(t *testing.T, policy map[string]any) {
 		}
 		t.Fatal(err)
 	}
+	lockPolicies(t, managed)
 	b, err := json.Marshal(policy)
 	if err != nil {
 		t.Fatal(err)
@@ -232,6 +235,35 @@ func writePolicy(t *testing.T, policy map[string]any) {
 			t.Errorf("removing the policy file: %v", err)
 		}
 	})
+}
+
+// lockPolicies holds the machine's managed policy directory for the length of
+// the test, and clears the test policy files found there. Every Chromium on
+// the machine reads every file in it: a second test process on the same
+// machine (two suites at once) would give its browsers this test's
+// force-installs, from a server they never meet. A file found while holding
+// the lock was left by a test process killed before its clean-up, and its
+// server is gone.
+func lockPolicies(t *testing.T, managed string) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(filepath.Dir(managed), ".betaport-test.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Blocks while another process's test holds it; the kernel releases it
+	// when a holder dies.
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	stale, _ := filepath.Glob(filepath.Join(managed, "betaport-test-*.json"))
+	for _, path := range stale {
+		t.Logf("removing %s, left by a test process that did not end", path)
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // startUpdatingChromium starts a headless Chromium with a fresh profile and

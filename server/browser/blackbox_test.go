@@ -594,6 +594,9 @@ func TestBlackBoxKeyboardScrolling(t *testing.T) {
 	before := scrollY()
 	bbPress(t, ctx, kb.ArrowUp)
 	bbPoll(t, ctx, 3*time.Second, fmt.Sprintf(`scrollY < %v`, before), "ArrowUp did not scroll the page up")
+	// As between the keys above: Home pressed while ArrowUp's scroll
+	// still glided (beside a CPU-heavy job) was seen to bring nothing.
+	bbPoll(t, ctx, 5*time.Second, `!window.scrolling`, "ArrowUp's scroll never ended")
 	bbPress(t, ctx, kb.Home)
 	bbPoll(t, ctx, 5*time.Second, `scrollY < 5`, "Home did not bring the page back to the top")
 	bbPoll(t, ctx, 10*time.Second, `document.querySelector("[data-tester]")?.closest(".vlist-row")?.dataset.row === "0"`, "after Home the first row is not in the DOM")
