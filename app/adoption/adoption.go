@@ -1,7 +1,9 @@
 // Package adoption works out what the extension page's Adoption section
 // shows: from the hourly counts of update checks (GET …/adoption), each
 // version's share of the checks per UTC day over the last week, the share
-// of the last 24 hours on the current build, and the chart's geometry.
+// of the last 24 hours on the current build, and the chart's geometry; or
+// the same of the testers whose copies checked each day (GET
+// …/adoption?count=testers, a row per day and version).
 //
 // It is plain Go (no go-app, no syscall/js), so `go test` covers it
 // natively; app/ui turns a Chart into SVG elements.
@@ -21,11 +23,11 @@ import (
 // Days is how many UTC days the chart shows, today included.
 const Days = 7
 
-// Share is one version's checks on one day.
+// Share is one version's checks (or testers) on one day.
 type Share struct {
 	Version string
-	Checks  int64
-	Percent int // of the day's checks, see Percent
+	Checks  int64 // or testers, when the summary counts them
+	Percent int   // of the day's checks, see Percent
 }
 
 // Day is one UTC day's checks by version.
@@ -50,11 +52,14 @@ type Summary struct {
 	Current string
 	// Last24 is the checks of the last 24 hours (the hour under way and
 	// the 23 before it); OnCurrent, those of them reporting Current.
+	// Counting testers (by day), they are today's.
 	Last24, OnCurrent int64
+	// Testers is set when the counts are of testers, not checks.
+	Testers bool
 }
 
-// Summarize adds up hourly counts (any order; counts outside the last Days
-// days are left out) as of now.
+// Summarize adds up hourly counts of checks, or daily counts of testers
+// (any order; counts outside the last Days days are left out) as of now.
 func Summarize(rows []betaport.AdoptionCount, now time.Time, current string) Summary {
 	now = now.UTC()
 	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
@@ -68,25 +73,26 @@ func Summarize(rows []betaport.AdoptionCount, now time.Time, current string) Sum
 	}
 	seen := map[string]bool{}
 	for _, r := range rows {
-		h := r.Hour.UTC()
-		if r.Checks <= 0 || h.Before(first) || h.After(now) {
+		h, n := r.Hour.UTC(), r.Count()
+		if n <= 0 || h.Before(first) || h.After(now) {
 			continue
 		}
+		s.Testers = s.Testers || r.Testers > 0
 		i := int(h.Sub(first) / (24 * time.Hour))
 		if i >= Days {
 			continue
 		}
-		perDay[i][r.Version] += r.Checks
-		s.Days[i].Total += r.Checks
-		s.Total += r.Checks
+		perDay[i][r.Version] += n
+		s.Days[i].Total += n
+		s.Total += n
 		if !seen[r.Version] {
 			seen[r.Version] = true
 			s.Versions = append(s.Versions, r.Version)
 		}
 		if !h.Before(since24) {
-			s.Last24 += r.Checks
+			s.Last24 += n
 			if r.Version == current && current != "" {
-				s.OnCurrent += r.Checks
+				s.OnCurrent += n
 			}
 		}
 	}

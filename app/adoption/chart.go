@@ -38,6 +38,8 @@ const (
 
 // Chart is what app/ui draws.
 type Chart struct {
+	// Testers is set when the bars count testers, not checks.
+	Testers       bool
 	Width, Height float64
 	Ticks         []Tick
 	Bars          []Bar
@@ -55,7 +57,7 @@ type Bar struct {
 	X, Width float64
 	Day      string // "Nov 26"
 	LabelX   float64
-	Empty    bool // no checks that day
+	Empty    bool // nothing counted that day
 	Segments []Segment
 }
 
@@ -94,7 +96,7 @@ func PatternOf(versions []string, i int) int {
 
 // Layout places s on the chart.
 func Layout(s Summary) Chart {
-	c := Chart{Width: Width}
+	c := Chart{Width: Width, Testers: s.Testers}
 	for _, p := range []int{100, 50, 0} {
 		c.Ticks = append(c.Ticks, Tick{Y: plotTop + plotH*float64(100-p)/100, Label: strconv.Itoa(p) + "%"})
 	}
@@ -115,7 +117,7 @@ func Layout(s Summary) Chart {
 			end := plotTop + plotH*float64(used)/float64(d.Total)
 			seg := Segment{Y: y, Height: end - y, Pattern: pattern[sh.Version], Version: sh.Version,
 				Checks: sh.Checks, Percent: sh.Percent,
-				Title: d.Label() + ": " + sh.Version + ", " + strconv.FormatInt(sh.Checks, 10) + checksWord(sh.Checks) + " (" + strconv.Itoa(sh.Percent) + "%)"}
+				Title: d.Label() + ": " + sh.Version + ", " + strconv.FormatInt(sh.Checks, 10) + s.Noun(sh.Checks) + " (" + strconv.Itoa(sh.Percent) + "%)"}
 			pct := strconv.Itoa(sh.Percent) + "%"
 			switch {
 			case seg.Height >= 2*labelMinH:
@@ -150,11 +152,17 @@ func Layout(s Summary) Chart {
 	return c
 }
 
-func checksWord(n int64) string {
-	if n == 1 {
-		return " check"
+// Noun is what n of the summary's counts are called, with a space before:
+// " check", " testers".
+func (s Summary) Noun(n int64) string {
+	word := " check"
+	if s.Testers {
+		word = " tester"
 	}
-	return " checks"
+	if n != 1 {
+		word += "s"
+	}
+	return word
 }
 
 // fit shortens s with an ellipsis to about width units.

@@ -56,4 +56,7 @@ type Invited struct {
 type Page[T any] struct {
 	Data       []T    `json:"data"`
 	NextCursor string `json:"nextCursor,omitempty"`
+	// Revision, on the testers list, is a testers revision the page is at
+	// least as new as (betaport.Revision.Testers).
+	Revision int64 `json:"revision,omitempty"`
 }

@@ -1,6 +1,10 @@
 package api
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/betaport/betaport/app/betaport"
+)
 
 // Paths of the HTTP API. Functions build paths with parameters.
 const (
@@ -38,11 +42,6 @@ func TesterPath(extensionID, testerID int64) string {
 // "bundles" event carries a Revision, the current one first.
 func EventsPath(extensionID int64) string { return ExtensionPath(extensionID) + "/events" }
 
-// Revision says what an extension's bundles are at: enough for a list to
-// know whether it is out of date, and for a header to show what testers get.
-type Revision struct {
-	// CurrentBundle is the number of the bundle testers get.
-	CurrentBundle int64 `json:"currentBundle"`
-	// LastBundle is the highest bundle number: the top of the bundles list.
-	LastBundle int64 `json:"lastBundle"`
-}
+// Revision says what an extension's bundles and testers are at
+// (betaport.Revision).
+type Revision = betaport.Revision

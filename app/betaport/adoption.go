@@ -9,13 +9,26 @@ import "time"
 const OtherVersion = "other"
 
 // AdoptionCount is how many update checks of one extension reported one
-// version within one UTC hour. Nothing else of a check is kept.
+// version within one UTC hour; or, counting testers (AdoptionByTesters),
+// how many testers' own copies reported it at their last check of one UTC
+// day. A row carries one count or the other. Nothing else of a check is
+// kept.
 type AdoptionCount struct {
 	ExtensionID int64     `json:"-"`
-	Hour        time.Time `json:"hour"` // the start of the hour, UTC
+	Hour        time.Time `json:"hour"` // the start of the hour (of the day, counting testers), UTC
 	Version     string    `json:"version"`
-	Checks      int64     `json:"checks"`
+	Checks      int64     `json:"checks,omitempty"`
+	Testers     int64     `json:"testers,omitempty"`
 }
+
+// Count is the row's count, of checks or of testers.
+func (c AdoptionCount) Count() int64 { return c.Checks + c.Testers }
+
+// What the adoption list counts.
+const (
+	AdoptionByChecks  = "checks"
+	AdoptionByTesters = "testers"
+)
 
 // AdoptionFilter selects a page of an extension's counts, newest hour
 // first, then by version (byte order).
@@ -27,6 +40,8 @@ type AdoptionFilter struct {
 	// page: only rows after it in the list's order are read.
 	After *AdoptionPosition
 	Limit int
+	// ByTesters counts testers per day rather than checks per hour.
+	ByTesters bool
 }
 
 // AdoptionPosition is a keyset position in the adoption list.

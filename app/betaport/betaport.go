@@ -194,6 +194,9 @@ type BundleStore interface {
 	// one snapshot: a publish changes both at once, and two reads could
 	// see one change and not the other.
 	BundleRevision(ctx context.Context, extensionID int64) (current, last int64, err error)
+	// Revision reads the bundle numbers and the testers revision in one
+	// snapshot.
+	Revision(ctx context.Context, extensionID int64) (Revision, error)
 	// BundleVersions lists the distinct versions the extension's bundles
 	// were served with.
 	BundleVersions(ctx context.Context, extensionID int64) ([]string, error)
@@ -295,6 +298,9 @@ type TesterStore interface {
 	// RecordTesterChecks keeps each tester's last update check (the
 	// version their copy reported, and when), in one transaction. A check
 	// older than the one kept changes nothing.
+	// It also keeps, per tester and UTC day, the version reported at the
+	// day's last check (adoption by testers), and moves the testers
+	// revision of every extension a check is of.
 	RecordTesterChecks(ctx context.Context, checks []TesterCheck) error
 }
 

@@ -155,13 +155,29 @@ type Installs struct {
 	Behind       int64 `json:"behind"`
 	Silent       int64 `json:"silent"`
 	NotInstalled int64 `json:"notInstalled"`
+	// Revision is a testers revision the counts are at least as new as.
+	Revision int64 `json:"revision"`
 }
 
 // TesterCheck is one update check of a tester's installed copy.
 type TesterCheck struct {
-	TesterID int64
-	Version  string
-	At       time.Time
+	ExtensionID, TesterID int64
+	Version               string
+	At                    time.Time
+}
+
+// Revision says what an extension's bundles and testers are at: enough for
+// a list to know whether it is out of date, and for a header to show what
+// testers get. The event stream sends it.
+type Revision struct {
+	// CurrentBundle is the number of the bundle testers get.
+	CurrentBundle int64 `json:"currentBundle"`
+	// LastBundle is the highest bundle number: the top of the bundles list.
+	LastBundle int64 `json:"lastBundle"`
+	// Testers grows whenever what the testers list shows changes: an
+	// invite, a link opened, a revoke, a restore, a new link, an installed
+	// copy's checks written. A "bundles" event does not carry it.
+	Testers int64 `json:"testers"`
 }
 
 // Normalize trims a tester's e-mail (lower-cased) and name, and makes a

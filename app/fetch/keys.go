@@ -81,6 +81,10 @@ func Flatten[T any](pages [][]T) []T {
 type CursorPage[T any] struct {
 	Data       []T    `json:"data"`
 	NextCursor string `json:"nextCursor,omitempty"`
+	// Revision, where the endpoint gives one, is a revision of the list
+	// the page is at least as new as: a change announced with a revision
+	// up to it is in the page already.
+	Revision int64 `json:"revision,omitempty"`
 }
 
 // CursorKeys is the getKey of cursor-based pagination, for endpoints like

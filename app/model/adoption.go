@@ -48,8 +48,14 @@ type Adoption struct {
 	Current fetch.State[betaport.Bundle]
 	// Installs counts the testers by the build their copies run.
 	Installs fetch.State[betaport.Installs]
+	// ByTesters counts testers per day rather than checks (the person's
+	// choice, kept while the page is open).
+	ByTesters bool
 
 	opened       bool
+	byTesters    bool  // what the open list counts
+	heard        int64 // the last testers revision the stream sent
+	followed     int64 // the last one read again for
 	installs     *fetch.Query[betaport.Installs]
 	stopInstalls func()
 	list         *fetch.Infinite[fetch.CursorPage[betaport.AdoptionCount]]
@@ -65,11 +71,11 @@ func NewAdoption(cfg AdoptionConfig) *Adoption { return &Adoption{cfg: cfg} }
 // unless they are read for them already: a publish that moves the current
 // bundle reads both again.
 func (a *Adoption) Open(id, currentBundle int64) {
-	if a.opened && a.ExtensionID == id && a.CurrentBundle == currentBundle {
+	if a.opened && a.ExtensionID == id && a.CurrentBundle == currentBundle && a.byTesters == a.ByTesters {
 		return
 	}
 	a.Close()
-	a.opened, a.ExtensionID, a.CurrentBundle = true, id, currentBundle
+	a.opened, a.ExtensionID, a.CurrentBundle, a.byTesters, a.followed = true, id, currentBundle, a.ByTesters, 0
 	a.Counts, a.Current = AdoptionCounts{}, fetch.State[betaport.Bundle]{}
 	env, ctx := a.cfg.Env, a.cfg.Env.context()
 	if currentBundle != 0 {
@@ -80,11 +86,14 @@ func (a *Adoption) Open(id, currentBundle int64) {
 	}
 	a.Installs = fetch.State[betaport.Installs]{}
 	a.installs, a.stopInstalls = openRecord(env, a.cfg.Cache, api.InstallsPath(id),
-		func(s fetch.State[betaport.Installs]) { a.Installs = s })
+		func(s fetch.State[betaport.Installs]) { a.Installs = s; a.follow() })
 	// A publish moved the current build: count again.
 	a.installs.Revalidate()
-	keys := fetch.CursorKeys[betaport.AdoptionCount](api.AdoptionPath(id),
-		url.Values{"days": {strconv.Itoa(adoption.Days)}}, AdoptionPageSize)
+	params := url.Values{"days": {strconv.Itoa(adoption.Days)}}
+	if a.byTesters {
+		params.Set("count", betaport.AdoptionByTesters)
+	}
+	keys := fetch.CursorKeys[betaport.AdoptionCount](api.AdoptionPath(id), params, AdoptionPageSize)
 	a.list = fetch.NewInfinite(ctx, a.cfg.Cache, keys,
 		jsonFetcher[fetch.CursorPage[betaport.AdoptionCount]](env.Client),
 		fetch.InfiniteOptions[fetch.CursorPage[betaport.AdoptionCount]]{})
@@ -121,6 +130,36 @@ func (a *Adoption) Close() {
 		a.stopInstalls, a.installs = nil, nil
 	}
 	a.opened = false
+}
+
+// CountTesters chooses what the chart counts: testers per day (true) or
+// update checks; the counts are read for it.
+func (a *Adoption) CountTesters(on bool) {
+	a.ByTesters = on
+	if a.opened {
+		a.Open(a.ExtensionID, a.CurrentBundle)
+	}
+}
+
+// Follow takes the extension's testers revision from its event stream:
+// once the installs line has landed, a revision past what it shows reads
+// the line and the counts again (an installed copy's checks were written,
+// or a tester came or went), once per revision.
+func (a *Adoption) Follow(testers int64) {
+	a.heard = max(a.heard, testers)
+	a.follow()
+}
+
+func (a *Adoption) follow() {
+	s := a.Installs
+	if !a.opened || !s.HasData || s.IsValidating || a.heard <= s.Data.Revision || a.heard <= a.followed {
+		return
+	}
+	a.followed = a.heard
+	a.installs.Revalidate()
+	if a.list != nil {
+		a.list.Revalidate()
+	}
 }
 
 // Retry reads the counts again (after an error).
@@ -162,5 +201,7 @@ func (a *Adoption) Loading() bool {
 
 // Summary sums the counts up as of the Env's clock.
 func (a *Adoption) Summary() adoption.Summary {
-	return adoption.Summarize(fetch.CursorItems(a.Counts.Data), a.cfg.Env.clock().Now(), a.CurrentVersion())
+	s := adoption.Summarize(fetch.CursorItems(a.Counts.Data), a.cfg.Env.clock().Now(), a.CurrentVersion())
+	s.Testers = a.byTesters
+	return s
 }

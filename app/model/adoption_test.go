@@ -204,3 +204,56 @@ func TestAdoptionBounds(t *testing.T) {
 		})
 	})
 }
+
+// "Count: Testers" reads the testers per day (?count=testers) and sums
+// them as testers; back to checks reads the checks' list, from the cache.
+// The stream's testers revisions read the installs line and the counts
+// again once each, and only past what the line shows.
+func TestAdoptionByTestersAndLive(t *testing.T) {
+	svc := newBundleSvc(t, 3)
+	now := modeltest.NewClock().Now()
+	today := now.Truncate(24 * time.Hour)
+	svc.counts = checks(now, "1.0.3", 1, 30)
+	svc.testers = []betaport.AdoptionCount{
+		{Hour: today, Version: "1.0.3", Testers: 4},
+		{Hour: today, Version: "1.0.2", Testers: 1},
+		{Hour: today.AddDate(0, 0, -1), Version: "1.0.2", Testers: 6},
+	}
+	svc.installs = betaport.Installs{Testers: 12, OnCurrent: 4, Behind: 7, NotInstalled: 1, Revision: 9}
+	a := newAdoptionSection(t, svc)
+	a.do(func(m *model.Adoption) { m.Open(7, 3) })
+	a.wait("the checks", func(m *model.Adoption) bool { return !m.Loading() && m.Installs.HasData })
+	a.do(func(m *model.Adoption) {
+		if sum := m.Summary(); sum.Testers || sum.Total != 30 {
+			t.Errorf("by checks: testers %v, total %d", sum.Testers, sum.Total)
+		}
+		m.CountTesters(true)
+	})
+	a.wait("the testers", func(m *model.Adoption) bool { return !m.Loading() && !m.Counts.IsValidating })
+	a.do(func(m *model.Adoption) {
+		sum := m.Summary()
+		if !sum.Testers || sum.Total != 11 || len(sum.Days[len(sum.Days)-1].Shares) != 2 {
+			t.Errorf("by testers: testers %v, total %d, today %+v", sum.Testers, sum.Total, sum.Days[len(sum.Days)-1])
+		}
+	})
+	if n := svc.count("GET /api/extensions/7/adoption?count=testers&days=7"); n != 1 {
+		t.Errorf("the testers' counts were read %d times, want once:\n%s", n, svc.requests())
+	}
+
+	installs := func() int { return svc.count("GET /api/extensions/7/installs") }
+	testers := func() int { return svc.count("GET /api/extensions/7/adoption?count=testers") }
+	i0, t0 := installs(), testers()
+	a.do(func(m *model.Adoption) { m.Follow(9); m.Follow(8) })
+	if installs() != i0 || testers() != t0 {
+		t.Fatalf("revisions the line shows read again: installs %d → %d, counts %d → %d", i0, installs(), t0, testers())
+	}
+	svc.set(func() { svc.installs.OnCurrent, svc.installs.Behind, svc.installs.Revision = 5, 6, 10 })
+	a.do(func(m *model.Adoption) { m.Follow(10) })
+	a.wait("the line read again", func(m *model.Adoption) bool {
+		return m.Installs.HasData && m.Installs.Data.OnCurrent == 5 && !m.Installs.IsValidating && !m.Counts.IsValidating
+	})
+	a.do(func(m *model.Adoption) { m.Follow(10) })
+	if installs() != i0+1 || testers() != t0+1 {
+		t.Errorf("one revision past the line: installs read %d times, counts %d; want once each", installs()-i0, testers()-t0)
+	}
+}

@@ -35,6 +35,8 @@ type bundleSvc struct {
 	// counts are the adoption counts; countsPage how many a page holds,
 	// endless a cursor on every page.
 	counts     []betaport.AdoptionCount
+	testers    []betaport.AdoptionCount // the counts of ?count=testers
+	installs   betaport.Installs
 	countsPage int
 	endless    bool
 	log        []string
@@ -268,14 +270,20 @@ func (s *bundleSvc) answer(r *http.Request) (int, []byte) {
 		}
 		b, _ := s.publishLocked(id, n)
 		return ok(b)
+	case sub == "installs" && r.Method == http.MethodGet:
+		return ok(s.installs)
 	case sub == "adoption" && r.Method == http.MethodGet:
+		counts := s.counts
+		if q.Get("count") == betaport.AdoptionByTesters {
+			counts = s.testers
+		}
 		from, _ := strconv.Atoi(q.Get("cursor"))
-		to := min(from+s.countsPage, len(s.counts))
+		to := min(from+s.countsPage, len(counts))
 		page := struct {
 			Data       []betaport.AdoptionCount `json:"data"`
 			NextCursor string                   `json:"nextCursor,omitempty"`
-		}{Data: append([]betaport.AdoptionCount{}, s.counts[min(from, to):to]...)}
-		if to < len(s.counts) || s.endless {
+		}{Data: append([]betaport.AdoptionCount{}, counts[min(from, to):to]...)}
+		if to < len(counts) || s.endless {
 			page.NextCursor = strconv.Itoa(to)
 		}
 		return ok(page)

@@ -120,6 +120,9 @@ type Testers struct {
 	Query, Applied, Status string
 	// List is the list's last state.
 	List fetch.InfiniteState[TesterPage]
+	// Live decides what the extension's "testers" events make the list
+	// read: a check from a tester's copy, an invite or a revoke elsewhere.
+	Live Live
 
 	// Email and Name are the invite form's fields as typed.
 	Email, Name string
@@ -155,7 +158,9 @@ type Testers struct {
 
 // NewTesters returns the page's model, showing nothing until Open.
 func NewTesters(cfg TestersConfig) *Testers {
-	return &Testers{cfg: cfg, asking: map[int64]bool{}, renewing: map[int64]bool{}}
+	m := &Testers{cfg: cfg, asking: map[int64]bool{}, renewing: map[int64]bool{}}
+	m.Live = Live{Shows: m.Shows, Settled: m.Settled, ReadAgain: m.ReadAgain}
+	return m
 }
 
 // Prerender is the page the server renders for extension id, searched and
@@ -204,6 +209,7 @@ func (m *Testers) Open(id int64, q, status string) {
 		m.Tester = who != nil && who.Kind == api.KindTester
 	})
 	m.Close()
+	m.Live.Reset()
 	m.gen++
 	m.ExtensionID = id
 	m.Inviting, m.InviteErr, m.Invited, m.Copied, m.RevokeErr, m.Restore = false, nil, nil, false, nil, ""
@@ -234,6 +240,28 @@ func (m *Testers) listChanged(s fetch.InfiniteState[TesterPage]) {
 		if m.cfg.Loaded != nil {
 			m.cfg.Loaded()
 		}
+	}
+	m.Live.Landed()
+}
+
+// Settled reports whether the list's own reads have landed (or failed).
+func (m *Testers) Settled() bool {
+	s := m.List
+	return !s.IsValidating && (s.Data != nil || s.Err != nil)
+}
+
+// Shows reports whether the list shows the testers at rev: its first page
+// is at least as new (every page is read again together, first one first).
+func (m *Testers) Shows(rev api.Revision) bool {
+	s := m.List
+	return len(s.Data) > 0 && (s.Dropped == nil || !s.Dropped[0]) && rev.Testers <= s.Data[0].Revision
+}
+
+// ReadAgain reads every held page again (the testers changed elsewhere);
+// an unchanged page answers 304, without a body.
+func (m *Testers) ReadAgain() {
+	if m.list != nil {
+		m.list.Revalidate()
 	}
 }
 

@@ -30,6 +30,7 @@ type testersAPI struct {
 	failRevoke bool
 	signedOut  bool
 	requests   []string // "METHOD path?query"
+	revision   int64    // the testers revision the pages say they are at
 }
 
 var invitedAt = time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
@@ -93,7 +94,7 @@ func (a *testersAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(a.ext)
 	case route == "GET "+testers:
 		q, status := strings.ToLower(r.URL.Query().Get("q")), r.URL.Query().Get("status")
-		page := fetch.CursorPage[betaport.Tester]{Data: []betaport.Tester{}}
+		page := fetch.CursorPage[betaport.Tester]{Data: []betaport.Tester{}, Revision: a.revision}
 		for _, t := range a.testers {
 			if (q == "" || strings.Contains(t.Email, q) || strings.Contains(strings.ToLower(t.Name), q)) && (status == "" || t.Status == status) {
 				page.Data = append(page.Data, t)
@@ -723,4 +724,56 @@ func TestTestersRevokeAnswerAfterAnotherExtensionOpened(t *testing.T) {
 			t.Errorf("extension %d shows the other's revoke error: %v", p.m.ExtensionID, p.m.RevokeErr)
 		}
 	})
+}
+
+// The list is live: a "testers" event the first page is at (the stream's
+// first, on connect) reads nothing; one past it (a tester's copy checked
+// in elsewhere) reads the list again, which shows the check; one that
+// comes while that read is on its way waits for it, and reads again only
+// if the read did not bring it.
+func TestTestersLiveEvents(t *testing.T) {
+	svc := newTestersAPI()
+	svc.revision = 5
+	p := newTestersPage(t, svc, model.NewSession(adminSession))
+	p.open("", "")
+	reads := func() int { return svc.sent("GET " + api.TestersPath(7)) }
+	before := reads()
+	p.do(func() { p.m.Live.Event(api.Revision{Testers: 5}, true) })
+	p.do(func() { p.m.Live.Event(api.Revision{Testers: 4}, true) })
+	if n := reads(); n != before {
+		t.Fatalf("events the list is at read it again: %d reads, want %d", n, before)
+	}
+
+	// Ann's copy checks in; the service writes it and says so.
+	svc.set(func() {
+		svc.testers[1].InstalledVersion = "2.0.1"
+		svc.revision = 6
+	})
+	p.do(func() { p.m.Live.Event(api.Revision{Testers: 6}, true) })
+	p.wait("Ann's installed version", func() bool {
+		t, ok := testerRowOf(p.m, "ann@example.com")
+		return ok && t.InstalledVersion == "2.0.1"
+	})
+	if n := reads(); n != before+1 {
+		t.Fatalf("one event past the list: %d reads, want %d", n, before+1)
+	}
+
+	// Two events while the read is held: the read brings revision 8, so
+	// the second (7) needs nothing more.
+	gate := svc.hold("GET " + api.TestersPath(7))
+	svc.set(func() { svc.revision = 8 })
+	p.do(func() { p.m.Live.Event(api.Revision{Testers: 7}, true) })
+	held := gate.next(t)
+	p.wait("the read on its way", func() bool { return p.m.List.IsValidating })
+	p.do(func() {
+		p.m.Live.Event(api.Revision{Testers: 8}, true)
+		if !p.m.Live.Awaiting() {
+			t.Error("an event during the read did not wait for it")
+		}
+	})
+	held.answer()
+	p.wait("the read landed", func() bool { return !p.m.List.IsValidating && !p.m.Live.Awaiting() })
+	if n := reads(); n != before+2 {
+		t.Fatalf("events during a read that brought them: %d reads, want %d", n, before+2)
+	}
 }

@@ -33,6 +33,10 @@ type AdoptionSection struct {
 	// CurrentBundle is the extension's current bundle number: when a
 	// publish moves it, the current version and the counts are read again.
 	CurrentBundle int64
+	// TestersRevision is the extension's testers revision, as its event
+	// stream last said: past what the installs line shows, the line and
+	// the counts are read again.
+	TestersRevision int64
 
 	m *model.Adoption
 }
@@ -43,11 +47,20 @@ func (a *AdoptionSection) OnMount(ctx app.Context) {
 		SignedOut: func(err error) { signedOut(ctx, err) },
 	})
 	a.m.Open(a.ExtensionID, a.CurrentBundle)
+	a.m.Follow(a.TestersRevision)
 }
 
 func (a *AdoptionSection) OnUpdate(ctx app.Context) {
 	if a.m != nil {
 		a.m.Open(a.ExtensionID, a.CurrentBundle)
+		a.m.Follow(a.TestersRevision)
+	}
+}
+
+// countBy follows the "Count" choice: update checks or testers.
+func (a *AdoptionSection) countBy(ctx app.Context, e app.Event) {
+	if a.m != nil {
+		a.m.CountTesters(ctx.JSSrc().Get("value").String() == betaport.AdoptionByTesters)
 	}
 }
 
@@ -67,7 +80,26 @@ func (a *AdoptionSection) retry(app.Context, app.Event) {
 func (a *AdoptionSection) Render() app.UI {
 	return app.Section().ID("adoption").Class("adoption").Aria("labelledby", "adoption-heading").Body(
 		app.H2().ID("adoption-heading").Text("Adoption"),
+		a.renderCountBy(),
 		a.renderBody(),
+	)
+}
+
+// renderCountBy is the choice of what the chart counts. It is there from
+// the page the server renders, so nothing below moves when the app starts.
+func (a *AdoptionSection) renderCountBy() app.UI {
+	byTesters := a.m != nil && a.m.ByTesters
+	option := func(value, label string, checked bool) app.UI {
+		id := "adoption-count-" + value
+		return app.Label().For(id).Class("choice").Body(
+			app.Input().Type("radio").ID(id).Name("adoption-count").Value(value).Checked(checked).OnChange(a.countBy),
+			app.Text(" "+label),
+		)
+	}
+	return app.FieldSet().ID("adoption-count").Class("adoption-count").Body(
+		app.Legend().Text("Count"),
+		option(betaport.AdoptionByChecks, "Update checks", !byTesters),
+		option(betaport.AdoptionByTesters, "Testers", byTesters),
 	)
 }
 
@@ -87,19 +119,28 @@ func (a *AdoptionSection) renderBody() app.UI {
 	}
 	sum := m.Summary()
 	if sum.Total == 0 {
+		empty := app.P().Class("state").Body(
+			app.Strong().Text("No update checks yet."),
+			app.Text(" Installed copies report their version when the browser checks for updates, within a few hours of being installed or started; each version's share then shows here."),
+		)
+		if sum.Testers {
+			empty = app.P().Class("state").Body(
+				app.Strong().Text("No tester's copy has checked in in the last "+strconv.Itoa(adoption.Days)+" days."),
+				app.Text(" A copy installed from a tester's builds page or policy file reports its version with their own update URL; copies installed with the extension's shared URL count as update checks only."),
+			)
+		}
 		return app.Div().Class("adoption-body").Body(
 			renderInstalls(m, a.CurrentBundle),
-			app.Div().ID("adoption-empty").Body(
-				app.P().Class("state").Body(
-					app.Strong().Text("No update checks yet."),
-					app.Text(" Installed copies report their version when the browser checks for updates, within a few hours of being installed or started; each version's share then shows here."),
-				),
-			),
+			app.Div().ID("adoption-empty").Body(empty),
 		)
+	}
+	var current app.UI
+	if !sum.Testers { // the installs line says it of testers
+		current = a.renderCurrent(m, sum)
 	}
 	return app.Div().Class("adoption-body").Body(
 		renderInstalls(m, a.CurrentBundle),
-		a.renderCurrent(m, sum),
+		current,
 		renderAdoptionChart(adoption.Layout(sum)),
 		renderAdoptionTable(sum),
 	)
@@ -206,7 +247,7 @@ func renderAdoptionChart(c adoption.Chart) app.UI {
 				svgElem("rect").Attr("x", f(b.X)).Attr("y", 12).Attr("width", f(b.Width)).Attr("height", 200).
 					Attr("fill", "none").Attr("stroke", "#adb5bd").Attr("stroke-dasharray", "4 3"),
 				svgElem("text").Attr("x", f(b.LabelX)).Attr("y", 112).Attr("text-anchor", "middle").
-					Attr("font-size", 11).Attr("fill", "#5f6b7a").Text("no checks"))
+					Attr("font-size", 11).Attr("fill", "#5f6b7a").Text(nothingCounted(c.Testers)))
 		}
 		for _, s := range b.Segments {
 			seg := []app.UI{
@@ -245,28 +286,48 @@ func renderAdoptionChart(c adoption.Chart) app.UI {
 	return app.Figure().ID("adoption-chart").Class("adoption-chart").Body(
 		svgElem("svg").Attr("viewBox", "0 0 "+f(c.Width)+" "+f(c.Height)).
 			Attr("role", "img").
-			Aria("label", "Each version's share of the update checks per day, over the last "+strconv.Itoa(adoption.Days)+" days. The table below has the numbers.").
+			Aria("label", "Each version's share of the"+what(c.Testers)+" per day, over the last "+strconv.Itoa(adoption.Days)+" days. The table below has the numbers.").
 			Attr("width", "100%").Body(nodes...),
 	)
 }
 
+// what is what the chart counts, with a space before.
+func what(testers bool) string {
+	if testers {
+		return " testers"
+	}
+	return " update checks"
+}
+
+// nothingCounted labels a day without a count.
+func nothingCounted(testers bool) string {
+	if testers {
+		return "no testers"
+	}
+	return "no checks"
+}
+
 // renderAdoptionTable is the chart's numbers, newest day first.
 func renderAdoptionTable(sum adoption.Summary) app.UI {
+	caption, column := "Update checks", "Checks"
+	if sum.Testers {
+		caption, column = "Testers", "Testers"
+	}
 	rows := sum.Table()
 	body := make([]app.UI, len(rows))
 	for i, r := range rows {
 		if r.Version == "" {
-			body[i] = app.Tr().Body(app.Th().Scope("row").Text(r.Day), app.Td().Text("no checks"), app.Td().Text("0"), app.Td().Text("–"))
+			body[i] = app.Tr().Body(app.Th().Scope("row").Text(r.Day), app.Td().Text(nothingCounted(sum.Testers)), app.Td().Text("0"), app.Td().Text("–"))
 			continue
 		}
 		body[i] = app.Tr().Body(app.Th().Scope("row").Text(r.Day), app.Td().Text(r.Version),
 			app.Td().Text(strconv.FormatInt(r.Checks, 10)), app.Td().Text(strconv.Itoa(r.Percent)+"%"))
 	}
 	return app.Table().ID("adoption-table").Class("list adoption-table").Body(
-		app.Caption().Text("Update checks by day (UTC) and version, last "+strconv.Itoa(adoption.Days)+" days"),
+		app.Caption().Text(caption+" by day (UTC) and version, last "+strconv.Itoa(adoption.Days)+" days"),
 		app.THead().Body(app.Tr().Body(
 			app.Th().Scope("col").Text("Day"), app.Th().Scope("col").Text("Version"),
-			app.Th().Scope("col").Text("Checks"), app.Th().Scope("col").Text("Share"))),
+			app.Th().Scope("col").Text(column), app.Th().Scope("col").Text("Share"))),
 		app.TBody().Body(body...),
 	)
 }

@@ -38,6 +38,9 @@ type ExtensionPage struct {
 	bundles  *pageList[[]betaport.Bundle, betaport.Bundle]
 	stopLive func()
 	tester   bool // a tester opened the admins' page
+	// testersRevision is the last the event stream sent: the adoption
+	// section reads its installs line again past it.
+	testersRevision int64
 }
 
 func (p *ExtensionPage) OnInit() { p.bundles = bundlesList() }
@@ -68,8 +71,17 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 	}
 	currentSession(ctx, func(s *api.Session) { p.tester = s != nil && s.Kind == api.KindTester })
 	// A publish from anywhere shows at once (model.Live decides what is
-	// read again).
-	p.stopLive = listenBundles(ctx, id, p.m.Live.Event)
+	// read again); so does a tester's copy checking in (the adoption
+	// section follows the testers revision).
+	p.testersRevision = 0
+	p.stopLive = listenEvents(ctx, id, map[string]func(api.Revision, bool){
+		"bundles": p.m.Live.Event,
+		"testers": func(rev api.Revision, known bool) {
+			if known {
+				p.testersRevision = rev.Testers
+			}
+		},
+	})
 }
 
 // OnPreRender renders, on the server, the extension and the first page of
@@ -140,7 +152,7 @@ func (p *ExtensionPage) Render() app.UI {
 			app.Div().ID("current-download").Hidden(e.CurrentBundle == 0).Body(downloadLink(*e)),
 			app.P().Body(app.A().ID("classic-link").Href("/extensions/" + strconv.FormatInt(e.ID, 10) + "/pages").Text("Page by page")),
 			app.P().Body(app.A().ID("testers-link").Href("/extensions/" + strconv.FormatInt(e.ID, 10) + "/testers").Text("Testers")),
-			&AdoptionSection{ExtensionID: e.ID, CurrentBundle: e.CurrentBundle},
+			&AdoptionSection{ExtensionID: e.ID, CurrentBundle: e.CurrentBundle, TestersRevision: p.testersRevision},
 			p.renderBundles(m),
 		}
 	}

@@ -15,23 +15,36 @@ import (
 // revision first, so a reconnect catches up. It returns the function that
 // stops listening.
 func listenBundles(ctx app.Context, extensionID int64, event func(rev api.Revision, known bool)) (stop func()) {
+	return listenEvents(ctx, extensionID, map[string]func(api.Revision, bool){"bundles": event})
+}
+
+// listenEvents is listenBundles for the events named in on ("bundles",
+// "testers": a testers event's revision has Testers only), on one stream:
+// a page opens one connection, whatever it follows.
+func listenEvents(ctx app.Context, extensionID int64, on map[string]func(rev api.Revision, known bool)) (stop func()) {
 	if !app.IsClient {
 		return func() {}
 	}
 	es := app.Window().Get("EventSource").New(api.EventsPath(extensionID))
-	onBundles := app.FuncOf(func(_ app.Value, args []app.Value) any {
-		var rev api.Revision
-		known := false
-		if len(args) > 0 {
-			rev, known = model.ParseRevision(args[0].Get("data").String())
-		}
-		ctx.Dispatch(func(app.Context) { event(rev, known) })
-		return nil
-	})
-	es.Call("addEventListener", "bundles", onBundles)
+	var funcs []app.Func
+	for name, event := range on {
+		f := app.FuncOf(func(_ app.Value, args []app.Value) any {
+			var rev api.Revision
+			known := false
+			if len(args) > 0 {
+				rev, known = model.ParseRevision(args[0].Get("data").String())
+			}
+			ctx.Dispatch(func(app.Context) { event(rev, known) })
+			return nil
+		})
+		es.Call("addEventListener", name, f)
+		funcs = append(funcs, f)
+	}
 	return func() {
 		es.Call("close")
-		onBundles.Release()
+		for _, f := range funcs {
+			f.Release()
+		}
 	}
 }
 

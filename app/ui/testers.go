@@ -50,6 +50,9 @@ type TestersPage struct {
 	// model through it, so that the page renders after them: a handler's
 	// context is its element's, which goes with the row's buttons.
 	ctx app.Context
+	// live stops the event stream of the extension listened to, liveID.
+	live   func()
+	liveID int64
 }
 
 func (p *TestersPage) OnInit() { p.testers = testersList() }
@@ -98,7 +101,22 @@ func (p *TestersPage) OnNav(ctx app.Context) {
 	id, _ := model.ExtensionID(u.Path)
 	// The search and the status filter live in the address (?q=&status=),
 	// so back, forward, a reload and a shared link bring the same list.
-	p.page(ctx).Open(id, u.Query().Get("q"), u.Query().Get("status"))
+	m := p.page(ctx)
+	m.Open(id, u.Query().Get("q"), u.Query().Get("status"))
+	if p.live == nil || p.liveID != id {
+		p.stopLive()
+		// A tester's copy checking in, an invite or a revoke from
+		// anywhere shows without a reload (model.Live decides what is
+		// read again).
+		p.live, p.liveID = listenEvents(ctx, id, map[string]func(api.Revision, bool){"testers": m.Live.Event}), id
+	}
+}
+
+func (p *TestersPage) stopLive() {
+	if p.live != nil {
+		p.live()
+		p.live = nil
+	}
 }
 
 // OnPreRender renders, on the server, the first page of testers the server
@@ -111,6 +129,7 @@ func (p *TestersPage) OnPreRender(ctx app.Context) {
 }
 
 func (p *TestersPage) OnDismount() {
+	p.stopLive()
 	if p.m != nil {
 		p.m.Close()
 	}

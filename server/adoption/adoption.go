@@ -5,7 +5,7 @@
 // A check costs a map increment: the counts are held in memory, in shards
 // so that parallel checks rarely wait on one another, and a Counter's Flush
 // adds them to the store (one upsert per extension, hour and version, which
-// every replica adds to). The service flushes at least once a minute, when
+// every replica adds to). The service flushes every 10 seconds (cli.DefaultAdoptionFlush), when
 // it closes, and before the adoption API reads (Find), so an answer
 // includes every check this replica counted. Nothing else of a check is
 // kept: no address, no user agent.
@@ -62,10 +62,18 @@ type Counter struct {
 type shard struct {
 	mu     sync.Mutex
 	counts map[key]int64
-	// testers is the last check of each tester whose copy checked with
-	// their own update URL since the last flush.
-	testers map[int64]betaport.TesterCheck
+	// testers is the last check of each day of each tester whose copy
+	// checked with their own update URL since the last flush (a flush
+	// may be late by a day boundary: each day keeps its own).
+	testers map[testerDay]betaport.TesterCheck
 	_       [40]byte // keep shards on cache lines of their own
+}
+
+// testerDay is a tester's UTC day (Unix seconds of its start).
+type testerDay struct{ testerID, day int64 }
+
+func dayOf(tc betaport.TesterCheck) testerDay {
+	return testerDay{tc.TesterID, tc.At.Unix() / 86400 * 86400}
 }
 
 // key is one row of the counts.
@@ -89,7 +97,7 @@ func (c *Counter) init() {
 		c.seed = maphash.MakeSeed()
 		for i := range c.pending {
 			c.pending[i].counts = map[key]int64{}
-			c.pending[i].testers = map[int64]betaport.TesterCheck{}
+			c.pending[i].testers = map[testerDay]betaport.TesterCheck{}
 		}
 		c.served.Store(&map[int64]servedVersions{})
 	})
@@ -156,22 +164,23 @@ func (c *Counter) resolve(ctx context.Context, ext *betaport.Extension, current,
 	return betaport.OtherVersion, nil
 }
 
-// CountTester keeps a tester's check reporting version (their installed
-// copy's), in memory until the next flush: a check is never a database
-// write of its own. A check with no version is not kept.
-func (c *Counter) CountTester(testerID int64, version string) {
+// CountTester keeps the check of a tester of extensionID reporting version
+// (their installed copy's), in memory until the next flush: a check is
+// never a database write of its own. A check with no version is not kept.
+func (c *Counter) CountTester(extensionID, testerID int64, version string) {
 	if version == "" {
 		return
 	}
 	c.init()
-	c.addTester(betaport.TesterCheck{TesterID: testerID, Version: version, At: c.now().UTC()})
+	c.addTester(betaport.TesterCheck{ExtensionID: extensionID, TesterID: testerID, Version: version, At: c.now().UTC()})
 }
 
 func (c *Counter) addTester(tc betaport.TesterCheck) {
 	s := &c.pending[uint64(tc.TesterID)*0x9e3779b97f4a7c15>>59%shards]
+	k := dayOf(tc)
 	s.mu.Lock()
-	if old, ok := s.testers[tc.TesterID]; !ok || !old.At.After(tc.At) {
-		s.testers[tc.TesterID] = tc
+	if old, ok := s.testers[k]; !ok || !old.At.After(tc.At) {
+		s.testers[k] = tc
 	}
 	s.mu.Unlock()
 }
@@ -198,13 +207,13 @@ func (c *Counter) Flush(ctx context.Context) error {
 		// A shard's maps are taken only when they hold something: the ones
 		// left in place are the shard's, written under its lock.
 		var m map[key]int64
-		var ts map[int64]betaport.TesterCheck
+		var ts map[testerDay]betaport.TesterCheck
 		s.mu.Lock()
 		if len(s.counts) > 0 {
 			m, s.counts = s.counts, map[key]int64{}
 		}
 		if len(s.testers) > 0 {
-			ts, s.testers = s.testers, map[int64]betaport.TesterCheck{}
+			ts, s.testers = s.testers, map[testerDay]betaport.TesterCheck{}
 		}
 		s.mu.Unlock()
 		if len(m) > 0 {

@@ -18,7 +18,8 @@ import (
 type memStore struct {
 	mu       sync.Mutex
 	testers  map[int64]betaport.TesterCheck
-	rows     map[string]int64 // "ext hour version"
+	written  []betaport.TesterCheck // every tester check written, in flush order
+	rows     map[string]int64       // "ext hour version"
 	versions map[int64][]string
 	lookups  atomic.Int64
 	fail     error
@@ -53,6 +54,7 @@ func (s *memStore) RecordTesterChecks(_ context.Context, checks []betaport.Teste
 	for _, c := range checks {
 		s.testers[c.TesterID] = c
 	}
+	s.written = append(s.written, checks...)
 	return nil
 }
 
@@ -233,7 +235,7 @@ func TestCountWhileFlushing(t *testing.T) {
 				if err := c.Count(ctx, ext, "1.0.0", "1.0.0"); err != nil {
 					t.Error(err)
 				}
-				c.CountTester(int64(g*1000+i%50), "1.0.0")
+				c.CountTester(ext.ID, int64(g*1000+i%50), "1.0.0")
 			}
 		})
 	}
@@ -249,5 +251,34 @@ func TestCountWhileFlushing(t *testing.T) {
 	}
 	if total != 2000 || len(st.testers) != 200 {
 		t.Fatalf("%d checks and %d testers written, want 2000 and 200", total, len(st.testers))
+	}
+}
+
+// TestTesterChecksKeepEachDay: a tester's copy checks before and after
+// midnight UTC, and the flush comes after both: the last check of each day
+// is written (adoption counts the tester on both days), with the tester's
+// extension.
+func TestTesterChecksKeepEachDay(t *testing.T) {
+	ctx := context.Background()
+	st := newMemStore()
+	now := time.Date(2026, 11, 26, 23, 50, 0, 0, time.UTC)
+	c := &adoption.Counter{Store: st, Now: func() time.Time { return now }}
+	c.CountTester(7, 42, "1.0.0")
+	now = now.Add(5 * time.Minute)
+	c.CountTester(7, 42, "1.0.1") // the same day, later: this one is the day's
+	now = now.Add(10 * time.Minute)
+	c.CountTester(7, 42, "1.0.2") // 00:05 the next day
+	if err := c.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, w := range st.written {
+		if w.ExtensionID != 7 || w.TesterID != 42 {
+			t.Errorf("written %+v, want extension 7's tester 42", w)
+		}
+		got[w.At.Format("Jan 2")] = w.Version
+	}
+	if want := map[string]string{"Nov 26": "1.0.1", "Nov 27": "1.0.2"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("written by day %v, want %v", got, want)
 	}
 }

@@ -1396,7 +1396,9 @@ func TestBB20ConfigDefaultsAndFlags(t *testing.T) {
 	for field, want := range map[string]any{
 		"WebhookRetryMin":     10 * time.Second,
 		"WebhookAllowPrivate": false,
-		"AdoptionFlush":       time.Minute,
+		// 10 s since issue 27: an open testers list shows a copy's
+		// check this long after it (README's flag table).
+		"AdoptionFlush": 10 * time.Second,
 	} {
 		f := v.FieldByName(field)
 		if !f.IsValid() {

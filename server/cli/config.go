@@ -46,8 +46,10 @@ type Config struct {
 }
 
 // DefaultAdoptionFlush is how often update-check counts are written: a
-// replica that dies loses at most this long of them.
-const DefaultAdoptionFlush = time.Minute
+// replica that dies loses at most this long of them, and an open testers
+// list shows a copy's check about this long after it (one transaction per
+// flush, however many checks).
+const DefaultAdoptionFlush = 10 * time.Second
 
 // DefaultConfig returns the embedded defaults: one machine, SQLite and local
 // files under ./data.

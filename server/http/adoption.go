@@ -13,7 +13,9 @@ import (
 )
 
 // handleAdoption answers an extension's update checks per hour and
-// reported version over the last ?days=, newest hour first, cursor-paged.
+// reported version over the last ?days=, newest hour first, cursor-paged;
+// with ?count=testers, its testers per UTC day by the version their own
+// copy reported last that day.
 // This replica's pending counts are written first (Counter.Find), so the
 // answer includes every check it answered.
 func (s *Server) handleAdoption(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
@@ -32,6 +34,21 @@ func (s *Server) handleAdoption(w http.ResponseWriter, r *http.Request, _ *subje
 	f := betaport.AdoptionFilter{ExtensionID: ext.ID, Limit: limit + 1,
 		// The hour under way and the 24×days-1 before it.
 		Since: s.now().Truncate(time.Hour).Add(-time.Duration(24*days-1) * time.Hour)}
+	switch q.Get("count") {
+	case betaport.AdoptionByChecks, "":
+		if q.Has("count") && q.Get("count") == "" {
+			badParam(w, "count", countDetail)
+			return
+		}
+	case betaport.AdoptionByTesters:
+		// Whole UTC days: today and the days-1 before it.
+		now := s.now().UTC()
+		f.ByTesters, f.Since = true, time.Date(now.Year(), now.Month(), now.Day()-(days-1), 0, 0, 0, 0, time.UTC)
+		list = "adoption-testers/" + strconv.FormatInt(ext.ID, 10)
+	default:
+		badParam(w, "count", countDetail)
+		return
+	}
 	if c := q.Get("cursor"); c != "" || q.Has("cursor") {
 		if f.After, ok = s.decodeAdoptionCursor(list, c); !ok {
 			badParam(w, "cursor", "cursor is not one this list gave out; start again from the first page, without a cursor.")
@@ -54,6 +71,8 @@ func (s *Server) handleAdoption(w http.ResponseWriter, r *http.Request, _ *subje
 	}
 	writeJSONPage(w, r, page)
 }
+
+const countDetail = "count must be checks (update checks per hour, the default) or testers (testers whose own copy checked, per UTC day)."
 
 // rangeParam reads a whole-number query parameter from 1 to max, def when
 // absent, answering the problem itself.

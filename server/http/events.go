@@ -15,9 +15,12 @@ import (
 )
 
 // Live lists: GET /api/extensions/{id}/events is a server-sent event
-// stream that says when the extension's bundles changed, so every open
-// bundles list and header follows a publish from any route — a pipeline,
-// the CLI, another admin, another replica — without a focus or a reload.
+// stream that says when the extension's bundles changed ("bundles"), so
+// every open bundles list and header follows a publish from any route — a
+// pipeline, the CLI, another admin, another replica — without a focus or a
+// reload; and when its testers changed ("testers": an invite, a revoke, an
+// installed copy's checks written), so the testers list and the installs
+// line follow who runs what.
 //
 // Replicas share only the database, so each one learns of changes by
 // polling a cheap revision of the extensions that someone here watches:
@@ -36,8 +39,7 @@ const eventHeartbeat = 15 * time.Second
 type revision = api.Revision
 
 func (s *Server) revisionOf(ctx context.Context, extensionID int64) (revision, error) {
-	current, last, err := s.Store.BundleRevision(ctx, extensionID)
-	return revision{CurrentBundle: current, LastBundle: last}, err
+	return s.Store.Revision(ctx, extensionID)
 }
 
 // eventHub polls the revisions of watched extensions and tells watchers.
@@ -117,11 +119,17 @@ func (h *eventHub) poll(ctx context.Context, extensionID int64, last revision) {
 // handleEvents streams the extension's revisions: the current one at once,
 // then each change. A request that does not accept text/event-stream gets
 // the current revision as JSON.
-func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension) {
 	rev, err := s.revisionOf(r.Context(), ext.ID)
 	if err != nil {
 		s.Error(w, r, err)
 		return
+	}
+	// A tester's builds page follows the bundles; the testers' comings
+	// and goings and their copies' checks are the admins' to see.
+	admin := who.user != nil
+	if !admin {
+		rev.Testers = 0
 	}
 	if !acceptsEventStream(r) {
 		writeJSON(w, r, http.StatusOK, rev)
@@ -135,11 +143,28 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, _ *subject
 	w.WriteHeader(http.StatusOK)
 	ch, cancel := s.events().subscribe(ext.ID, rev)
 	defer cancel()
+	// A "bundles" event when the bundles moved, a "testers" event when
+	// the testers changed: a page follows the part it shows.
+	var sent *revision
 	send := func(rev revision) bool {
-		b, _ := json.Marshal(rev)
-		if _, err := fmt.Fprintf(w, "event: bundles\ndata: %s\n\n", b); err != nil {
-			return false
+		if sent == nil || rev.CurrentBundle != sent.CurrentBundle || rev.LastBundle != sent.LastBundle {
+			b, _ := json.Marshal(struct {
+				CurrentBundle int64 `json:"currentBundle"`
+				LastBundle    int64 `json:"lastBundle"`
+			}{rev.CurrentBundle, rev.LastBundle})
+			if _, err := fmt.Fprintf(w, "event: bundles\ndata: %s\n\n", b); err != nil {
+				return false
+			}
 		}
+		if admin && (sent == nil || rev.Testers != sent.Testers) {
+			b, _ := json.Marshal(struct {
+				Testers int64 `json:"testers"`
+			}{rev.Testers})
+			if _, err := fmt.Fprintf(w, "event: testers\ndata: %s\n\n", b); err != nil {
+				return false
+			}
+		}
+		sent = &rev
 		return rc.Flush() == nil
 	}
 	if !send(rev) {

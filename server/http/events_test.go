@@ -35,8 +35,14 @@ func eventStream(t *testing.T, e *env, path string, header http.Header) <-chan m
 		defer resp.Body.Close()
 		defer close(out)
 		sc := bufio.NewScanner(resp.Body)
+		event := ""
 		for sc.Scan() {
-			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			if name, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+				event = name
+			}
+			// The bundles' revisions ("testers" events are another
+			// test's).
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && event == "bundles" {
 				var rev map[string]int64
 				json.Unmarshal([]byte(data), &rev)
 				out <- rev

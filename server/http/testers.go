@@ -129,12 +129,20 @@ func (s *Server) handleListTesters(w http.ResponseWriter, r *http.Request, _ *su
 		return
 	}
 	s.writeChecks(r.Context())
+	// Read before the page: the page is at least as new as it.
+	rev, err := s.Store.Revision(r.Context(), ext.ID)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
 	testers, err := s.Store.FindTesters(r.Context(), f)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	writeJSONPage(w, r, cursorPage(s, list, testers, limit, func(t *betaport.Tester) int64 { return t.ID }))
+	page := cursorPage(s, list, testers, limit, func(t *betaport.Tester) int64 { return t.ID })
+	page.Revision = rev.Testers
+	writeJSONPage(w, r, page)
 }
 
 // handleRevokeTester revokes a tester: their sessions and their link stop
@@ -207,11 +215,18 @@ func (s *Server) handleInstalls(w http.ResponseWriter, r *http.Request, _ *subje
 		s.Error(w, r, err)
 		return
 	}
+	// Read before the counts: they are at least as new as it.
+	rev, err := s.Store.Revision(r.Context(), ext.ID)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
 	n, err := s.Store.CountInstalls(r.Context(), ext.ID, current, s.now().Add(-betaport.SilentDays*24*time.Hour))
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
+	n.Revision = rev.Testers
 	w.Header().Set("Cache-Control", "no-cache")
 	writeJSON(w, r, http.StatusOK, n)
 }

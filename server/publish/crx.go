@@ -231,7 +231,7 @@ func (s *Service) countCheck(ctx context.Context, feed *Feed, current *betaport.
 		if feed.Tester != nil && crx.ValidVersion(c.Version) {
 			// Only a version Chrome could run: anything else is not a copy
 			// of the extension speaking (adoption counts it as "other").
-			s.Adoption.CountTester(feed.Tester.ID, c.Version)
+			s.Adoption.CountTester(ext.ID, feed.Tester.ID, c.Version)
 		}
 		return // one check per request, however many x name it
 	}

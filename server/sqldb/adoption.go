@@ -35,15 +35,30 @@ func (s *DB) AddAdoption(ctx context.Context, counts []betaport.AdoptionCount) e
 
 // FindAdoption returns a page of an extension's counts since f.Since,
 // newest hour first, then by version.
+//
+// Counting testers (f.ByTesters), a row is a UTC day's and a version's
+// testers: each tester once a day, under the version of their copy's last
+// check that day.
 func (s *DB) FindAdoption(ctx context.Context, f betaport.AdoptionFilter) ([]*betaport.AdoptionCount, error) {
 	q := `SELECT hour, version, checks FROM adoption_checks WHERE extension_id = ? AND hour >= ?`
+	if f.ByTesters {
+		q = `SELECT day AS hour, version, COUNT(*) FROM adoption_testers WHERE extension_id = ? AND day >= ?`
+	}
 	args := []any{f.ExtensionID, millis(f.Since)}
 	if f.After != nil {
 		h := millis(f.After.Hour)
-		q += ` AND (hour < ? OR (hour = ? AND version > ?))`
+		if f.ByTesters {
+			q += ` AND (day < ? OR (day = ? AND version > ?))`
+		} else {
+			q += ` AND (hour < ? OR (hour = ? AND version > ?))`
+		}
 		args = append(args, h, h, f.After.Version)
 	}
-	q += ` ORDER BY hour DESC, version LIMIT ?`
+	if f.ByTesters {
+		q += ` GROUP BY day, version ORDER BY day DESC, version LIMIT ?`
+	} else {
+		q += ` ORDER BY hour DESC, version LIMIT ?`
+	}
 	args = append(args, f.Limit)
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -54,7 +69,11 @@ func (s *DB) FindAdoption(ctx context.Context, f betaport.AdoptionFilter) ([]*be
 	for rows.Next() {
 		c := betaport.AdoptionCount{ExtensionID: f.ExtensionID}
 		var hour int64
-		if err := rows.Scan(&hour, &c.Version, &c.Checks); err != nil {
+		n := &c.Checks
+		if f.ByTesters {
+			n = &c.Testers
+		}
+		if err := rows.Scan(&hour, &c.Version, n); err != nil {
 			return nil, err
 		}
 		c.Hour = fromMillis(hour)

@@ -1,9 +1,11 @@
 package sqldb
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -32,8 +34,37 @@ func (s *DB) CreateTesters(ctx context.Context, ts []*betaport.Tester) error {
 				return err
 			}
 		}
-		return nil
+		exts := make([]int64, 0, 1)
+		for _, t := range ts {
+			exts = append(exts, t.ExtensionID)
+		}
+		return moveTestersRevision(ctx, tx, exts...)
 	})
+}
+
+// moveTestersRevision moves the testers revision of the extensions (each
+// once, in id order: two transactions lock them in one order).
+func moveTestersRevision(ctx context.Context, tx *Tx, extensionIDs ...int64) error {
+	ids := slices.Clone(extensionIDs)
+	slices.Sort(ids)
+	for _, id := range slices.Compact(ids) {
+		if _, err := tx.ExecContext(ctx, `UPDATE extensions SET testers_revision = testers_revision + 1 WHERE id = ?`, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Revision reads an extension's bundle numbers and testers revision in one
+// row.
+func (s *DB) Revision(ctx context.Context, extensionID int64) (betaport.Revision, error) {
+	var r betaport.Revision
+	err := s.db.QueryRowContext(ctx, `SELECT current_bundle, last_bundle_number, testers_revision FROM extensions WHERE id = ?`,
+		extensionID).Scan(&r.CurrentBundle, &r.LastBundle, &r.Testers)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, betaport.Errorf(betaport.ENOTFOUND, "Extension %d does not exist.", extensionID)
+	}
+	return r, err
 }
 
 // testersPerInsert is how many testers one INSERT carries: at 7 values each
@@ -149,6 +180,9 @@ func (s *DB) InviteTester(ctx context.Context, t *betaport.Tester, inviteHash, a
 		if err != nil {
 			return err
 		}
+		if err := moveTestersRevision(ctx, tx, t.ExtensionID); err != nil {
+			return err
+		}
 		return recordAudit(ctx, tx, t.ExtensionID, actor, betaport.AuditTesterInvited, t.Email)
 	})
 	if s.dialect.isUniqueViolation(err) {
@@ -258,10 +292,18 @@ func (s *DB) testersQuery(f betaport.TesterFilter) (string, []any) {
 // ActivateTester marks a tester active and seen now; a revoked tester stays
 // revoked.
 func (s *DB) ActivateTester(ctx context.Context, id int64) error {
-	_, err := s.db.ExecContext(ctx,
-		`UPDATE testers SET status = 'active', last_seen_at = ? WHERE id = ? AND status <> 'revoked'`,
-		millis(betaport.Now()), id)
-	return err
+	return s.inTx(ctx, func(tx *Tx) error {
+		var extensionID int64
+		err := tx.QueryRowContext(ctx,
+			`UPDATE testers SET status = 'active', last_seen_at = ? WHERE id = ? AND status <> 'revoked' RETURNING extension_id`,
+			millis(betaport.Now()), id).Scan(&extensionID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		return moveTestersRevision(ctx, tx, extensionID)
+	})
 }
 
 // RevokeTester revokes a tester, recording who did. Their sessions stop
@@ -285,6 +327,9 @@ func (s *DB) RevokeTester(ctx context.Context, id int64, actor string) error {
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return nil
+		}
+		if err := moveTestersRevision(ctx, tx, t.ExtensionID); err != nil {
+			return err
 		}
 		return recordAudit(ctx, tx, t.ExtensionID, actor, betaport.AuditTesterRevoked, t.Email)
 	})
@@ -348,6 +393,9 @@ func (s *DB) newInvite(ctx context.Context, id int64, inviteHash, actor, action 
 				return err
 			}
 		}
+		if err := moveTestersRevision(ctx, tx, t.ExtensionID); err != nil {
+			return err
+		}
 		return recordAudit(ctx, tx, t.ExtensionID, actor, action, t.Email)
 	})
 	if err != nil {
@@ -403,21 +451,55 @@ func (s *DB) FindTesterByUpdateToken(ctx context.Context, extensionID int64, has
 // RecordTesterChecks keeps each tester's latest check, in one transaction;
 // a check older than the one kept (from another replica's flush) changes
 // nothing.
+//
+// Each check also keeps its tester's version of its UTC day (adoption by
+// testers), where the later check of the day wins, and moves the testers
+// revision of its extension. Rows are written in key order, so two
+// replicas' flushes lock them in one order and never deadlock.
 func (s *DB) RecordTesterChecks(ctx context.Context, checks []betaport.TesterCheck) error {
 	if len(checks) == 0 {
 		return nil
 	}
+	sorted := slices.Clone(checks)
+	slices.SortFunc(sorted, func(a, b betaport.TesterCheck) int {
+		return cmp.Or(cmp.Compare(a.TesterID, b.TesterID), a.At.Compare(b.At))
+	})
 	return s.inTx(ctx, func(tx *Tx) error {
-		for _, c := range checks {
+		exts := make([]int64, 0, 1)
+		for _, c := range sorted {
 			if _, err := tx.ExecContext(ctx,
 				`UPDATE testers SET installed_version = ?, last_check_at = ?
 				 WHERE id = ? AND (last_check_at IS NULL OR last_check_at <= ?)`,
 				c.Version, millis(c.At), c.TesterID, millis(c.At)); err != nil {
 				return err
 			}
+			exts = append(exts, c.ExtensionID)
 		}
-		return nil
+		slices.SortFunc(sorted, func(a, b betaport.TesterCheck) int {
+			return cmp.Or(cmp.Compare(a.ExtensionID, b.ExtensionID), cmp.Compare(day(a.At), day(b.At)),
+				cmp.Compare(a.TesterID, b.TesterID), a.At.Compare(b.At))
+		})
+		for _, c := range sorted {
+			// The tester's extension, not the one the check names: a row
+			// is never written for a tester of another extension.
+			if _, err := tx.ExecContext(ctx,
+				`INSERT INTO adoption_testers (extension_id, day, tester_id, version, checked_at)
+				 SELECT extension_id, ?, id, ?, ? FROM testers WHERE id = ? AND extension_id = ?
+				 ON CONFLICT (extension_id, day, tester_id) DO UPDATE
+				 SET version = excluded.version, checked_at = excluded.checked_at
+				 WHERE excluded.checked_at >= adoption_testers.checked_at`,
+				day(c.At), c.Version, millis(c.At), c.TesterID, c.ExtensionID); err != nil {
+				return err
+			}
+		}
+		return moveTestersRevision(ctx, tx, exts...)
 	})
+}
+
+// day is 00:00 UTC of t's day, in Unix milliseconds.
+func day(t time.Time) int64 {
+	t = t.UTC()
+	return millis(time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC))
 }
 
 // CountInstalls counts the extension's testers who are not revoked by what

@@ -56,6 +56,7 @@ func Run(t *testing.T, open Opener) {
 		{"Webhooks", testWebhooks},
 		{"PruneDeliveries", testPruneDeliveries},
 		{"TesterUpdates", testTesterUpdates},
+		{"TesterAdoption", testTesterAdoption},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
