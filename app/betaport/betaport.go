@@ -37,6 +37,9 @@ type TesterFilter struct {
 	// SilentSince, when not zero, keeps the testers (not revoked) whose
 	// copy checked for updates, but not since then.
 	SilentSince time.Time
+	// Installed keeps the testers (not revoked) who have an update token:
+	// whose copy was packed before and may be again.
+	Installed bool
 }
 
 // Filters of the testers list beside the statuses (?status=): copies

@@ -142,6 +142,9 @@ type Tester struct {
 	// and nil before their copy first checked with their own update URL.
 	InstalledVersion string     `json:"installedVersion,omitempty"`
 	LastCheckAt      *time.Time `json:"lastCheckAt,omitempty"`
+	// UpdateTokenHash is the hash of the tester's update token ("" before
+	// one is made): it names their packed copies. Never sent.
+	UpdateTokenHash string `json:"-"`
 }
 
 // Installs counts an extension's testers (not revoked) by what their

@@ -283,6 +283,13 @@ func (v *VList) OnMount(ctx app.Context) {
 	v.onFocusIn = app.FuncOf(func(this app.Value, args []app.Value) any {
 		target := args[0].Get("target")
 		row, control := v.rowOf(target)
+		if row < 0 {
+			// The focus left the rows (Shift+Tab to the search field):
+			// the row stays rendered where it is, so Tab comes back to
+			// it, as it would in a list that renders every row. Another
+			// row's focus, or a press outside the rows, lets it go.
+			return nil
+		}
 		name := ""
 		if control >= 0 {
 			name = controlName(target)

@@ -163,6 +163,8 @@ func (m *Main) Run(ctx context.Context) error {
 		// Extensions' CRX signing keys are sealed with it at rest.
 		SigningKeys: keys,
 		Adoption:    &adoption.Counter{Store: m.Store},
+		// A publish makes its testers' copies before their updaters ask.
+		Config: publish.Config{WarmTesterCopies: true},
 	}
 	m.Server = &bphttp.Server{
 		Store:   m.Store,

@@ -330,9 +330,18 @@ type Package struct {
 // their own update URL: the shared package's tail is read (its manifest
 // entry and central directory, a few KB), rewritten, hashed from the kept
 // state and signed. A revoked tester gets none (ENOTFOUND).
+//
+// A copy made is kept in memory (testerCopies), by bundle, tester and
+// update token, and WarmTesterCopies makes the copies of a bundle just
+// published: a download then costs what the shared package's does.
 func (s *Service) TesterCRX(ctx context.Context, ext *betaport.Extension, b *betaport.Bundle, t *betaport.Tester) (*Package, error) {
 	if t.Status == betaport.TesterRevoked || t.ExtensionID != ext.ID {
 		return nil, errNoPackage
+	}
+	if t.UpdateTokenHash != "" {
+		if p, ok := s.testerCopies().GetIfPresent(copyKey{b.ID, t.ID, t.UpdateTokenHash}); ok {
+			return p, nil
+		}
 	}
 	sg, err := s.signing(ctx, ext)
 	if err != nil {
@@ -347,10 +356,11 @@ func (s *Service) TesterCRX(ctx context.Context, ext *betaport.Extension, b *bet
 		return nil, fmt.Errorf("bundle %d's CRX template: %w", b.ID, err)
 	}
 	tp := crx.Template{HeaderSize: c.HeaderSize, TailAt: c.TailAt, State: state}
-	url, err := s.TesterUpdateURL(ctx, ext, t)
+	token, err := s.testerToken(ctx, t)
 	if err != nil {
 		return nil, err
 	}
+	url := s.updateURL(ext.ID, token)
 	tail, err := s.Blobs.NewRangeReader(ctx, c.BlobKey, c.TailAt, c.Size-c.TailAt, nil)
 	if err != nil {
 		return nil, err
@@ -381,8 +391,10 @@ func (s *Service) TesterCRX(ctx context.Context, ext *betaport.Extension, b *bet
 		return nil, fmt.Errorf("tester %d's copy of bundle %d: %w", t.ID, b.ID, err)
 	}
 	sum := sha256.Sum256([]byte(c.SHA256 + " " + credential.HashToken(url)))
-	return &Package{Header: p.Header, Tail: p.Tail, BlobKey: c.BlobKey, PrefixFrom: tp.HeaderSize, PrefixTo: tp.TailAt,
-		Size: p.Size(tp), ETag: hex.EncodeToString(sum[:16])}, nil
+	pkg := &Package{Header: p.Header, Tail: p.Tail, BlobKey: c.BlobKey, PrefixFrom: tp.HeaderSize, PrefixTo: tp.TailAt,
+		Size: p.Size(tp), ETag: hex.EncodeToString(sum[:16])}
+	s.testerCopies().Set(copyKey{b.ID, t.ID, credential.HashToken(token)}, pkg)
+	return pkg, nil
 }
 
 var errNoPackage = betaport.Errorf(betaport.ENOTFOUND, "There is no such package.")

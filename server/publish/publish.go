@@ -31,6 +31,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/maypok86/otter/v2"
+
 	"gocloud.dev/blob"
 
 	"github.com/betaport/betaport/app/api"
@@ -58,6 +60,12 @@ type Config struct {
 	Burst         int           // calls per key allowed at once
 	Every         time.Duration // then one call per key every Every
 	Limits        zipcheck.Limits
+	// TesterCopiesBytes bounds the memory testers' packed copies are kept
+	// in (0: DefaultTesterCopiesBytes); WarmTesterCopies makes a bundle's
+	// copies as it is published (serve sets it; tests call
+	// WarmTesterCopies themselves).
+	TesterCopiesBytes int64
+	WarmTesterCopies  bool
 }
 
 func (c Config) withDefaults() Config {
@@ -120,6 +128,8 @@ type Service struct {
 	limiterOnce sync.Once
 	limiter     *keyLimiter
 	signLocks   keyedMutex
+	copiesOnce  sync.Once
+	copies      *otter.Cache[copyKey, *Package]
 }
 
 func (s *Service) now() time.Time {

@@ -35,6 +35,9 @@ func (s *Service) Rollback(ctx context.Context, ext *betaport.Extension, number 
 			}
 			return b, fresh, r.error
 		}
+		if err == nil && fresh {
+			s.warmAfterPublish(ext, b)
+		}
 		return b, fresh, err
 	}
 }

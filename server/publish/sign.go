@@ -132,6 +132,9 @@ func (s *Service) Sign(ctx context.Context, ext *betaport.Extension) (*betaport.
 	if err != nil {
 		return nil, err
 	}
+	if fresh {
+		s.warmAfterPublish(ext, published)
+	}
 	return published, nil
 }
 

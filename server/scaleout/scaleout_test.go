@@ -570,8 +570,13 @@ func TestEventsAcrossReplicas(t *testing.T) {
 	data := make(chan string, 8)
 	go func() {
 		sc := bufio.NewScanner(resp.Body)
+		event := ""
 		for sc.Scan() {
-			if v, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			if name, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+				event = name
+			}
+			// The bundles' events ("testers" events follow the testers).
+			if v, ok := strings.CutPrefix(sc.Text(), "data: "); ok && event == "bundles" {
 				data <- v
 			}
 		}

@@ -193,14 +193,14 @@ func (s *DB) InviteTester(ctx context.Context, t *betaport.Tester, inviteHash, a
 
 // testerColumns are read from the testers table named t.
 const testerColumns = `t.id, t.extension_id, t.email, t.name, t.status, t.created_at, t.last_seen_at, t.invited_at, COALESCE(t.revoked_by, ''),
-	t.installed_version, t.last_check_at`
+	t.installed_version, t.last_check_at, COALESCE(t.update_token_hash, '')`
 
 func scanTester(row interface{ Scan(...any) error }) (*betaport.Tester, error) {
 	var t betaport.Tester
 	var created int64
 	var seen, invited, checked sql.NullInt64
 	if err := row.Scan(&t.ID, &t.ExtensionID, &t.Email, &t.Name, &t.Status, &created, &seen, &invited, &t.RevokedBy,
-		&t.InstalledVersion, &checked); err != nil {
+		&t.InstalledVersion, &checked, &t.UpdateTokenHash); err != nil {
 		return nil, err
 	}
 	t.CreatedAt, t.LastSeenAt, t.InvitedAt = fromMillis(created), fromNullMillis(seen), fromNullMillis(invited)
@@ -280,6 +280,9 @@ func (s *DB) testersQuery(f betaport.TesterFilter) (string, []any) {
 	}
 	if !f.SilentSince.IsZero() {
 		where, args = append(where, `t.status <> 'revoked' AND t.last_check_at < ?`), append(args, millis(f.SilentSince))
+	}
+	if f.Installed {
+		where = append(where, `t.status <> 'revoked' AND t.update_token_hash IS NOT NULL`)
 	}
 	if f.BeforeID > 0 {
 		where, args = append(where, `t.id < ?`), append(args, f.BeforeID)
