@@ -291,6 +291,12 @@ type TesterStore interface {
 	// sealed token the tester has: the one given first, when racing
 	// requests give them one each.
 	SetTesterUpdateToken(ctx context.Context, testerID int64, hash, sealed string) (string, error)
+	// SealedTesterTokens returns every tester's sealed update token, by
+	// tester id (a keyring rotation seals them again).
+	SealedTesterTokens(ctx context.Context) (map[int64]string, error)
+	// ReplaceTesterToken replaces a tester's sealed update token if it is
+	// still old (the same token, sealed again).
+	ReplaceTesterToken(ctx context.Context, testerID int64, old, sealed string) error
 	// FindTesterByUpdateToken returns the extension's tester whose update
 	// token hashes to hash.
 	FindTesterByUpdateToken(ctx context.Context, extensionID int64, hash string) (*Tester, error)

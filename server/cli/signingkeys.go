@@ -177,7 +177,29 @@ func signingKey(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			}
 			moved++
 		}
-		fmt.Fprintf(stderr, "Rewrapped %d of %d signing keys; all are now sealed with key %s.\n", moved, len(keys), k.Newest())
+		// Testers' update tokens are sealed with the same keyring (their
+		// copies are packed with them): an old key drops only once
+		// neither is sealed with it.
+		tokens, err := st.Store.SealedTesterTokens(ctx)
+		if err != nil {
+			return err
+		}
+		movedTokens := 0
+		for id, v := range tokens {
+			if kid, ok := keyring.KeyID([]byte(v)); ok && kid == k.Newest() {
+				continue
+			}
+			token, err := k.Open([]byte(v), publish.TesterTokenContext(id))
+			if err != nil {
+				return fmt.Errorf("tester %d's update token: %w; the signing keys are rewrapped, the testers' tokens after it are not: run rewrap again with the key it names", id, err)
+			}
+			if err := st.Store.ReplaceTesterToken(ctx, id, v, string(k.Seal(token, publish.TesterTokenContext(id)))); err != nil {
+				return err
+			}
+			movedTokens++
+		}
+		fmt.Fprintf(stderr, "Rewrapped %d of %d signing keys and %d of %d testers' update tokens; all are now sealed with key %s.\n",
+			moved, len(keys), movedTokens, len(tokens), k.Newest())
 		return nil
 	})
 }

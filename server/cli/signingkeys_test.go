@@ -78,6 +78,28 @@ func TestSigningKeyRotationLosesNothing(t *testing.T) {
 
 	submitVersion(m, "1.0")
 	identity, first := chromeID(m), sealedWith(m)
+	// A tester's update URL holds a token sealed with the same keyring.
+	lin := &betaport.Tester{ExtensionID: ext.ID, Email: "lin@example.com", Name: "Lin"}
+	if err := m.Store.InviteTester(ctx, lin, "invite-lin", "admin@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	linURL := func(m *cli.Main) string {
+		t.Helper()
+		e, err := m.Store.FindExtension(ctx, ext.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tt, err := m.Store.FindTester(ctx, lin.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := m.Publish.TesterUpdateURL(ctx, e, tt)
+		if err != nil {
+			t.Fatalf("Lin's update URL: %v", err)
+		}
+		return u[strings.LastIndex(u, "/")+1:] // her token (each start has its own port)
+	}
+	linsURL := linURL(m)
 	ring := filepath.Join(dir, "signing-keyring")
 	if fi, err := os.Stat(ring); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("keyring file: %v %v", fi, err)
@@ -101,7 +123,7 @@ func TestSigningKeyRotationLosesNothing(t *testing.T) {
 	m.Close()
 
 	// Rewrap moves every key to the newest; then the old key can go.
-	if code, _, errOut := run(t, "signing-key", "rewrap", "--data", dir); code != 0 || !strings.Contains(errOut, "Rewrapped 1 of 1") {
+	if code, _, errOut := run(t, "signing-key", "rewrap", "--data", dir); code != 0 || !strings.Contains(errOut, "Rewrapped 1 of 1 signing keys and 1 of 1 testers' update tokens") {
 		t.Fatalf("rewrap: %d %s", code, errOut)
 	}
 	os.WriteFile(ring, []byte(newEntry), 0o600)
@@ -110,6 +132,10 @@ func TestSigningKeyRotationLosesNothing(t *testing.T) {
 	}
 	if sealedWith(m) == first || chromeID(m) != identity {
 		t.Fatal("rewrap did not move the key to the newest")
+	}
+	// With the old key gone, Lin's copy keeps its URL (her token opens).
+	if got := linURL(m); got != linsURL {
+		t.Fatalf("after the rotation Lin's update URL is %s, want %s", got, linsURL)
 	}
 	submitVersion(m, "1.2")
 	m.Close()

@@ -271,8 +271,8 @@ func (s *Service) crx(ctx context.Context, ext *betaport.Extension, sg *betaport
 // the extension's: a check costs the same reads with either.
 const testerTokenPrefix = "t_"
 
-// testerTokenContext binds a tester's sealed update token to their row.
-func testerTokenContext(testerID int64) string {
+// TesterTokenContext binds a tester's sealed update token to their row.
+func TesterTokenContext(testerID int64) string {
 	return "tester_update " + strconv.FormatInt(testerID, 10)
 }
 
@@ -289,7 +289,7 @@ func (s *Service) testerToken(ctx context.Context, t *betaport.Tester) (string, 
 	}
 	if sealed == "" {
 		token := testerTokenPrefix + credential.NewToken()
-		made := string(s.SigningKeys.Seal([]byte(token), testerTokenContext(t.ID)))
+		made := string(s.SigningKeys.Seal([]byte(token), TesterTokenContext(t.ID)))
 		if sealed, err = s.Store.SetTesterUpdateToken(ctx, t.ID, credential.HashToken(token), made); err != nil {
 			return "", err
 		}
@@ -297,7 +297,7 @@ func (s *Service) testerToken(ctx context.Context, t *betaport.Tester) (string, 
 			return "", betaport.Errorf(betaport.ECONFLICT, "Your install link was replaced meanwhile. Open the builds page again.")
 		}
 	}
-	token, err := s.SigningKeys.Open([]byte(sealed), testerTokenContext(t.ID))
+	token, err := s.SigningKeys.Open([]byte(sealed), TesterTokenContext(t.ID))
 	if err != nil {
 		return "", fmt.Errorf("tester %d's update token: %w", t.ID, err)
 	}

@@ -440,6 +440,32 @@ func (s *DB) SetTesterUpdateToken(ctx context.Context, testerID int64, hash, sea
 	return s.TesterUpdateToken(ctx, testerID)
 }
 
+// SealedTesterTokens returns every tester's sealed update token, by tester.
+func (s *DB) SealedTesterTokens(ctx context.Context) (map[int64]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, update_token_sealed FROM testers WHERE update_token_sealed IS NOT NULL`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	tokens := map[int64]string{}
+	for rows.Next() {
+		var id int64
+		var sealed string
+		if err := rows.Scan(&id, &sealed); err != nil {
+			return nil, err
+		}
+		tokens[id] = sealed
+	}
+	return tokens, rows.Err()
+}
+
+// ReplaceTesterToken seals a tester's update token again: it changes
+// nothing if the token was replaced meanwhile (a new link).
+func (s *DB) ReplaceTesterToken(ctx context.Context, testerID int64, old, sealed string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE testers SET update_token_sealed = ? WHERE id = ? AND update_token_sealed = ?`, sealed, testerID, old)
+	return err
+}
+
 // FindTesterByUpdateToken returns the extension's tester whose update
 // token hashes to hash.
 func (s *DB) FindTesterByUpdateToken(ctx context.Context, extensionID int64, hash string) (*betaport.Tester, error) {
