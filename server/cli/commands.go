@@ -40,7 +40,12 @@ func init() {
 		"seed":             seed,
 		"backup":           backup,
 		"restore":          restore,
-		"signing-key":      signingKey,
+		"signing-key generate": func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			return signingKey(ctx, append([]string{"generate"}, args...), stdout, stderr)
+		},
+		"signing-key rewrap": func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			return signingKey(ctx, append([]string{"rewrap"}, args...), stdout, stderr)
+		},
 	}
 }
 

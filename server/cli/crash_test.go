@@ -35,6 +35,13 @@ import (
 const crashChildVar = "BETAPORT_CRASH_CHILD"
 
 func TestMain(m *testing.M) {
+	if v := os.Getenv(commandChildVar); v != "" {
+		// The betaport command itself (server/cmd/betaport's main), as a
+		// process: its exit code and its two streams (commandProcess).
+		var args []string
+		json.Unmarshal([]byte(v), &args)
+		os.Exit(cli.Run(context.Background(), args, os.Stdout, os.Stderr))
+	}
 	if v := os.Getenv(crashChildVar); v != "" {
 		dir, addr, _ := strings.Cut(v, " ")
 		os.Exit(cli.Run(context.Background(), []string{"serve", "--data", dir, "--addr", addr}, io.Discard, os.Stderr))

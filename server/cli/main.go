@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -312,6 +313,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprint(stdout, groupUsage(cmd))
 		return 0
+	case groups[cmd] && strings.HasPrefix(rest[0], "-"):
+		// A flag where the subcommand goes: say so, not "unknown command".
+		fmt.Fprintf(stderr, "betaport %s: %q is a flag; name the %s command first, then its flags (\"betaport %s -h\" lists them)\n",
+			cmd, rest[0], cmd, cmd)
+		return ExitUsage
 	case groups[cmd]:
 		cmd, rest = cmd+" "+rest[0], rest[1:]
 	}

@@ -62,11 +62,10 @@ type submitOptions struct {
 func parseSubmit(args []string, stderr io.Writer) (*submitOptions, error) {
 	o := &submitOptions{}
 	fs := flag.NewFlagSet("submit", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), submitUsage)
-		fs.PrintDefaults()
-	}
+	// The errors and the help are ours: a mistyped flag is one line, -h
+	// the whole usage (exit 0).
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	fs.StringVar(&o.baseURL, "base-url", env("BETAPORT_BASE_URL", ""), "the service's `URL`, e.g. https://betaport.example.com (env BETAPORT_BASE_URL)")
 	fs.StringVar(&o.keyPath, "key", env("BETAPORT_KEY_FILE", ""), "the key `file` downloaded from the extension's settings page (env BETAPORT_KEY_FILE)")
 	fs.IntVar(&o.retries, "retries", 4, "retries of each call after a network failure, 5xx or 429 (`N`)")
@@ -76,8 +75,13 @@ func parseSubmit(args []string, stderr io.Writer) (*submitOptions, error) {
 	// parse refuses arguments; submit takes one, before or after the flags.
 	var files []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, usageError{} // flag printed what is wrong, or the help
+		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stderr, submitUsage)
+			fs.SetOutput(stderr)
+			fs.PrintDefaults()
+			return nil, errHelpShown
+		} else if err != nil {
+			return nil, usageError{err.Error() + ` ("betaport submit -h" lists its flags)`}
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {

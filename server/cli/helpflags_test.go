@@ -1,0 +1,74 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// commandChildVar makes the test binary the betaport command, run with the
+// JSON list of arguments it holds (TestMain).
+const commandChildVar = "BETAPORT_CLI_TEST_COMMAND"
+
+// commandProcess runs betaport with args as a process of its own, as a
+// person or a CI job does, and returns its exit code and streams.
+func commandProcess(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	b, _ := json.Marshal(args)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), commandChildVar+"="+string(b))
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode(), out.String(), errOut.String()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return 0, out.String(), errOut.String()
+}
+
+// TestHelpAndMistypedFlags: -h and --help of every command exit 0 with its
+// usage (README: "betaport COMMAND -h … exits 0"); a mistyped flag is one
+// line naming it, exit 2; a flag where a group's subcommand goes says so.
+func TestHelpAndMistypedFlags(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want string // in the usage printed
+	}{
+		{[]string{"submit", "-h"}, "--base-url"},
+		{[]string{"submit", "--help"}, "--notes-file"},
+		{[]string{"signing-key", "-h"}, "signing-key generate | rewrap"},
+		{[]string{"signing-key", "--help"}, "signing-key generate | rewrap"},
+		{[]string{"signing-key", "generate", "-h"}, "Usage: betaport signing-key generate"},
+		{[]string{"signing-key", "rewrap", "-h"}, "-data directory"},
+		{[]string{"team", "-h"}, "team create"},
+		{[]string{"key", "list", "--help"}, "-extension"},
+	} {
+		code, out, errOut := commandProcess(t, c.args...)
+		if code != 0 || !strings.Contains(out+errOut, c.want) {
+			t.Errorf("betaport %s: exit %d, want 0 with %q in its usage:\n%s%s", strings.Join(c.args, " "), code, c.want, out, errOut)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"submit", "--bogus"}, `betaport submit: flag provided but not defined: -bogus ("betaport submit -h" lists its flags)`},
+		{[]string{"team", "--bogus-flag"}, `betaport team: "--bogus-flag" is a flag; name the team command first`},
+		{[]string{"signing-key", "--rewrap"}, `betaport signing-key: "--rewrap" is a flag`},
+		{[]string{"team", "create", "--nmae", "Acme"}, `flag provided but not defined: -nmae`},
+	} {
+		code, out, errOut := commandProcess(t, c.args...)
+		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		if code != 2 || out != "" || len(lines) != 1 || !strings.Contains(lines[0], c.want) {
+			t.Errorf("betaport %s: exit %d, stdout %q, stderr:\n%s\nwant exit 2 and one line: %s", strings.Join(c.args, " "), code, out, errOut, c.want)
+		}
+	}
+}
