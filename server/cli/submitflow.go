@@ -5,10 +5,13 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -233,14 +236,19 @@ func (s *submitter) callError(step client.Step, err error) error {
 		return nil
 	case errors.As(err, &answer):
 		return s.answerError(answer, stepDoing[step], false)
+	// A configuration mistake exits 1 at once: retrying it, or a CI job
+	// retrying the command (exit 5), cannot fix it.
 	case errors.Is(err, client.ErrNoUploadURL):
-		return exitError{ExitServer, fmt.Sprintf("POST %s answered no usable upload URL. Check --base-url: it must be Betaport's address.", api.PathSubmitUpload)}
+		return exitError{ExitFailure, fmt.Sprintf("POST %s answered no usable upload URL. Check --base-url: it must be Betaport's address.", api.PathSubmitUpload)}
 	case errors.As(err, &bad) && step == client.StepSign:
 		return exitError{ExitServer, fmt.Sprintf("the answer to POST %s is not a bundle record; the zip may or may not be published. Check the extension's bundles page.", api.PathSubmitSign)}
 	case errors.As(err, &bad):
-		return exitError{ExitServer, fmt.Sprintf("%v. Check --base-url: it must be Betaport's address.", bad)}
+		return exitError{ExitFailure, fmt.Sprintf("%v. Check --base-url: it must be Betaport's address.", bad)}
 	case errors.Is(err, client.ErrReadingAnswer):
 		return &retryable{err: err, hint: "Check the network, then run the command again."}
+	}
+	if msg := s.addressMistake(err); msg != "" {
+		return exitError{ExitFailure, msg}
 	}
 	return &retryable{err: err, hint: "Check --base-url and the network, then run the command again."}
 }
@@ -371,4 +379,24 @@ func retryAfter(h http.Header, p *api.Problem, now time.Time) time.Duration {
 		return time.Duration(p.RetryAfter) * time.Second
 	}
 	return 0
+}
+
+// addressMistake says what is wrong with --base-url when err shows it
+// cannot be Betaport's address as written ("" when err may pass): https://
+// to a server that speaks plain HTTP, a name that does not resolve, a
+// certificate that does not hold.
+func (s *submitter) addressMistake(err error) string {
+	var record tls.RecordHeaderError
+	var dns *net.DNSError
+	var cert *tls.CertificateVerificationError
+	var hostname x509.HostnameError
+	switch {
+	case errors.Is(err, http.ErrSchemeMismatch) || errors.As(err, &record):
+		return fmt.Sprintf("--base-url %s says https://, but the server answers plain HTTP: use http://, or put TLS in front of the service.", s.base)
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return fmt.Sprintf("--base-url %s names the host %s, which does not exist (DNS): check the address.", s.base, dns.Name)
+	case errors.As(err, &cert) || errors.As(err, &hostname):
+		return fmt.Sprintf("--base-url %s: the server's TLS certificate is not valid for it (%v): check the address, or the certificate.", s.base, err)
+	}
+	return ""
 }

@@ -172,7 +172,7 @@ func (s *Service) Authorize(ctx context.Context, key api.ServiceKey) (*betaport.
 	} else if err != nil {
 		return nil, err
 	}
-	ext, err := s.admit(ctx, id)
+	ext, err := s.admit(ctx, id, "Submitting from a pipeline")
 	if err != nil {
 		return nil, err
 	}
@@ -186,12 +186,14 @@ func (s *Service) Authorize(ctx context.Context, key api.ServiceKey) (*betaport.
 // the browser, whom the caller has checked may manage the extension: the
 // team's plan and the extension's rate limit apply as they do to keys.
 func (s *Service) AuthorizeAdmin(ctx context.Context, extensionID int64) (*betaport.Extension, error) {
-	return s.admit(ctx, extensionID)
+	return s.admit(ctx, extensionID, "Manual upload")
 }
 
 // admit applies what every submit call meets, however it is authorised:
 // the rate limit and the Professional plan (seats never limit it).
-func (s *Service) admit(ctx context.Context, id int64) (*betaport.Extension, error) {
+//
+// what names the way in, for the person refused ("Manual upload").
+func (s *Service) admit(ctx context.Context, id int64, what string) (*betaport.Extension, error) {
 	if wait := s.keyLimiter().take(id); wait > 0 {
 		e := betaport.Errorf(betaport.ERATELIMITED, "Too many submit calls for this extension. Wait %d seconds, then try again.", wait)
 		e.RetryAfter = time.Duration(wait) * time.Second
@@ -207,7 +209,7 @@ func (s *Service) admit(ctx context.Context, id int64) (*betaport.Extension, err
 	}
 	if team.Plan != betaport.PlanProfessional {
 		return nil, betaport.Reasonf(betaport.EFORBIDDEN, betaport.ReasonPlanRequired,
-			"Manual upload needs the Professional plan. Ask an admin of %s to upgrade, then try again.", team.Name)
+			"%s needs the Professional plan. Ask an admin of %s to upgrade, then try again.", what, team.Name)
 	}
 	return ext, nil
 }
