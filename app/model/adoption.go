@@ -49,8 +49,8 @@ type Adoption struct {
 	// Installs counts the testers by the build their copies run.
 	Installs fetch.State[betaport.Installs]
 	// ByTesters counts testers per day rather than checks (the person's
-	// choice, kept while the page is open).
-	ByTesters bool
+	// choice, kept while the page is open); Chosen is set once they chose.
+	ByTesters, Chosen bool
 
 	opened       bool
 	byTesters    bool  // what the open list counts
@@ -135,7 +135,7 @@ func (a *Adoption) Close() {
 // CountTesters chooses what the chart counts: testers per day (true) or
 // update checks; the counts are read for it.
 func (a *Adoption) CountTesters(on bool) {
-	a.ByTesters = on
+	a.ByTesters, a.Chosen = on, true
 	if a.opened {
 		a.Open(a.ExtensionID, a.CurrentBundle)
 	}

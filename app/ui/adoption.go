@@ -80,13 +80,14 @@ func (a *AdoptionSection) retry(app.Context, app.Event) {
 func (a *AdoptionSection) Render() app.UI {
 	return app.Section().ID("adoption").Class("adoption").Aria("labelledby", "adoption-heading").Body(
 		app.H2().ID("adoption-heading").Text("Adoption"),
-		a.renderCountBy(),
 		a.renderBody(),
 	)
 }
 
-// renderCountBy is the choice of what the chart counts. It is there from
-// the page the server renders, so nothing below moves when the app starts.
+// renderCountBy is the choice of what the chart counts, above the chart
+// once there are counts to choose between (and while testers are counted):
+// without any update check there is nothing to count either way, and the
+// list below stays where the server's page put it.
 func (a *AdoptionSection) renderCountBy() app.UI {
 	byTesters := a.m != nil && a.m.ByTesters
 	option := func(value, label string, checked bool) app.UI {
@@ -115,7 +116,12 @@ func (a *AdoptionSection) renderBody() app.UI {
 			app.Button().ID("retry-adoption").Text("Try again").OnClick(a.retry),
 		)
 	case m.Loading():
-		return app.Div().Class("adoption-body").Body(renderInstalls(m, a.CurrentBundle), statusView("loading", "Loading update checks…"))
+		var countBy app.UI
+		if m.Chosen {
+			// Kept in place while the choice loads: the focus stays on it.
+			countBy = a.renderCountBy()
+		}
+		return app.Div().Class("adoption-body").Body(renderInstalls(m, a.CurrentBundle), countBy, statusView("loading", "Loading update checks…"))
 	}
 	sum := m.Summary()
 	if sum.Total == 0 {
@@ -129,8 +135,13 @@ func (a *AdoptionSection) renderBody() app.UI {
 				app.Text(" A copy installed from a tester's builds page or policy file reports its version with their own update URL; copies installed with the extension's shared URL count as update checks only."),
 			)
 		}
+		var countBy app.UI
+		if sum.Testers || m.Chosen {
+			countBy = a.renderCountBy() // the way back to the checks
+		}
 		return app.Div().Class("adoption-body").Body(
 			renderInstalls(m, a.CurrentBundle),
+			countBy,
 			app.Div().ID("adoption-empty").Body(empty),
 		)
 	}
@@ -138,8 +149,11 @@ func (a *AdoptionSection) renderBody() app.UI {
 	if !sum.Testers { // the installs line says it of testers
 		current = a.renderCurrent(m, sum)
 	}
+	// The choice keeps its place (second) in every state, so the radio
+	// button that has the focus stays the same element.
 	return app.Div().Class("adoption-body").Body(
 		renderInstalls(m, a.CurrentBundle),
+		a.renderCountBy(),
 		current,
 		renderAdoptionChart(adoption.Layout(sum)),
 		renderAdoptionTable(sum),
