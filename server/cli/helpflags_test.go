@@ -72,3 +72,24 @@ func TestHelpAndMistypedFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyringWithoutIDIsNotEchoed: a signing keyring pasted without its
+// "id:" is refused, through the flag or the environment, and the refusal
+// repeats none of the key.
+func TestKeyringWithoutIDIsNotEchoed(t *testing.T) {
+	t.Parallel()
+	_, entry, _ := commandProcess(t, "signing-key", "generate")
+	_, key, ok := strings.Cut(strings.TrimSpace(entry), ":")
+	if !ok {
+		t.Fatalf("signing-key generate printed %q", entry)
+	}
+	code, _, errOut := commandProcess(t, "key", "list", "--data", t.TempDir(), "--extension", "1", "--signing-keyring", key)
+	if code != 2 || !strings.Contains(errOut, "id:base64") {
+		t.Fatalf("exit %d: %s; want 2 and what a keyring entry looks like", code, errOut)
+	}
+	for i := 0; i+6 <= len(key); i++ {
+		if strings.Contains(errOut, key[i:i+6]) {
+			t.Fatalf("the refusal repeats part of the key (%q): %s", key[i:i+6], errOut)
+		}
+	}
+}

@@ -48,14 +48,18 @@ var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 func Parse(text string) (*Keyring, error) {
 	k := &Keyring{}
 	seen := map[string]bool{}
+	n := 0
 	for entry := range strings.FieldsFuncSeq(text, func(r rune) bool { return r == '\n' || r == ',' || r == '\r' }) {
 		entry = strings.TrimSpace(entry)
 		if entry == "" || strings.HasPrefix(entry, "#") {
 			continue
 		}
+		n++
 		id, b64, ok := strings.Cut(entry, ":")
 		if !ok || !idPattern.MatchString(id) {
-			return nil, fmt.Errorf("keyring entry %q is not id:base64 (an id of letters, digits, - and _)", short(entry))
+			// Named by its place, never by its text: an entry pasted
+			// without its id is the key itself.
+			return nil, fmt.Errorf("keyring entry %d is not id:base64 (an id of letters, digits, - and _, a colon, then the key)", n)
 		}
 		raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(b64))
 		if err != nil || len(raw) != 32 {
@@ -162,11 +166,4 @@ func split(sealed []byte) (id string, ct []byte, err error) {
 		return "", nil, errors.New("sealed value is not base64")
 	}
 	return string(idb), ct, nil
-}
-
-func short(s string) string {
-	if len(s) > 12 {
-		return s[:12] + "…"
-	}
-	return s
 }

@@ -63,3 +63,25 @@ func TestParseRefuses(t *testing.T) {
 		t.Errorf("comments and separators: %v", err)
 	}
 }
+
+// TestParseNeverEchoesAKey: a key pasted without its "id:" (or with a
+// broken id) is refused without repeating any of it: error messages reach
+// logs and CI output.
+func TestParseNeverEchoesAKey(t *testing.T) {
+	first, second := Generate(), Generate()
+	_, key, _ := strings.Cut(second, ":")
+	for _, text := range []string{key, first + "," + key, "bad id:" + key, first + "\n" + key + ":" + key} {
+		_, err := Parse(text)
+		if err == nil {
+			t.Fatalf("Parse accepted a key without its id")
+		}
+		for i := 0; i+6 <= len(key); i++ {
+			if strings.Contains(err.Error(), key[i:i+6]) {
+				t.Fatalf("the error repeats part of the key (%q): %v", key[i:i+6], err)
+			}
+		}
+	}
+	if _, err := Parse(first + "," + key); err == nil || !strings.Contains(err.Error(), "entry 2") {
+		t.Errorf("the refusal does not say which entry: %v", err)
+	}
+}
