@@ -51,7 +51,7 @@ func backup(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if c.sharedDB() || (c.Blob != "" && !strings.HasPrefix(c.Blob, "file://")) {
 		return betaport.Errorf(betaport.EINVALID, "backup copies the embedded default (SQLite and local files). Back up PostgreSQL with pg_dump and S3 with its own tools; see the README, \"Backup and restore\".")
 	}
-	return withStorage(ctx, c, func(st *Storage) error {
+	return withExistingStorage(ctx, c, func(st *Storage) error {
 		dir, err := os.MkdirTemp("", "betaport-backup-")
 		if err != nil {
 			return err

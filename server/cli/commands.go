@@ -56,6 +56,43 @@ func printJSON(w io.Writer, v any) error {
 }
 
 // withStorage opens the storage the flags name, runs fn and closes it.
+// withExistingStorage is withStorage for the commands that work on what is
+// stored already (keys, rollbacks, backups, rewraps): a data folder or
+// SQLite file that does not exist is a typo, refused before anything is
+// made in it.
+func withExistingStorage(ctx context.Context, c Config, fn func(*Storage) error) error {
+	if err := c.storedAlready(); err != nil {
+		return err
+	}
+	return withStorage(ctx, c, fn)
+}
+
+// storedAlready refuses storage that does not exist yet: the SQLite file
+// (the data folder's, by default), or with PostgreSQL the data folder its
+// zips and secret default to.
+func (c *Config) storedAlready() error {
+	if c.sharedDB() {
+		if c.Blob != "" {
+			return nil
+		}
+		if _, err := os.Stat(c.Data); err != nil {
+			return usageError{fmt.Sprintf("--data %s does not exist: give the data folder the service uses (nothing was made)", c.Data)}
+		}
+		return nil
+	}
+	path, err := c.sqlitePath()
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	if _, err := os.Stat(path); err != nil {
+		if c.DB == "" {
+			return usageError{fmt.Sprintf("--data %s holds no Betaport database (%s does not exist): give the data folder the service uses, or make one with `betaport team create` or `betaport seed` (nothing was made)", c.Data, path)}
+		}
+		return usageError{fmt.Sprintf("--db %s: %s does not exist: give the database the service uses (nothing was made)", c.DB, path)}
+	}
+	return nil
+}
+
 func withStorage(ctx context.Context, c Config, fn func(*Storage) error) error {
 	st, err := OpenStorage(ctx, c)
 	if err != nil {
@@ -182,7 +219,7 @@ func keyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *id == 0 || *out == "" || strings.TrimSpace(*label) == "" {
 		return usageError{"--extension, --label and --out are required"}
 	}
-	return withStorage(ctx, c, func(st *Storage) error {
+	return withExistingStorage(ctx, c, func(st *Storage) error {
 		secret := credential.NewToken()
 		b, err := json.MarshalIndent(api.KeyFile{Service: api.ServiceKey{ExtensionID: strconv.FormatInt(*id, 10), APIKey: secret}}, "", "  ")
 		if err != nil {
@@ -214,7 +251,7 @@ func keyList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *id == 0 {
 		return usageError{"--extension is required"}
 	}
-	return withStorage(ctx, c, func(st *Storage) error {
+	return withExistingStorage(ctx, c, func(st *Storage) error {
 		all := []*betaport.Key{}
 		for before := int64(0); ; {
 			page, err := st.Store.FindKeys(ctx, *id, before, 100)
@@ -242,7 +279,7 @@ func keyRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *id == 0 || *keyID == 0 {
 		return usageError{"--extension and --key are required"}
 	}
-	return withStorage(ctx, c, func(st *Storage) error {
+	return withExistingStorage(ctx, c, func(st *Storage) error {
 		k, err := st.Store.RevokeKey(ctx, *id, *keyID, betaport.ActorCommandLine)
 		if err != nil {
 			return err
@@ -267,7 +304,7 @@ func bundleRollback(ctx context.Context, args []string, stdout, stderr io.Writer
 	if *id == 0 || *to == 0 {
 		return usageError{"--extension and --to are required"}
 	}
-	return withStorage(ctx, c, func(st *Storage) error {
+	return withExistingStorage(ctx, c, func(st *Storage) error {
 		ext, err := st.Store.FindExtension(ctx, *id)
 		if err != nil {
 			return err

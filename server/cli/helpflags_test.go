@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -90,6 +91,33 @@ func TestKeyringWithoutIDIsNotEchoed(t *testing.T) {
 	for i := 0; i+6 <= len(key); i++ {
 		if strings.Contains(errOut, key[i:i+6]) {
 			t.Fatalf("the refusal repeats part of the key (%q): %s", key[i:i+6], errOut)
+		}
+	}
+}
+
+// TestMistypedDataFolderMakesNothing: a command that works on what is
+// stored (key list, key create, key revoke, bundle rollback, backup,
+// signing-key rewrap) given a data folder that does not exist refuses it,
+// and makes nothing there.
+func TestMistypedDataFolderMakesNothing(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	typo := filepath.Join(base, "dta")
+	for _, args := range [][]string{
+		{"key", "list", "--data", typo, "--extension", "1"},
+		{"key", "create", "--data", typo, "--extension", "1", "--label", "CI", "--out", filepath.Join(base, "key.json")},
+		{"key", "revoke", "--data", typo, "--extension", "1", "--key", "1"},
+		{"bundle", "rollback", "--data", typo, "--extension", "1", "--to", "1"},
+		{"backup", "--data", typo, "--out", filepath.Join(base, "backup.tar")},
+		{"signing-key", "rewrap", "--data", typo},
+		{"key", "list", "--db", "sqlite://" + filepath.Join(base, "nope.db"), "--data", base, "--extension", "1"},
+	} {
+		code, _, errOut := commandProcess(t, args...)
+		if code == 0 || !strings.Contains(errOut, "does not exist") || !strings.Contains(errOut, "nothing was made") {
+			t.Errorf("betaport %s: exit %d, %s", strings.Join(args, " "), code, errOut)
+		}
+		if entries, _ := os.ReadDir(base); len(entries) != 0 {
+			t.Fatalf("betaport %s made %v", strings.Join(args, " "), entries)
 		}
 	}
 }

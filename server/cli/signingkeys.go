@@ -152,7 +152,7 @@ func signingKey(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := parse(fs, args[1:], stderr); err != nil {
 		return err
 	}
-	return withStorage(ctx, c, func(st *Storage) error {
+	return withExistingStorage(ctx, c, func(st *Storage) error {
 		k, err := c.signingKeyring(ctx, st.Store)
 		if err != nil {
 			return err
