@@ -331,6 +331,11 @@ func seed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
+	// The sign-ins are written into the data folder: it is made first, so
+	// a folder that cannot be made fails the seed before it loads anything.
+	if err := os.MkdirAll(c.Data, 0o700); err != nil {
+		return fmt.Errorf("--data %s: %w (nothing was loaded)", c.Data, err)
+	}
 	return withStorage(ctx, c, func(st *Storage) error {
 		empty, err := st.Store.Empty(ctx)
 		if err != nil {
@@ -352,11 +357,12 @@ func seed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			len(d.Teams), len(d.Extensions), d.Bundles, d.Testers)
 		// The demo's sign-ins are kept in the data dir so `make run` can
 		// show them every time; it is demo data, not an operator's.
+		// Shown before anything else can fail: the passwords are made once.
 		signIns := d.SignIns(c.baseURL(nil))
-		if err := os.WriteFile(filepath.Join(c.Data, "demo-sign-in.txt"), []byte(signIns), 0o600); err != nil {
-			return err
-		}
 		fmt.Fprint(stderr, signIns)
+		if err := os.WriteFile(filepath.Join(c.Data, "demo-sign-in.txt"), []byte(signIns), 0o600); err != nil {
+			fmt.Fprintf(stderr, "The sign-ins above could not be kept in the data folder (%v): note them now.\n", err)
+		}
 		return printJSON(stdout, d)
 	})
 }

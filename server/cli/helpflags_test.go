@@ -121,3 +121,33 @@ func TestMistypedDataFolderMakesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestSeedIntoAFolderNotMadeYet: seed with its database elsewhere and a
+// data folder that does not exist yet makes the folder, keeps the demo's
+// sign-ins in it and prints them: the passwords made once are never lost.
+func TestSeedIntoAFolderNotMadeYet(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	data := filepath.Join(base, "not", "made")
+	_, ring, _ := commandProcess(t, "signing-key", "generate")
+	if err := os.Mkdir(filepath.Join(base, "blobs"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// Everything elsewhere, as with PostgreSQL and S3: nothing else makes
+	// the data folder.
+	code, _, errOut := commandProcess(t, "seed", "--db", "sqlite://"+filepath.Join(base, "betaport.db"),
+		"--blob", "file://"+filepath.Join(base, "blobs"), "--secret", "a-secret-of-the-replicas-0123456789",
+		"--signing-keyring", strings.TrimSpace(ring), "--data", data)
+	if code != 0 || !strings.Contains(errOut, "admin@acme.test / ") {
+		t.Fatalf("seed: exit %d: %s", code, errOut)
+	}
+	kept, err := os.ReadFile(filepath.Join(data, "demo-sign-in.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(kept)), "\n") {
+		if !strings.Contains(errOut, line) {
+			t.Errorf("the kept sign-ins say %q, which seed did not print", line)
+		}
+	}
+}
