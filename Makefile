@@ -56,7 +56,6 @@ bin/betaport: wasm $(SERVER_SOURCES)
 run: build
 	@mkdir -p ./data
 	@./bin/betaport seed --data ./data --if-empty >/dev/null 2>./data/seed.log || { cat ./data/seed.log; exit 1; }
-	@cat ./data/demo-sign-in.txt 2>/dev/null || true
 	./bin/betaport serve --data ./data
 
 ## Checks, side by side, each job's output printed when it is done: vet

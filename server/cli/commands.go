@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -120,6 +121,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "Betaport is running at %s (Ctrl-C stops it)\n", m.URL())
+	printDemoSignIns(stderr, m.Config.Data, m.URL())
 	m.Logger.Info("serving", "addr", m.ln.Addr().String(), "url", m.URL())
 	select {
 	case <-ctx.Done():
@@ -128,6 +130,28 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	m.Logger.Info("shutting down: finishing in-flight requests")
 	return m.Close()
+}
+
+// demoSignIns is the file seed keeps the demo's sign-ins in, in the data
+// folder: serve prints them, on the address it really serves.
+const demoSignIns = "demo-sign-in.txt"
+
+// seededAt finds the address the sign-ins were written with.
+var seededAt = regexp.MustCompile(`^Open (\S+) and sign in:`)
+
+// printDemoSignIns prints the demo's sign-ins kept in dataDir (if seed
+// kept any), their address replaced by url: the one the service listens
+// on or was given, whatever seed was told.
+func printDemoSignIns(w io.Writer, dataDir, url string) {
+	b, err := os.ReadFile(filepath.Join(dataDir, demoSignIns))
+	if err != nil {
+		return
+	}
+	text := string(b)
+	if at := seededAt.FindStringSubmatch(text); at != nil {
+		text = strings.ReplaceAll(text, at[1], url)
+	}
+	fmt.Fprint(w, text)
 }
 
 func teamCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -360,7 +384,7 @@ func seed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// Shown before anything else can fail: the passwords are made once.
 		signIns := d.SignIns(c.baseURL(nil))
 		fmt.Fprint(stderr, signIns)
-		if err := os.WriteFile(filepath.Join(c.Data, "demo-sign-in.txt"), []byte(signIns), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(c.Data, demoSignIns), []byte(signIns), 0o600); err != nil {
 			fmt.Fprintf(stderr, "The sign-ins above could not be kept in the data folder (%v): note them now.\n", err)
 		}
 		return printJSON(stdout, d)

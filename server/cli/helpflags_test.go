@@ -1,14 +1,18 @@
 package cli_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // commandChildVar makes the test binary the betaport command, run with the
@@ -149,5 +153,67 @@ func TestSeedIntoAFolderNotMadeYet(t *testing.T) {
 		if !strings.Contains(errOut, line) {
 			t.Errorf("the kept sign-ins say %q, which seed did not print", line)
 		}
+	}
+}
+
+// TestServePrintsTheDemoSignInsOnItsAddress: after seed (told nothing of
+// the address), serve on another address prints the demo's sign-ins and
+// the tester's link on the address it serves, which answers them.
+func TestServePrintsTheDemoSignInsOnItsAddress(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	if code, _, errOut := commandProcess(t, "seed", "--data", data); code != 0 {
+		t.Fatalf("seed: exit %d: %s", code, errOut)
+	}
+	b, _ := json.Marshal([]string{"serve", "--no-ui", "--data", data})
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	// Any free port: the address is the service's to say.
+	cmd.Env = append(os.Environ(), commandChildVar+"="+string(b), "BETAPORT_ADDR=127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	lines := make(chan string, 1024) // what serve logs after is not read
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var printed []string
+	deadline := time.After(60 * time.Second)
+	for len(printed) == 0 || !strings.Contains(printed[len(printed)-1], "a tester of") {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatalf("serve ended, having printed:\n%s", strings.Join(printed, "\n"))
+			}
+			printed = append(printed, line)
+		case <-deadline:
+			t.Fatalf("serve printed no tester's link in 60 s, only:\n%s", strings.Join(printed, "\n"))
+		}
+	}
+	text := strings.Join(printed, "\n")
+	running := regexp.MustCompile(`Betaport is running at (http://127\.0\.0\.1:\d+)`).FindStringSubmatch(text)
+	if running == nil {
+		t.Fatalf("serve printed:\n%s", text)
+	}
+	want := running[1]
+	if !strings.Contains(text, "Open "+want+" and sign in:") || strings.Contains(text, ":8080") {
+		t.Fatalf("serve at %s printed:\n%s", want, text)
+	}
+	link := printed[len(printed)-1][strings.Index(printed[len(printed)-1], want):]
+	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/builds" {
+		t.Fatalf("the tester's printed link %s answers %d → %s, want the builds page", link, resp.StatusCode, resp.Header.Get("Location"))
 	}
 }
