@@ -326,8 +326,8 @@ func TestBlackBoxOpsMetrics(t *testing.T) {
 		{"betaport_submit_calls_total", map[string]string{"step": "upload_url", "outcome": "ok"}},
 		{"betaport_submit_calls_total", map[string]string{"step": "put", "outcome": "ok"}},
 		{"betaport_submit_calls_total", map[string]string{"step": "sign", "outcome": "ok"}},
-		{"betaport_submit_calls_total", map[string]string{"step": "upload_url", "outcome": "/problems/invalid-key"}},
-		{"betaport_submit_calls_total", map[string]string{"step": "sign", "outcome": "/problems/invalid-key"}},
+		{"betaport_submit_calls_total", map[string]string{"step": "upload_url", "outcome": "invalid_key"}},
+		{"betaport_submit_calls_total", map[string]string{"step": "sign", "outcome": "invalid_key"}},
 	}
 	before := bboScrapeUntil(t, murl, func(f map[string]*dto.MetricFamily) bool {
 		for _, want := range wants {

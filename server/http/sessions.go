@@ -21,6 +21,7 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/credential"
+	"github.com/betaport/betaport/server/metrics"
 )
 
 // Session lifetimes: a session ends after SessionTTL without use; its expiry
@@ -161,7 +162,7 @@ func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request, _ *subject
 	}
 	keys := []string{"email:" + email, "ip:" + clientIP(r)}
 	if wait := s.signInLimiter().wait(keys); wait > 0 {
-		s.Metrics.RateLimited("sign_in")
+		s.Metrics.RateLimited(metrics.LimiterSignIn)
 		p := problem(http.StatusTooManyRequests, api.ProblemTooManyRequests,
 			"Too many failed sign-ins. Wait "+strconv.Itoa(wait)+" seconds, then try again.")
 		p.RetryAfter = wait
@@ -175,7 +176,7 @@ func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request, _ *subject
 	}
 	if !credential.CheckPassword(hash, in.Password) {
 		s.signInLimiter().fail(keys)
-		s.Metrics.Session("sign_in_failed")
+		s.Metrics.Session(metrics.SessionSignInFailed)
 		s.Error(w, r, errWrongSignIn)
 		return
 	}
@@ -184,7 +185,7 @@ func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request, _ *subject
 		s.Error(w, r, err)
 		return
 	}
-	s.Metrics.Session("signed_in")
+	s.Metrics.Session(metrics.SessionSignedIn)
 	s.handleGetSession(w, r, who)
 }
 
@@ -197,7 +198,7 @@ func (s *Server) handleSignOut(w http.ResponseWriter, r *http.Request, who *subj
 		}
 	}
 	http.SetCookie(w, s.sessionCookie("", time.Time{}))
-	s.Metrics.Session("signed_out")
+	s.Metrics.Session(metrics.SessionSignedOut)
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
+	"github.com/betaport/betaport/server/metrics"
 	"github.com/betaport/betaport/server/publish"
 )
 
@@ -42,7 +43,7 @@ func (s *Server) submitKeyWith(w http.ResponseWriter, r *http.Request, who *subj
 	}
 	if err != nil {
 		if betaport.ErrorCode(err) == betaport.ERATELIMITED {
-			s.Metrics.RateLimited("submit")
+			s.Metrics.RateLimited(metrics.LimiterSubmit)
 		}
 		s.submitFailed(w, r, step, err)
 		return nil, false
@@ -52,9 +53,9 @@ func (s *Server) submitKeyWith(w http.ResponseWriter, r *http.Request, who *subj
 
 // Steps of the submit flow, as the metrics name them.
 const (
-	stepUploadURL = "upload_url"
-	stepPut       = "put"
-	stepSign      = "sign"
+	stepUploadURL = metrics.StepUploadURL
+	stepPut       = metrics.StepPut
+	stepSign      = metrics.StepSign
 )
 
 // submitFailed answers a submit call's error and counts it by its problem

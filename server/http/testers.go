@@ -12,6 +12,7 @@ import (
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/app/ui"
 	"github.com/betaport/betaport/server/credential"
+	"github.com/betaport/betaport/server/metrics"
 )
 
 // handleInviteTester adds a tester and answers their personal link, shown
@@ -199,7 +200,7 @@ func (s *Server) handleInviteLink(w http.ResponseWriter, r *http.Request, _ *sub
 		s.Error(w, r, err)
 		return
 	}
-	s.Metrics.Session("tester_link")
+	s.Metrics.Session(metrics.SessionTesterLink)
 	// The token must not stay in the address bar or the history.
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, "/builds", http.StatusSeeOther)

@@ -10,10 +10,31 @@ import (
 	"database/sql"
 	"net/http"
 	"runtime"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// The label values known in advance: each series exists, at 0, from the
+// start, so a rate or an alert on it needs no first event.
+const (
+	WebhookDelivered = "delivered" // a 2xx answer
+	WebhookFailed    = "failed"    // retried later
+	WebhookGaveUp    = "gave_up"   // no attempt left
+
+	LimiterSubmit = "submit"
+	LimiterSignIn = "sign_in"
+
+	SessionSignedIn     = "signed_in"
+	SessionSignInFailed = "sign_in_failed"
+	SessionSignedOut    = "signed_out"
+	SessionTesterLink   = "tester_link"
+
+	StepUploadURL = "upload_url"
+	StepPut       = "put"
+	StepSign      = "sign"
 )
 
 // Metrics are the service's instruments. A nil *Metrics records nothing,
@@ -45,7 +66,7 @@ func New(version string) *Metrics {
 	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "betaport_http_request_duration_seconds",
 		Help: "Time to answer a request, by route pattern and method.", Buckets: prometheus.DefBuckets}, []string{"route", "method"})
 	m.submits = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "betaport_submit_calls_total",
-		Help: "Submit-flow calls by step (upload_url, put, sign) and outcome: ok, or the problem type."}, []string{"step", "outcome"})
+		Help: "Submit-flow calls by step (upload_url, put, sign) and outcome: ok, or the problem's short name (invalid_key, invalid_zip…)."}, []string{"step", "outcome"})
 	m.signDuration = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "betaport_sign_duration_seconds",
 		Help: "Time to validate, normalise, pack and publish a zip (call 3).", Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)})
 	m.zipSize = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "betaport_zip_size_bytes",
@@ -69,6 +90,21 @@ func New(version string) *Metrics {
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "betaport_build_info",
 		Help: "The build that runs: its id and the Go that built it (always 1)."}, []string{"version", "goversion"})
 	build.WithLabelValues(version, runtime.Version()).Set(1)
+	for _, o := range []string{WebhookDelivered, WebhookFailed, WebhookGaveUp} {
+		m.webhooks.WithLabelValues(o)
+	}
+	for _, l := range []string{LimiterSubmit, LimiterSignIn} {
+		m.refusals.WithLabelValues(l)
+	}
+	for _, e := range []string{SessionSignedIn, SessionSignInFailed, SessionSignedOut, SessionTesterLink} {
+		m.sessions.WithLabelValues(e)
+	}
+	for _, k := range []string{"zip", "crx", "wasm"} {
+		m.served.WithLabelValues(k)
+	}
+	for _, step := range []string{StepUploadURL, StepPut, StepSign} {
+		m.submits.WithLabelValues(step, "ok")
+	}
 	for _, c := range []prometheus.Collector{m.requests, m.latency, m.submits, m.signDuration, m.zipSize, m.served,
 		m.updateChecks, m.putThroughput, m.blobErrors, m.sessions, m.refusals, m.webhooks, m.webhookTime, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
@@ -122,11 +158,18 @@ func statusClass(status int) string {
 	return "5xx"
 }
 
-// Submit records a submit-flow call: outcome is "ok" or a problem type.
+// Submit records a submit-flow call: outcome is "ok" or a problem type,
+// recorded as a short word ("/problems/invalid-key" is invalid_key).
 func (m *Metrics) Submit(step, outcome string) {
 	if m != nil {
-		m.submits.WithLabelValues(step, outcome).Inc()
+		m.submits.WithLabelValues(step, outcomeWord(outcome)).Inc()
 	}
+}
+
+// outcomeWord is a problem type's last path segment in snake case.
+func outcomeWord(outcome string) string {
+	outcome = outcome[strings.LastIndex(outcome, "/")+1:]
+	return strings.ReplaceAll(outcome, "-", "_")
 }
 
 // Signed records a published zip: how long sign took and its size.

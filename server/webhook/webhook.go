@@ -197,14 +197,14 @@ func (w *Worker) attempt(ctx context.Context, d *betaport.WebhookDelivery) {
 	default:
 		r.Error = fmt.Sprintf("The receiver answered %d %s; only a 2xx answer delivers.", status, http.StatusText(status))
 	}
-	outcome := "delivered"
+	outcome := metrics.WebhookDelivered
 	if !r.Delivered {
 		next := at.Add(Backoff(w.RetryMin, d.Attempts))
 		if next.Before(d.ExpiresAt) {
-			r.NextAttemptAt, outcome = next, "failed"
+			r.NextAttemptAt, outcome = next, metrics.WebhookFailed
 		} else {
 			r.Error += " No attempt is left: events are retried for 24 hours."
-			outcome = "gave_up"
+			outcome = metrics.WebhookGaveUp
 		}
 	}
 	w.Metrics.WebhookAttempt(outcome, took)
