@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -111,6 +112,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
+	m.Logger = newLogger(stderr, m.Config.LogFormat, m.Config.LogLevel)
 	if !bphttp.HasApp() && !m.Config.NoUI {
 		return errors.New("this betaport was built without the browser app (a plain go build or go install embeds no app.wasm), so its pages could never start. " +
 			"Build it with `make build` (bin/betaport has the app), or run `betaport serve --no-ui` to serve the API alone")
@@ -120,8 +122,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := m.Run(ctx); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "Betaport is running at %s (Ctrl-C stops it)\n", m.URL())
-	printDemoSignIns(stderr, m.Config.Data, m.URL())
+	if m.Config.LogFormat != "json" { // JSON lines only, then: the "serving" line has the URL
+		fmt.Fprintf(stderr, "Betaport is running at %s (Ctrl-C stops it)\n", m.URL())
+		printDemoSignIns(stderr, m.Config.Data, m.URL())
+	}
 	m.Logger.Info("serving", "addr", m.ln.Addr().String(), "url", m.URL())
 	select {
 	case <-ctx.Done():
@@ -130,6 +134,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	m.Logger.Info("shutting down: finishing in-flight requests")
 	return m.Close()
+}
+
+// newLogger is serve's logger: lines of format ("text" or "json") on w,
+// from level up.
+func newLogger(w io.Writer, format string, level slog.Level) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 // demoSignIns is the file seed keeps the demo's sign-ins in, in the data

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -43,6 +45,13 @@ type Config struct {
 	// WebhookAllowPrivate lets webhooks reach loopback, private and
 	// link-local addresses (serve only; tests, one private network).
 	WebhookAllowPrivate bool
+	// LogFormat is text or json, LogLevel the least level logged (serve
+	// only; used when Main's Logger is not set by its caller).
+	LogFormat string
+	LogLevel  slog.Level
+	// TrustedProxies are the addresses whose X-Request-Id is kept as a
+	// request's id (serve only; none: every id is the service's own).
+	TrustedProxies []netip.Prefix
 }
 
 // DefaultAdoptionFlush is how often update-check counts are written: a
@@ -54,7 +63,8 @@ const DefaultAdoptionFlush = 10 * time.Second
 // DefaultConfig returns the embedded defaults: one machine, SQLite and local
 // files under ./data.
 func DefaultConfig() Config {
-	return Config{Addr: "127.0.0.1:8080", Data: "./data", AdoptionFlush: DefaultAdoptionFlush, WebhookRetryMin: 10 * time.Second}
+	return Config{Addr: "127.0.0.1:8080", Data: "./data", AdoptionFlush: DefaultAdoptionFlush, WebhookRetryMin: 10 * time.Second,
+		LogFormat: "text", LogLevel: slog.LevelInfo}
 }
 
 // storageFlags registers the settings that choose storage.
@@ -165,6 +175,45 @@ var serveSettings = []*setting{
 		def: func(c *Config) string { return durationText(c.WebhookRetryMin) }},
 	{flag: "webhooks-allow-private", env: "BETAPORT_WEBHOOKS_ALLOW_PRIVATE", boolean: true, usage: "let webhooks reach loopback, private and link-local addresses (env BETAPORT_WEBHOOKS_ALLOW_PRIVATE=1; default: refused)",
 		set: func(c *Config, v string) (err error) { c.WebhookAllowPrivate, err = parseSwitch(v); return err }},
+	{flag: "log-format", env: "BETAPORT_LOG_FORMAT", usage: "log lines as `format` text (key=value) or json, one object per line (env BETAPORT_LOG_FORMAT)",
+		set: func(c *Config, v string) error {
+			if v != "text" && v != "json" {
+				return errors.New("is not a log format; give text or json")
+			}
+			c.LogFormat = v
+			return nil
+		},
+		def: func(c *Config) string { return c.LogFormat }},
+	{flag: "log-level", env: "BETAPORT_LOG_LEVEL", usage: "the least `level` logged: debug, info, warn or error (env BETAPORT_LOG_LEVEL)",
+		set: func(c *Config, v string) error {
+			var l slog.Level
+			if err := l.UnmarshalText([]byte(v)); err != nil {
+				return errors.New("is not a log level; give debug, info, warn or error")
+			}
+			c.LogLevel = l
+			return nil
+		},
+		def: func(c *Config) string { return strings.ToLower(c.LogLevel.String()) }},
+	{flag: "trusted-proxies", env: "BETAPORT_TRUSTED_PROXIES", usage: "the proxies' `addresses` (IPs or CIDRs, comma-separated) whose X-Request-Id the service keeps as the request's id (env BETAPORT_TRUSTED_PROXIES; default: none, every id is the service's own)",
+		set: func(c *Config, v string) error {
+			c.TrustedProxies = nil
+			for _, part := range strings.Split(v, ",") {
+				part = strings.TrimSpace(part)
+				if part == "" {
+					continue
+				}
+				p, err := netip.ParsePrefix(part)
+				if err != nil {
+					a, aerr := netip.ParseAddr(part)
+					if aerr != nil {
+						return fmt.Errorf("has %q, which is neither an IP address nor a CIDR; give addresses like 10.0.0.7 or 10.0.0.0/8", part)
+					}
+					p = netip.PrefixFrom(a, a.BitLen())
+				}
+				c.TrustedProxies = append(c.TrustedProxies, p.Masked())
+			}
+			return nil
+		}},
 	{flag: "metrics-addr", env: "BETAPORT_METRICS_ADDR", usage: "serve Prometheus metrics at http://`address`/metrics, e.g. 127.0.0.1:9090 (env BETAPORT_METRICS_ADDR; default: off)",
 		set: func(c *Config, v string) error {
 			if v != "" {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"log/slog"
+	"net/netip"
 	"os"
 	"reflect"
 	"strings"
@@ -58,7 +60,7 @@ func TestConfigGoodValues(t *testing.T) {
 			Addr: "0.0.0.0:9000", Data: "/var/lib/betaport", DB: "sqlite:///var/lib/betaport/b.db",
 			Blob: "file:///var/lib/betaport/blobs", BaseURL: "https://beta.example.com/", Secret: secret,
 			SigningKeyring: ring, NoUI: true, MetricsAddr: "127.0.0.1:9090", AdoptionFlush: 30 * time.Second,
-			WebhookRetryMin: 250 * time.Millisecond, WebhookAllowPrivate: true,
+			WebhookRetryMin: 250 * time.Millisecond, WebhookAllowPrivate: true, LogFormat: "text", LogLevel: slog.LevelInfo,
 		}},
 		{"environment", map[string]string{
 			"BETAPORT_ADDR": ":8080", "BETAPORT_DATA": "data2", "BETAPORT_DB": "postgres://betaport:pw@db.internal:5432/betaport?sslmode=require&pool_max_conns=8",
@@ -69,6 +71,7 @@ func TestConfigGoodValues(t *testing.T) {
 			Addr: ":8080", Data: "data2", DB: "postgres://betaport:pw@db.internal:5432/betaport?sslmode=require&pool_max_conns=8",
 			Blob: "s3://betaport-zips?endpoint=http://127.0.0.1:7070&region=us-east-1", BaseURL: "http://beta.example.com:8080/bp",
 			Secret: secret, MetricsAddr: "[::1]:9090", AdoptionFlush: 2 * time.Minute, WebhookRetryMin: 2 * time.Second, WebhookAllowPrivate: true,
+			LogFormat: "text", LogLevel: slog.LevelInfo,
 		}},
 		{"a flag overrides its variable", map[string]string{
 			"BETAPORT_ADDR": "bad", "BETAPORT_WEBHOOK_RETRY_MIN": "soon", "BETAPORT_WEBHOOKS_ALLOW_PRIVATE": "1", "BETAPORT_DATA": "from-env",
@@ -81,6 +84,12 @@ func TestConfigGoodValues(t *testing.T) {
 		{"empty values that mean the default", map[string]string{
 			"BETAPORT_DB": "", "BETAPORT_BLOB": "", "BETAPORT_BASE_URL": "", "BETAPORT_SECRET": "", "BETAPORT_SIGNING_KEYRING": "", "BETAPORT_METRICS_ADDR": "",
 		}, nil, def},
+		{"logs as JSON from warnings up, ids from two proxies", map[string]string{"BETAPORT_LOG_LEVEL": "debug"},
+			[]string{"--log-format", "json", "--log-level", "WARN", "--trusted-proxies", "10.0.0.7, 192.168.0.0/16"},
+			with(func(c *Config) {
+				c.LogFormat, c.LogLevel = "json", slog.LevelWarn
+				c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("10.0.0.7/32"), netip.MustParsePrefix("192.168.0.0/16")}
+			})},
 		{"other good forms", nil, []string{
 			"--addr", "localhost:http", "--db", "sqlite://relative/b.db", "--db", "postgresql://localhost/betaport",
 			"--blob", "s3://bucket", "--metrics-addr", "127.0.0.1:0", "--adoption-flush", "1h30m",
@@ -138,6 +147,9 @@ func TestConfigBadValues(t *testing.T) {
 		{"adoption-flush", "BETAPORT_ADOPTION_FLUSH", "often", "not a duration", "30s"},
 		{"adoption-flush", "BETAPORT_ADOPTION_FLUSH", "0", "not above zero", "30s"},
 		{"adoption-flush", "BETAPORT_ADOPTION_FLUSH", "-1m", "not above zero", "30s"},
+		{"log-format", "BETAPORT_LOG_FORMAT", "xml", "not a log format", "text or json"},
+		{"log-level", "BETAPORT_LOG_LEVEL", "loud", "not a log level", "debug, info, warn or error"},
+		{"trusted-proxies", "BETAPORT_TRUSTED_PROXIES", "10.0.0.7,proxy.internal", `"proxy.internal"`, "10.0.0.0/8"},
 		{"webhook-retry-min", "BETAPORT_WEBHOOK_RETRY_MIN", "soon", "not a duration", "10s"},
 		{"webhook-retry-min", "BETAPORT_WEBHOOK_RETRY_MIN", "0s", "not above zero", "10s"},
 		{"webhook-retry-min", "BETAPORT_WEBHOOK_RETRY_MIN", "", "not a duration", "10s"},

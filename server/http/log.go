@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
+	"net/netip"
+	"regexp"
 	"strings"
 	"time"
 
@@ -83,7 +85,7 @@ func newRequestID() string {
 func (s *Server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		info := &requestInfo{id: newRequestID()}
+		info := &requestInfo{id: s.requestID(r)}
 		w.Header().Set(RequestIDHeader, info.id)
 		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
 		rec := &statusRecorder{ResponseWriter: w}
@@ -96,7 +98,7 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		if info.kind != "" && rec.status < 300 {
 			s.Metrics.Served(info.kind, rec.bytes)
 		}
-		s.Logger.LogAttrs(r.Context(), levelFor(rec.status), "request",
+		s.Logger.LogAttrs(r.Context(), levelFor(info.pattern, rec.status), "request",
 			slog.String("method", r.Method),
 			slog.String("route", info.pattern),
 			slog.String("path", loggedPath(r.URL.Path)),
@@ -108,11 +110,41 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 	})
 }
 
-func levelFor(status int) slog.Level {
-	if status >= 500 {
+// levelFor is a request's log level: ERROR for the service's own failures,
+// WARN for what an operator watches (a failed sign-in, a rate limit, a
+// refused upload), INFO for the rest.
+func levelFor(route string, status int) slog.Level {
+	switch {
+	case status >= 500:
 		return slog.LevelError
+	case status == http.StatusTooManyRequests:
+		return slog.LevelWarn
+	case route == "POST "+api.PathSession && status >= 400:
+		return slog.LevelWarn
+	case strings.Contains(route, " /api/submit/") && status >= 400:
+		return slog.LevelWarn
 	}
 	return slog.LevelInfo
+}
+
+// requestIDPattern is what an X-Request-Id from a trusted proxy may be.
+var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+
+// requestID is r's id: the X-Request-Id a trusted proxy (TrustedProxies)
+// gave it, so one id follows the request through both logs, or a new one.
+// Anyone else's is ignored: a client must not choose the id of another
+// request's log line.
+func (s *Server) requestID(r *http.Request) string {
+	if id := r.Header.Get(RequestIDHeader); id != "" && len(s.TrustedProxies) > 0 && requestIDPattern.MatchString(id) {
+		if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+			for _, p := range s.TrustedProxies {
+				if p.Contains(ap.Addr().Unmap()) {
+					return id
+				}
+			}
+		}
+	}
+	return newRequestID()
 }
 
 // loggedPath hides the tokens some paths carry: a tester's sign-in link

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"runtime"
 	"strconv"
 	"strings"
@@ -35,6 +36,9 @@ type Server struct {
 	Blobs   *blob.Bucket
 	Logger  *slog.Logger
 	BaseURL string // the public URL, e.g. https://beta.example.com
+	// TrustedProxies are the addresses whose X-Request-Id a request keeps
+	// as its id (none: every id is the service's own).
+	TrustedProxies []netip.Prefix
 	// Secret signs cursors (and, later, upload URLs). Replicas share it.
 	Secret []byte
 	// SessionTTL is how long a session lasts unused; 0 means 14 days.

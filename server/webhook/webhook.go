@@ -208,6 +208,11 @@ func (w *Worker) attempt(ctx context.Context, d *betaport.WebhookDelivery) {
 		}
 	}
 	w.Metrics.WebhookAttempt(outcome, took)
+	if !r.Delivered {
+		// What an operator watches: a receiver that fails (the URL, never
+		// its query: it may hold a token).
+		w.Logger.Warn("webhook attempt failed", "delivery", d.ID, "outcome", outcome, "attempt", d.Attempts, "error", r.Error)
+	}
 	if err := w.Store.RecordDelivery(context.WithoutCancel(ctx), r); err != nil {
 		w.Logger.Warn("webhooks: recording a delivery", "delivery", d.ID, "err", err)
 	}
