@@ -80,13 +80,21 @@ type reqTracker struct {
 
 func trackRequests(t *testing.T, ctx context.Context, part string) *reqTracker {
 	t.Helper()
+	return trackRequestsExcept(t, ctx, part, "")
+}
+
+// trackRequestsExcept is trackRequests leaving out the URLs that contain
+// skip ("" leaves none out): an event stream, open by design, never
+// finishes.
+func trackRequestsExcept(t *testing.T, ctx context.Context, part, skip string) *reqTracker {
+	t.Helper()
 	r := &reqTracker{part: part, open: map[network.RequestID]bool{}}
 	if err := chromedp.Listen(ctx, func(ev any) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		switch e := ev.(type) {
 		case *network.EventRequestWillBeSent:
-			if strings.Contains(e.Request.URL, part) && !r.open[e.RequestID] {
+			if strings.Contains(e.Request.URL, part) && (skip == "" || !strings.Contains(e.Request.URL, skip)) && !r.open[e.RequestID] {
 				r.open[e.RequestID] = true
 				r.started++
 				r.urls = append(r.urls, e.Request.URL)

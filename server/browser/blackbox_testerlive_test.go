@@ -28,7 +28,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -396,41 +395,6 @@ func bbtlbStops(t *testing.T, tr *reqTracker, what string, from int) int {
 		t.Errorf("%s: requests to %s went on after they had settled: %d more within 3 s:\n%s", what, tr.part, now-settled, strings.Join(tr.since(settled), "\n"))
 	}
 	return settled - from
-}
-
-// bbtlbTrack is trackRequests for the tab's requests whose URL contains
-// part and not skip (an event stream, open by design, never finishes).
-func bbtlbTrack(t *testing.T, ctx context.Context, part, skip string) *reqTracker {
-	t.Helper()
-	r := &reqTracker{part: part, open: map[network.RequestID]bool{}}
-	if err := chromedp.Listen(ctx, func(ev any) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		switch e := ev.(type) {
-		case *network.EventRequestWillBeSent:
-			if strings.Contains(e.Request.URL, part) && !strings.Contains(e.Request.URL, skip) && !r.open[e.RequestID] {
-				r.open[e.RequestID] = true
-				r.started++
-				r.urls = append(r.urls, e.Request.URL)
-			}
-		case *network.EventLoadingFinished:
-			if r.open[e.RequestID] {
-				delete(r.open, e.RequestID)
-				r.finished++
-			}
-		case *network.EventLoadingFailed:
-			if r.open[e.RequestID] {
-				delete(r.open, e.RequestID)
-				r.finished++
-			}
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
-		t.Fatal(err)
-	}
-	return r
 }
 
 var bbtlbInstallsLine = regexp.MustCompile(`^(\d+) of (\d+) testers on the current build`)
@@ -1088,7 +1052,7 @@ func TestBBTLBCheckArrivesWhileChoosingTesters(t *testing.T) {
 	stream.wait(t, "bundles", 0, patient(10*time.Second))
 	stream.quiet(t, 1500*time.Millisecond, patient(15*time.Second))
 	bbtlbMark(t, ctx)
-	adoptionReqs := bbtlbTrack(t, ctx, api.ExtensionPath(ext.ID)+"/", "/events")
+	adoptionReqs := trackRequestsExcept(t, ctx, api.ExtensionPath(ext.ID)+"/", "/events")
 
 	bbtlbTabToCount(t, ctx)
 	// What the page asks the service from now on waits, as on a slow line.
