@@ -157,45 +157,30 @@ func bbtlbVersions(t *testing.T, a *bb20API, extID int64) (cur, prev string) {
 // version (the checks are written in batches).
 func bbtlbRecorded(t *testing.T, a *bb20API, extID, testerID int64, version string) {
 	t.Helper()
-	deadline := time.Now().Add(patient(10 * time.Second))
-	for {
+	bbtlbUntil(t, 10*time.Second, fmt.Sprintf("the service never recorded tester %d's copy on %s", testerID, version), func() (bool, string) {
 		var page api.Page[betaport.Tester]
 		a.get(api.TestersPath(extID)+"?limit=100", &page)
-		last := "absent"
 		for _, x := range page.Data {
 			if x.ID == testerID {
-				if x.InstalledVersion == version {
-					return
-				}
-				last = x.InstalledVersion
+				return x.InstalledVersion == version, fmt.Sprintf("it says %q", x.InstalledVersion)
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the service never recorded tester %d's copy on %s (it says %q)", testerID, version, last)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return false, "the tester is absent"
+	})
 }
 
 // bbtlbCounted waits until the adoption API counts want checks by version.
 func bbtlbCounted(t *testing.T, a *bb20API, extID int64, want map[string]int64) {
 	t.Helper()
-	deadline := time.Now().Add(patient(10 * time.Second))
-	for {
+	bbtlbUntil(t, 10*time.Second, fmt.Sprintf("the adoption API never counted %v", want), func() (bool, string) {
 		var page api.Page[betaport.AdoptionCount]
 		a.get(api.AdoptionPath(extID)+"?days=7", &page)
 		got := map[string]int64{}
 		for _, c := range page.Data {
 			got[c.Version] += c.Checks
 		}
-		if fmt.Sprint(got) == fmt.Sprint(want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the adoption API counts %v, want %v", got, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Sprint(got) == fmt.Sprint(want), fmt.Sprintf("it counts %v", got)
+	})
 }
 
 // bbtlbStream reads an extension's event stream as an admin session of
