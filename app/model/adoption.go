@@ -53,9 +53,10 @@ type Adoption struct {
 	ByTesters, Chosen bool
 
 	opened       bool
-	byTesters    bool  // what the open list counts
-	heard        int64 // the last testers revision the stream sent
-	followed     int64 // the last one read again for
+	byTesters    bool   // what the open list counts
+	movedFrom    string // the version the figures were of before a publish moved the current bundle
+	heard        int64  // the last testers revision the stream sent
+	followed     int64  // the last one read again for
 	installs     *fetch.Query[betaport.Installs]
 	stopInstalls func()
 	list         *fetch.Infinite[fetch.CursorPage[betaport.AdoptionCount]]
@@ -69,13 +70,17 @@ func NewAdoption(cfg AdoptionConfig) *Adoption { return &Adoption{cfg: cfg} }
 
 // Open reads the counts of extension id and its current bundle's record,
 // unless they are read for them already: a publish that moves the current
-// bundle reads both again.
+// bundle reads both again, showing the figures it has meanwhile.
 func (a *Adoption) Open(id, currentBundle int64) {
-	if a.opened && a.ExtensionID == id && a.CurrentBundle == currentBundle && a.byTesters == a.ByTesters {
+	if a.opened && a.ExtensionID == id && a.byTesters == a.ByTesters {
+		if a.CurrentBundle != currentBundle {
+			a.moveCurrent(currentBundle)
+		}
 		return
 	}
 	a.Close()
 	a.opened, a.ExtensionID, a.CurrentBundle, a.byTesters, a.followed = true, id, currentBundle, a.ByTesters, 0
+	a.movedFrom = ""
 	a.Counts, a.Current = AdoptionCounts{}, fetch.State[betaport.Bundle]{}
 	env, ctx := a.cfg.Env, a.cfg.Env.context()
 	if currentBundle != 0 {
@@ -99,6 +104,25 @@ func (a *Adoption) Open(id, currentBundle int64) {
 		fetch.InfiniteOptions[fetch.CursorPage[betaport.AdoptionCount]]{})
 	list := a.list
 	a.stopList = follow(env, list.SubscribeChanges, list.Snapshot, func(s AdoptionCounts) uint64 { return s.Version }, a.countsChanged)
+}
+
+// moveCurrent follows a publish (or rollback) that made currentBundle the
+// current one: the counts, the installs line and the current bundle's
+// record are read again while the figures already shown stay, marked as
+// refreshing. Replacing them with "Loading" would shrink the section for a
+// moment and move the list under the reader's pointer.
+func (a *Adoption) moveCurrent(currentBundle int64) {
+	a.movedFrom = a.CurrentVersion()
+	a.CurrentBundle = currentBundle
+	if a.current == nil && currentBundle != 0 {
+		a.current, a.stopCurrent = openRecord(a.cfg.Env, a.cfg.Cache, api.CurrentBundlePath(a.ExtensionID),
+			func(s fetch.State[betaport.Bundle]) { a.Current = s })
+	}
+	if a.current != nil {
+		a.current.Revalidate()
+	}
+	a.installs.Revalidate()
+	a.list.Revalidate()
 }
 
 func (a *Adoption) countsChanged(s AdoptionCounts) {
@@ -184,12 +208,27 @@ func (a *Adoption) Complete() bool {
 	return s.Data != nil && (!s.HasMore || len(s.Data) >= AdoptionMaxPages) && len(s.Data) >= s.Size
 }
 
-// CurrentVersion is the current bundle's version, "" while unknown.
+// CurrentVersion is the current bundle's version, "" while unknown. While
+// a publish's new current bundle is read, it is the version the figures
+// shown are of (see Refreshing).
 func (a *Adoption) CurrentVersion() string {
-	if a.Current.HasData && a.Current.Data.Number == a.CurrentBundle {
+	if a.currentKnown() {
 		return a.Current.Data.Version
 	}
-	return ""
+	if a.Current.Err != nil {
+		return ""
+	}
+	return a.movedFrom
+}
+
+func (a *Adoption) currentKnown() bool {
+	return a.Current.HasData && a.Current.Data.Number == a.CurrentBundle
+}
+
+// Refreshing reports whether the figures shown are those from before the
+// current bundle moved, being read again.
+func (a *Adoption) Refreshing() bool {
+	return a.movedFrom != "" && a.Current.Err == nil && (!a.currentKnown() || a.Counts.IsValidating)
 }
 
 // Loading reports whether the section waits for what it shows: a page of

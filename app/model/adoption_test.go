@@ -104,18 +104,54 @@ func TestAdoptionLoads(t *testing.T) {
 		}
 	})
 
-	// A publish moves the current bundle: both are read again.
+	// A publish moves the current bundle: both are read again, and the
+	// figures shown stay, marked as refreshing, until they land (a loading
+	// view instead would change the section's height under the reader).
 	svc.publish()
+	currentHeld, releaseCurrent := svc.hold("/bundles/current")
+	defer releaseCurrent()
 	a.do(func(m *model.Adoption) {
 		m.Open(7, 4)
-		if !m.Loading() {
-			t.Error("a new current bundle shows the old figures while it loads")
+		if m.Loading() || !m.Refreshing() {
+			t.Errorf("just after the publish: loading %v, refreshing %v; want the figures shown, refreshing", m.Loading(), m.Refreshing())
+		}
+		if sum := m.Summary(); sum.Current != "1.0.3" || sum.Total != 120 {
+			t.Errorf("while the publish's figures are read the section shows current %q, total %d; want the previous 1.0.3, 120", sum.Current, sum.Total)
 		}
 	})
-	a.wait("the new current bundle", func(m *model.Adoption) bool { return !m.Loading() && m.CurrentVersion() == "1.0.4" })
+	arrive(t, currentHeld)
+	a.do(func(m *model.Adoption) {
+		if m.Loading() || !m.Refreshing() {
+			t.Errorf("with the new current bundle on its way: loading %v, refreshing %v", m.Loading(), m.Refreshing())
+		}
+	})
+	releaseCurrent()
+	a.wait("the new current bundle", func(m *model.Adoption) bool {
+		return !m.Loading() && !m.Refreshing() && m.CurrentVersion() == "1.0.4"
+	})
 	a.do(func(m *model.Adoption) {
 		if sum := m.Summary(); sum.Current != "1.0.4" || sum.OnCurrent != 0 {
 			t.Errorf("after the publish the current build is %q with %d checks", sum.Current, sum.OnCurrent)
+		}
+	})
+}
+
+// A publish whose current bundle cannot be read does not keep showing the
+// previous build as the current one: the figures show without one.
+func TestAdoptionPublishCurrentUnreadable(t *testing.T) {
+	svc := newBundleSvc(t, 3)
+	svc.counts = checks(modeltest.NewClock().Now(), "1.0.3", 1, 30)
+	a := newAdoptionSection(t, svc)
+	a.do(func(m *model.Adoption) { m.Open(7, 3) })
+	a.wait("the counts", func(m *model.Adoption) bool { return !m.Loading() && m.CurrentVersion() == "1.0.3" })
+	svc.publish()
+	svc.set(func() { svc.status["/api/extensions/7/bundles/current"] = http.StatusInternalServerError })
+	a.do(func(m *model.Adoption) { m.Open(7, 4) })
+	a.wait("the failed read", func(m *model.Adoption) bool { return m.Current.Err != nil && !m.Current.IsValidating })
+	a.do(func(m *model.Adoption) {
+		if m.Refreshing() || m.Loading() || m.CurrentVersion() != "" {
+			t.Errorf("the new current bundle unreadable: refreshing %v, loading %v, current version %q; want the figures without a current build",
+				m.Refreshing(), m.Loading(), m.CurrentVersion())
 		}
 	})
 }

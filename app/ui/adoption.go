@@ -78,7 +78,11 @@ func (a *AdoptionSection) retry(app.Context, app.Event) {
 }
 
 func (a *AdoptionSection) Render() app.UI {
-	return app.Section().ID("adoption").Class("adoption").Aria("labelledby", "adoption-heading").Body(
+	// While a publish's figures are read, the previous ones stay (dimmed):
+	// nothing below moves for the moment it takes.
+	refreshing := a.m != nil && a.m.Refreshing()
+	return app.Section().ID("adoption").Class("adoption").Aria("labelledby", "adoption-heading").
+		Aria("busy", refreshing).DataSet("refreshing", refreshing).Body(
 		app.H2().ID("adoption-heading").Text("Adoption"),
 		a.renderBody(),
 	)
