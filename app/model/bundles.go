@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
@@ -395,6 +396,7 @@ type BundleRow struct {
 
 	shownFor int64 // the bundle NotesOpen and Asking belong to
 	shown    bool
+	askedAt  time.Time // when the question showed
 }
 
 // Show gives the row its bundle: another bundle than the last closes the
@@ -423,14 +425,29 @@ func (r *BundleRow) AsksRollback() bool { return r.OffersRollback() && r.Asking 
 // ToggleNotes opens the notes, or closes them.
 func (r *BundleRow) ToggleNotes() { r.NotesOpen = !r.NotesOpen }
 
-// Ask asks whether to roll back, with the focus on Yes; while the row's
+// Ask asks whether to roll back, with the focus on Yes, which takes a
+// press only after ConfirmDelay (the row's view has itself rendered again
+// then); pressed again, it keeps the question as it is. While the row's
 // bundle is being served again it does nothing.
 func (r *BundleRow) Ask() {
 	if r.RollingBack() || !r.OffersRollback() {
 		return
 	}
-	r.Asking = true
+	if !r.Asking {
+		r.Asking, r.askedAt = true, r.now()
+	}
 	r.focus(ConfirmRollback)
+}
+
+// ConfirmReady reports whether the open question takes its Yes: not until
+// ConfirmDelay after it showed.
+func (r *BundleRow) ConfirmReady() bool { return r.AsksRollback() && confirmReady(r.askedAt, r.now()) }
+
+func (r *BundleRow) now() time.Time {
+	if r.Rollback == nil {
+		return time.Now()
+	}
+	return r.Rollback.env.clock().Now()
 }
 
 // Cancel closes the question; the focus goes back to "Roll back".
@@ -441,9 +458,10 @@ func (r *BundleRow) Cancel() {
 
 // Confirm is Yes: the question closes, the focus goes back to "Roll
 // back", and the page serves the bundle again. Pressed again (the answer
-// is on its way), it does nothing.
+// is on its way), or within ConfirmDelay of the question showing, it does
+// nothing.
 func (r *BundleRow) Confirm() {
-	if !r.Asking {
+	if !r.ConfirmReady() {
 		return
 	}
 	r.Asking = false

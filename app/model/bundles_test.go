@@ -24,6 +24,7 @@ type bundlesPage struct {
 	loop  *modeltest.Loop
 	svc   *bundleSvc
 	env   model.Env
+	clock *modeltest.Clock // the model's (its questions' delay)
 	cache *fetch.Cache
 	// cancel ends the page, as leaving it does.
 	cancel context.CancelFunc
@@ -43,8 +44,8 @@ type bundlesPage struct {
 // newBundlesPage makes the page's model (not opened) on a fresh cache;
 // fallback, when not nil, is the first page the server rendered.
 func newBundlesPage(t *testing.T, svc *bundleSvc, fallback []betaport.Bundle) *bundlesPage {
-	p := &bundlesPage{t: t, loop: modeltest.NewLoop(t), svc: svc}
-	p.env = p.loop.Env(modeltest.Client(svc), modeltest.NewClock())
+	p := &bundlesPage{t: t, loop: modeltest.NewLoop(t), svc: svc, clock: modeltest.NewClock()}
+	p.env = p.loop.Env(modeltest.Client(svc), p.clock)
 	ctx, cancel := context.WithCancel(p.env.Context)
 	p.env.Context, p.cancel = ctx, cancel
 	async := p.env.Async
@@ -304,6 +305,7 @@ func TestRollbackAskThenYes(t *testing.T) {
 	defer release()
 	p.do(func(m *model.Bundles) {
 		row.Ask()
+		p.clock.Advance(model.ConfirmDelay)
 		row.Confirm()
 		if row.AsksRollback() || !row.RollingBack() || m.Rollback.RollingBack != 43 {
 			t.Errorf("after Yes: asking %v, rolling back %v (#%d)", row.AsksRollback(), row.RollingBack(), m.Rollback.RollingBack)
@@ -358,12 +360,14 @@ func TestRollbackYesTwiceSendsOneRequest(t *testing.T) {
 	defer release()
 	p.do(func(*model.Bundles) {
 		row.Ask()
+		p.clock.Advance(model.ConfirmDelay)
 		row.Confirm()
 		row.Confirm()
 	})
 	arrive(t, arrived)
 	p.do(func(*model.Bundles) {
 		other.Ask()
+		p.clock.Advance(model.ConfirmDelay)
 		other.Confirm()
 	})
 	release()
@@ -392,6 +396,7 @@ func TestRollbackRefusedThenRetried(t *testing.T) {
 	svc.set(func() { svc.exts[7].CurrentBundle = 44 })
 	p.do(func(*model.Bundles) {
 		row.Ask()
+		p.clock.Advance(model.ConfirmDelay)
 		row.Confirm()
 	})
 	p.wait("the refusal", func(m *model.Bundles) bool { return m.Rollback.Err != nil })
@@ -417,6 +422,7 @@ func TestRollbackRefusedThenRetried(t *testing.T) {
 	svc.set(func() { svc.exts[7].CurrentBundle = 45 })
 	p.do(func(*model.Bundles) {
 		row.Ask()
+		p.clock.Advance(model.ConfirmDelay)
 		row.Confirm()
 	})
 	p.wait("the second try", func(m *model.Bundles) bool { return m.Rollback.Done != nil && m.Top() == 46 })
@@ -436,7 +442,7 @@ func TestRollbackAnswerAfterThePageIsGone(t *testing.T) {
 		row := p.row(43)
 		arrived, release := svc.hold("POST ")
 		defer release()
-		p.do(func(*model.Bundles) { row.Ask(); row.Confirm() })
+		p.do(func(*model.Bundles) { row.Ask(); p.clock.Advance(model.ConfirmDelay); row.Confirm() })
 		arrive(t, arrived)
 		p.cancel()
 		release()
@@ -454,7 +460,7 @@ func TestRollbackAnswerAfterThePageIsGone(t *testing.T) {
 		row := p.row(43)
 		arrived, release := svc.hold("POST ")
 		defer release()
-		p.do(func(*model.Bundles) { row.Ask(); row.Confirm() })
+		p.do(func(*model.Bundles) { row.Ask(); p.clock.Advance(model.ConfirmDelay); row.Confirm() })
 		arrive(t, arrived)
 		p.do(func(m *model.Bundles) { m.Open(8) })
 		release()

@@ -21,7 +21,9 @@ type classicView struct {
 	loop  *modeltest.Loop
 	svc   *bundleSvc
 	clock *fetch.FakeClock
-	m     *model.Classic
+	// uiClock is the model's own (its timers, its questions' delay).
+	uiClock *modeltest.Clock
+	m       *model.Classic
 
 	titles []string
 	focus  []int64
@@ -30,8 +32,8 @@ type classicView struct {
 }
 
 func newClassicView(t *testing.T, svc *bundleSvc) *classicView {
-	v := &classicView{t: t, loop: modeltest.NewLoop(t), svc: svc, clock: fetch.NewFakeClock(svcEpoch)}
-	env := v.loop.Env(modeltest.Client(svc), modeltest.NewClock())
+	v := &classicView{t: t, loop: modeltest.NewLoop(t), svc: svc, clock: fetch.NewFakeClock(svcEpoch), uiClock: modeltest.NewClock()}
+	env := v.loop.Env(modeltest.Client(svc), v.uiClock)
 	cache := fetch.NewCache(fetch.CacheOptions{Clock: v.clock})
 	v.loop.Do(func() {
 		v.m = model.NewClassic(model.ClassicConfig{
@@ -214,6 +216,7 @@ func TestClassicRollback(t *testing.T) {
 		}
 		row.Show(m.Current.Data[1])
 		row.Ask()
+		v.uiClock.Advance(model.ConfirmDelay)
 		row.Confirm()
 		row.Confirm()
 	})
@@ -255,6 +258,7 @@ func TestClassicRollback(t *testing.T) {
 		before = numbers(m.Current)
 		row.Show(m.Current.Data[3])
 		row.Ask()
+		v.uiClock.Advance(model.ConfirmDelay)
 		row.Confirm()
 	})
 	v.loop.Wait("the refusal", func() bool { return v.m.Rollback.Err != nil })

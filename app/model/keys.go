@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
@@ -70,7 +71,7 @@ type Keys struct {
 	// downloaded ("" for none).
 	Downloaded string
 
-	asking   map[int64]bool
+	asking   map[int64]time.Time // when each question showed
 	revoking map[int64]bool
 	// revoked are the keys revoked on this page, as the service answered,
 	// until the list is read again.
@@ -79,7 +80,7 @@ type Keys struct {
 
 // NewKeys returns the keys section of cfg.ExtensionID.
 func NewKeys(cfg KeysConfig) *Keys {
-	return &Keys{cfg: cfg, ExtensionID: cfg.ExtensionID, asking: map[int64]bool{}, revoking: map[int64]bool{}, revoked: map[int64]betaport.Key{}}
+	return &Keys{cfg: cfg, ExtensionID: cfg.ExtensionID, asking: map[int64]time.Time{}, revoking: map[int64]bool{}, revoked: map[int64]betaport.Key{}}
 }
 
 // SetLabel follows the label field as it is typed.
@@ -153,14 +154,26 @@ func keyLabelProblem(label string) error {
 }
 
 // Asking reports whether key id's question (revoke it?) is open.
-func (k *Keys) Asking(id int64) bool { return k.asking[id] }
+func (k *Keys) Asking(id int64) bool { _, ok := k.asking[id]; return ok }
 
-// Ask opens a key's question before it is revoked.
+// ConfirmReady reports whether key id's open question takes its "Yes,
+// revoke": not until ConfirmDelay after it showed.
+func (k *Keys) ConfirmReady(id int64) bool {
+	shown, ok := k.asking[id]
+	return ok && confirmReady(shown, k.cfg.Env.clock().Now())
+}
+
+// Ask opens a key's question before it is revoked, with the focus on its
+// "Yes, revoke" (which takes a press only after ConfirmDelay; pressed
+// again, Revoke keeps the question as it is).
 func (k *Keys) Ask(key betaport.Key) {
 	if k.Shown(key).RevokedAt != nil {
 		return
 	}
-	k.asking[key.ID] = true
+	if !k.Asking(key.ID) {
+		k.asking[key.ID] = k.cfg.Env.clock().Now()
+		afterConfirmDelay(k.cfg.Env)
+	}
 	k.focus(KeysFocusConfirm, key.ID)
 }
 
@@ -171,9 +184,10 @@ func (k *Keys) Keep(key betaport.Key) {
 }
 
 // Revoke revokes a key whose question is open (its "Yes, revoke"); the
-// other keys keep working. Pressed again, it does nothing.
+// other keys keep working. Pressed again, or within ConfirmDelay of the
+// question showing, it does nothing.
 func (k *Keys) Revoke(key betaport.Key) {
-	if !k.asking[key.ID] || k.revoking[key.ID] {
+	if !k.ConfirmReady(key.ID) || k.revoking[key.ID] {
 		return
 	}
 	delete(k.asking, key.ID)

@@ -308,6 +308,7 @@ func TestKeysRevokeAskThenKeep(t *testing.T) {
 	})
 	settingsSame(t, "effects of Revoke", h.fx.take(), []string{"focus confirm 1"})
 	h.do(func() {
+		h.clock.Advance(model.ConfirmDelay) // its Yes would take a press now
 		h.k.Keep(laptop)
 		if h.k.Asking(1) {
 			t.Error("after Keep the question is still open")
@@ -330,7 +331,13 @@ func TestKeysRevokeAskThenYes(t *testing.T) {
 	h := newKeysHarness(t)
 	laptop, ci := h.api.key(1), h.api.key(2)
 	release := h.api.hold("DELETE /api/extensions/7/keys/1")
-	h.do(func() { h.k.Ask(laptop); h.k.Ask(ci); h.k.Revoke(laptop); h.k.Revoke(laptop) })
+	h.do(func() {
+		h.k.Ask(laptop)
+		h.k.Ask(ci)
+		h.clock.Advance(model.ConfirmDelay)
+		h.k.Revoke(laptop)
+		h.k.Revoke(laptop)
+	})
 	h.api.waitArrived("DELETE /api/extensions/7/keys/1")
 	h.do(func() {
 		if h.k.Asking(1) || !h.k.Asking(2) {
@@ -373,7 +380,7 @@ func TestKeysFailedRevokeSaysWhy(t *testing.T) {
 	h.api.set(func() {
 		h.api.revokes[1] = &api.Problem{Status: http.StatusServiceUnavailable, Detail: "The service is busy. Try again in a minute."}
 	})
-	h.do(func() { h.k.Ask(laptop); h.k.Revoke(laptop) })
+	h.do(func() { h.k.Ask(laptop); h.clock.Advance(model.ConfirmDelay); h.k.Revoke(laptop) })
 	h.settle()
 	if got := h.errText(); got != "The service is busy. Try again in a minute." {
 		t.Errorf("a failed revoke shows %q", got)
@@ -387,7 +394,7 @@ func TestKeysFailedRevokeSaysWhy(t *testing.T) {
 
 	// Again, once the service is back.
 	h.api.set(func() { delete(h.api.revokes, 1) })
-	h.do(func() { h.k.Ask(laptop); h.k.Revoke(laptop) })
+	h.do(func() { h.k.Ask(laptop); h.clock.Advance(model.ConfirmDelay); h.k.Revoke(laptop) })
 	h.settle()
 	if got := h.errText(); got != "" {
 		t.Errorf("after the retry the form still shows %q", got)
@@ -407,7 +414,7 @@ func TestKeysAnswersAfterThePageIsGone(t *testing.T) {
 	h.typeLabel("GitHub Actions")
 	h.do(h.k.Create)
 	h.api.waitArrived(keysPost)
-	h.do(func() { h.k.Ask(laptop); h.k.Revoke(laptop) })
+	h.do(func() { h.k.Ask(laptop); h.clock.Advance(model.ConfirmDelay); h.k.Revoke(laptop) })
 	h.api.waitArrived("DELETE /api/extensions/7/keys/1")
 	h.fx.take()
 	h.leave()

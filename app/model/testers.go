@@ -151,14 +151,15 @@ type Testers struct {
 	gen int
 	// asking holds the testers whose revoke question is open; renewing
 	// those whose new link is on its way.
-	asking, renewing map[int64]bool
-	typed            int
-	stopSearch       func() bool
+	asking     map[int64]time.Time // when each question showed
+	renewing   map[int64]bool
+	typed      int
+	stopSearch func() bool
 }
 
 // NewTesters returns the page's model, showing nothing until Open.
 func NewTesters(cfg TestersConfig) *Testers {
-	m := &Testers{cfg: cfg, asking: map[int64]bool{}, renewing: map[int64]bool{}}
+	m := &Testers{cfg: cfg, asking: map[int64]time.Time{}, renewing: map[int64]bool{}}
 	m.Live = Live{Shows: m.Shows, Settled: m.Settled, ReadAgain: m.ReadAgain}
 	return m
 }
@@ -420,20 +421,32 @@ func replaceTester(pages []TesterPage, t betaport.Tester) []TesterPage {
 }
 
 // Asking reports whether tester id's revoke question is open.
-func (m *Testers) Asking(id int64) bool { return m.asking[id] }
+func (m *Testers) Asking(id int64) bool { _, ok := m.asking[id]; return ok }
+
+// ConfirmReady reports whether tester id's open question takes its "Yes,
+// revoke": not until ConfirmDelay after it showed.
+func (m *Testers) ConfirmReady(id int64) bool {
+	shown, ok := m.asking[id]
+	return ok && confirmReady(shown, m.cfg.Env.clock().Now())
+}
 
 // TesterPending reports whether t is a tester whose invite is on its way: shown
 // at once, but not yet made by the service, so there is nobody to revoke
 // or give a new link yet.
 func TesterPending(t betaport.Tester) bool { return t.ID <= 0 }
 
-// Ask is a tester's Revoke: it asks first, with the focus on "Yes, revoke".
-// A tester whose invite is on its way is not asked about (TesterPending).
+// Ask is a tester's Revoke: it asks first, with the focus on "Yes, revoke",
+// which takes a press only after ConfirmDelay (pressed again, Revoke keeps
+// the question as it is). A tester whose invite is on its way is not asked
+// about (TesterPending).
 func (m *Testers) Ask(t betaport.Tester) {
 	if TesterPending(t) {
 		return
 	}
-	m.asking[t.ID] = true
+	if !m.Asking(t.ID) {
+		m.asking[t.ID] = m.cfg.Env.clock().Now()
+		afterConfirmDelay(m.cfg.Env)
+	}
 	m.focus(TesterFocusYes, t.ID)
 }
 
@@ -446,9 +459,10 @@ func (m *Testers) Keep(t betaport.Tester) {
 
 // Revoke answers the question yes: the tester shows revoked at once, and
 // as they were again if the service refuses (the error is shown). A Yes
-// for a question already answered does nothing.
+// for a question already answered, or pressed within ConfirmDelay of the
+// question showing, does nothing.
 func (m *Testers) Revoke(t betaport.Tester) {
-	if !m.asking[t.ID] {
+	if !m.ConfirmReady(t.ID) {
 		return
 	}
 	delete(m.asking, t.ID)

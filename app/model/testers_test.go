@@ -296,6 +296,7 @@ func TestTestersInviteRevokeRestore(t *testing.T) {
 		if !p.m.Asking(bea.ID) || lastOf(p.focus) != "yes 4" {
 			t.Errorf("asking %v, focus %v", p.m.Asking(bea.ID), p.focus)
 		}
+		p.clock.Advance(model.ConfirmDelay) // its Yes would take a press now
 		p.m.Keep(bea)
 		if p.m.Asking(bea.ID) || lastOf(p.focus) != "revoke 4" {
 			t.Errorf("kept: asking %v, focus %v", p.m.Asking(bea.ID), p.focus)
@@ -314,6 +315,7 @@ func TestTestersInviteRevokeRestore(t *testing.T) {
 	reads := svc.sent("GET " + api.TestersPath(7) + "?")
 	p.do(func() {
 		p.m.Ask(bea)
+		p.clock.Advance(model.ConfirmDelay)
 		p.m.Revoke(bea)
 		p.m.Revoke(bea) // Yes twice
 		if p.m.Asking(bea.ID) {
@@ -378,6 +380,7 @@ func TestTestersRevokeFailsThenWorks(t *testing.T) {
 	ann, _ := p.row("ann@example.com")
 	p.do(func() {
 		p.m.Ask(ann)
+		p.clock.Advance(model.ConfirmDelay)
 		p.m.Revoke(ann)
 	})
 	p.wait("the error", func() bool { return p.m.RevokeErr != nil })
@@ -393,6 +396,7 @@ func TestTestersRevokeFailsThenWorks(t *testing.T) {
 	svc.set(func() { svc.failRevoke = false })
 	p.do(func() {
 		p.m.Ask(ann)
+		p.clock.Advance(model.ConfirmDelay)
 		p.m.Revoke(ann)
 		if p.m.RevokeErr != nil {
 			t.Errorf("the old error is shown while the retry is on its way: %v", p.m.RevokeErr)
@@ -419,6 +423,7 @@ func TestTestersRevokeAnswerAfterThePageIsGone(t *testing.T) {
 	var before fetch.InfiniteState[model.TesterPage]
 	p.do(func() {
 		p.m.Ask(ann)
+		p.clock.Advance(model.ConfirmDelay)
 		p.m.Revoke(ann)
 	})
 	r := revokes.next(t)
@@ -713,6 +718,7 @@ func TestTestersRevokeAnswerAfterAnotherExtensionOpened(t *testing.T) {
 	revokes := svc.hold("DELETE " + api.TesterPath(7, ann.ID))
 	p.do(func() {
 		p.m.Ask(ann)
+		p.clock.Advance(model.ConfirmDelay)
 		p.m.Revoke(ann)
 	})
 	r := revokes.next(t)

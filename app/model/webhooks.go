@@ -70,6 +70,10 @@ type Webhook struct {
 	// Asking: the question before deleting it is open; Deleting: the
 	// delete is on its way; Testing: a test event is being sent.
 	Asking, Deleting, Testing bool
+	// ConfirmReady: the question's "Yes, delete" takes a press (not until
+	// ConfirmDelay after it showed).
+	ConfirmReady bool
+	askedAt      time.Time
 }
 
 // Webhooks is the webhooks section's state. Its fields and methods are
@@ -275,12 +279,26 @@ func webhookPrepend(list []betaport.WebhookDelivery, d betaport.WebhookDelivery)
 	return out[:min(len(out), WebhookDeliveriesShown)]
 }
 
-// AskDelete opens webhook id's question before it is deleted.
+// AskDelete opens webhook id's question before it is deleted, with the
+// focus on its "Yes, delete" (which takes a press only after
+// ConfirmDelay; pressed again, Delete keeps the question as it is).
 func (w *Webhooks) AskDelete(id int64) {
-	if h := w.Hook(id); h != nil {
-		h.Asking = true
-		w.focus(WebhooksFocusConfirm, id)
+	h := w.Hook(id)
+	if h == nil {
+		return
 	}
+	if !h.Asking {
+		h.Asking, h.ConfirmReady, h.askedAt = true, false, w.cfg.Env.clock().Now()
+		env := w.cfg.Env
+		env.clock().AfterFunc(ConfirmDelay, func() {
+			env.Dispatch(func() {
+				if h := w.Hook(id); h != nil && h.Asking {
+					h.ConfirmReady = confirmReady(h.askedAt, env.clock().Now())
+				}
+			})
+		})
+	}
+	w.focus(WebhooksFocusConfirm, id)
 }
 
 // Keep closes webhook id's question: it is kept.
@@ -293,10 +311,11 @@ func (w *Webhooks) Keep(id int64) {
 
 // Delete deletes webhook id once its question is open (its "Yes,
 // delete"): it leaves the list and gets no more events. Pressed again
-// while it is on its way, it does nothing.
+// while it is on its way, or within ConfirmDelay of the question showing,
+// it does nothing.
 func (w *Webhooks) Delete(id int64) {
 	h := w.Hook(id)
-	if h == nil || !h.Asking || h.Deleting {
+	if h == nil || !h.Asking || h.Deleting || !confirmReady(h.askedAt, w.cfg.Env.clock().Now()) {
 		return
 	}
 	h.Deleting, h.Err = true, nil

@@ -381,7 +381,7 @@ func TestWebhooksRemove(t *testing.T) {
 
 	// Yes, pressed twice: deleted once; it leaves the list with its secret.
 	release := h.api.hold("DELETE /api/extensions/7/webhooks/2")
-	h.do(func() { h.w.AskDelete(2); h.w.Delete(2); h.w.Delete(2) })
+	h.do(func() { h.w.AskDelete(2); h.clock.Advance(model.ConfirmDelay); h.w.Delete(2); h.w.Delete(2) })
 	h.api.waitArrived("DELETE /api/extensions/7/webhooks/2")
 	if hk := h.hook(2); !hk.Deleting || !hk.Asking {
 		t.Errorf("while deleting: deleting %v, asking %v", hk.Deleting, hk.Asking)
@@ -413,14 +413,14 @@ func TestWebhooksFailedDeleteSaysWhy(t *testing.T) {
 	h.api.set(func() {
 		h.api.failDelete = &api.Problem{Status: http.StatusServiceUnavailable, Detail: "The service is busy. Try again in a minute."}
 	})
-	h.do(func() { h.w.AskDelete(1); h.w.Delete(1) })
+	h.do(func() { h.w.AskDelete(1); h.clock.Advance(model.ConfirmDelay); h.w.Delete(1) })
 	h.settle()
 	hk := h.hook(1)
 	if hk.Err == nil || hk.Err.Error() != "The service is busy. Try again in a minute." || hk.Deleting || hk.Asking {
 		t.Errorf("a failed delete: error %v, deleting %v, asking %v", hk.Err, hk.Deleting, hk.Asking)
 	}
 	h.api.set(func() { h.api.failDelete = nil })
-	h.do(func() { h.w.AskDelete(1); h.w.Delete(1) })
+	h.do(func() { h.w.AskDelete(1); h.clock.Advance(model.ConfirmDelay); h.w.Delete(1) })
 	h.settle()
 	if urls := h.urls(); len(urls) != 0 {
 		t.Errorf("the retried delete left %q", urls)

@@ -67,7 +67,7 @@ func (r *bundleRow) Render() app.UI {
 	if r.Build {
 		row, number = app.Div().Class("row builds-grid").DataSet("build", b.ID), fmt.Sprintf("#%d", b.Number)
 	}
-	if r.m.NotesShown() {
+	if r.m.NotesShown() || r.m.AsksRollback() {
 		row = row.Class("row-open")
 	}
 	cells := make([]app.UI, 0, 7)
@@ -101,10 +101,11 @@ func (r *bundleRow) Render() app.UI {
 	} else {
 		cells = append(cells, app.Span().Attr("role", "cell").Class("bundle-actions").Body(
 			r.notesToggle(),
-			r.rollbackControls(),
+			r.rollbackButton(),
 			app.A().Href(fmt.Sprintf("%s/%d/download", api.BundlesPath(b.ExtensionID), b.Number)).
 				Attr("download", "").Aria("label", fmt.Sprintf("Download bundle #%d", b.Number)).Text("Download"),
 			r.notesPanel(),
+			r.rollbackQuestion(),
 		))
 	}
 	return row.OnKeyDown(r.onKey).Body(cells...)
@@ -158,27 +159,44 @@ func (r *bundleRow) notesPanel() app.UI {
 
 func (r *bundleRow) toggleNotes(ctx app.Context, e app.Event) { r.act(ctx).ToggleNotes() }
 
-// rollbackControls are "Roll back to #N" or, once pressed, the question:
-// roll back, or cancel. The current bundle has none.
-func (r *bundleRow) rollbackControls() app.UI {
-	b := r.Bundle
-	offered := r.m.OffersRollback()
-	name := fmt.Sprintf("#%d", b.Number)
-	if r.m.AsksRollback() {
-		return app.Span().Class("confirm-inline").Attr("role", "group").Aria("label", "Roll back to "+name+"?").Body(
-			button().Type("button").Class("danger confirm-rollback").DataSet("takes-focus", true).Aria("label", "Yes, roll back to "+name).
-				Text("Yes, roll back").OnClick(r.confirmRollback),
-			button().Type("button").Class("cancel-rollback").Text("Cancel").OnClick(r.cancelRollback),
-		)
-	}
+// rollbackButton is "Roll back to #N"; pressed, it asks (rollbackQuestion)
+// and stays where it is. The current bundle has none.
+func (r *bundleRow) rollbackButton() app.UI {
+	name := fmt.Sprintf("#%d", r.Bundle.Number)
 	rolling := r.m.RollingBack()
 	label := "Roll back to " + name
 	if rolling {
 		label = "Rolling back to " + name + "…"
 	}
-	return button().Type("button").Class("rollback").Hidden(!offered).Aria("disabled", rolling).
+	return button().Type("button").Class("rollback").Hidden(!r.m.OffersRollback()).Aria("disabled", rolling).
+		Aria("expanded", r.m.AsksRollback()).Aria("controls", r.questionID()).
 		Text(label).OnClick(r.askRollback)
 }
+
+// rollbackQuestion asks before a rollback: what it does, "Yes, roll back"
+// and Cancel, in a panel under the row (over the rows below), away from
+// the button that asked, so the second click of a double-click lands on
+// neither; its Yes takes a press only after model.ConfirmDelay. Its node
+// is always there (empty when closed), so the row's nodes keep their
+// places.
+func (r *bundleRow) rollbackQuestion() app.UI {
+	b := r.Bundle
+	panel := app.Div().ID(r.questionID()).Class("confirm-pop").Hidden(!r.m.AsksRollback())
+	if !r.m.AsksRollback() {
+		return panel
+	}
+	name := fmt.Sprintf("#%d", b.Number)
+	ready := r.m.ConfirmReady()
+	return panel.Attr("role", "group").Aria("label", "Roll back to "+name+"?").Body(
+		app.P().Text(fmt.Sprintf("Publish the code of %s again, as a new bundle: every tester's copy updates to it at its next update check, and webhooks are told.", name)),
+		button().Type("button").Class("danger confirm-rollback").DataSet("takes-focus", true).Aria("disabled", !ready).
+			Aria("label", "Yes, roll back to "+name).Text("Yes, roll back").OnClick(r.confirmRollback),
+		button().Type("button").Class("cancel-rollback").Text("Cancel").OnClick(r.cancelRollback),
+	)
+}
+
+// questionID is the id of the row's rollback question.
+func (r *bundleRow) questionID() string { return "rollback-q-" + strconv.FormatInt(r.Bundle.ID, 10) }
 
 // rowSelector finds this row's element.
 func (r *bundleRow) rowSelector() string {
@@ -199,7 +217,14 @@ func (r *bundleRow) controlSelector(c model.RowControl) string {
 	return r.rowSelector() + " .rollback"
 }
 
-func (r *bundleRow) askRollback(ctx app.Context, e app.Event)     { r.act(ctx).Ask() }
+// askRollback asks, and renders the row again once its Yes takes a press.
+func (r *bundleRow) askRollback(ctx app.Context, e app.Event) {
+	r.act(ctx).Ask()
+	if r.m.AsksRollback() && r.ctx != nil {
+		r.ctx.After(model.ConfirmDelay, func(app.Context) {})
+	}
+}
+
 func (r *bundleRow) cancelRollback(ctx app.Context, e app.Event)  { r.act(ctx).Cancel() }
 func (r *bundleRow) confirmRollback(ctx app.Context, e app.Event) { r.act(ctx).Confirm() }
 

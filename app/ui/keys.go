@@ -94,7 +94,7 @@ func (p *SettingsPage) keysSection() app.UI {
 			List:  p.keyList,
 			Empty: "No keys yet. Create one for each pipeline that publishes.",
 			Row: func(key betaport.Key) app.UI {
-				return &keyRow{Key: k.Shown(key), Asking: k.Asking(key.ID), Act: p.keyAction}
+				return &keyRow{Key: k.Shown(key), Asking: k.Asking(key.ID), Ready: k.ConfirmReady(key.ID), Act: p.keyAction}
 			},
 			Key: func(k betaport.Key) int64 { return k.ID },
 		},
@@ -140,8 +140,10 @@ func (p *SettingsPage) keyAction(act func(*model.Keys)) {
 type keyRow struct {
 	app.Compo
 
-	Key    betaport.Key
-	Asking bool
+	Key betaport.Key
+	// Asking: its question is open; Ready: the question's Yes takes a
+	// press (model.ConfirmDelay after it showed).
+	Asking, Ready bool
 	// Act runs an action on the page's model.Keys.
 	Act func(func(*model.Keys))
 }
@@ -153,22 +155,32 @@ func (r *keyRow) Render() app.UI {
 		used = k.LastUsedAt.Local().Format(time.DateTime)
 	}
 	var action app.UI
+	var question app.UI
 	switch {
 	case k.RevokedAt != nil:
 		action = app.Span().Class("badge badge-revoked").Text("revoked")
-	case r.Asking:
-		action = app.Span().Class("confirm-inline").Attr("role", "group").Aria("label", "Revoke "+k.Label+"?").Body(
-			button().Type("button").Class("danger confirm-revoke").Aria("label", "Yes, revoke "+k.Label).Text("Yes, revoke").OnClick(r.confirm),
-			button().Type("button").Class("cancel-revoke").Text("Keep").OnClick(r.cancel),
-		)
 	default:
-		action = button().Type("button").Class("revoke").Aria("label", "Revoke "+k.Label).Text("Revoke").OnClick(r.ask)
+		action = button().Type("button").Class("revoke").Aria("label", "Revoke "+k.Label).
+			Aria("expanded", r.Asking).Text("Revoke").OnClick(r.ask)
+		if r.Asking {
+			question = confirmPop("Revoke "+k.Label+"?",
+				"Pipelines that submit with this key file are refused from then on; the extension's other keys keep working.",
+				button().Type("button").Class("danger confirm-revoke").DataSet("takes-focus", true).Aria("disabled", !r.Ready).
+					Aria("label", "Yes, revoke "+k.Label).Text("Yes, revoke").OnClick(r.confirm),
+				button().Type("button").Class("cancel-revoke").Text("Keep").OnClick(r.cancel),
+			)
+		}
 	}
-	return app.Div().Class("row keys-grid").DataSet("key", k.ID).Body(
+	row := app.Div().Class("row keys-grid").DataSet("key", k.ID)
+	if r.Asking {
+		row = row.Class("row-open")
+	}
+	return row.Body(
 		cell(app.Strong().Text(k.Label)),
 		cell(app.Text(k.CreatedAt.Local().Format(time.DateTime)+" by "+k.CreatedBy)),
 		cell(app.Text(used)),
 		cell(action),
+		question,
 	)
 }
 

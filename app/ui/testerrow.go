@@ -16,7 +16,9 @@ type testerRow struct {
 	app.Compo
 
 	Tester betaport.Tester
-	Asking bool
+	// Asking: its revoke question is open; Ready: the question's Yes takes
+	// a press (model.ConfirmDelay after it showed).
+	Asking, Ready bool
 	// The presses, each given the row's tester.
 	OnAsk, OnKeep, OnRevoke, OnRenew func(t betaport.Tester)
 	Now                              func() time.Time
@@ -25,16 +27,9 @@ type testerRow struct {
 func (r *testerRow) Render() app.UI {
 	t := r.Tester
 	var actions []app.UI
+	var question app.UI
 	switch {
 	case t.ID <= 0: // being invited
-	case r.Asking:
-		// What revoking does to their installed copy, said by the
-		// question (read with it) and on the button (shown on hover).
-		const effect = "Their access ends, and the copy they installed gets no newer build."
-		actions = append(actions, app.Span().Class("confirm-inline").Attr("role", "group").Aria("label", "Revoke "+t.Email+"? "+effect).Body(
-			button().Type("button").Class("danger confirm-revoke").DataSet("takes-focus", true).Aria("label", "Yes, revoke "+t.Email).Title(effect).Text("Yes, revoke").OnClick(r.confirm),
-			button().Type("button").Class("cancel-revoke").Text("Keep").OnClick(r.cancel),
-		))
 	case t.Status == betaport.TesterRevoked:
 		actions = append(actions, button().Type("button").Class("restore").Aria("label", "Restore "+t.Email).Text("Restore").OnClick(r.renew))
 	default:
@@ -43,20 +38,49 @@ func (r *testerRow) Render() app.UI {
 		if t.Status == betaport.TesterInvited {
 			actions = append(actions, button().Type("button").Class("resend").Aria("label", "New link for "+t.Email).Text("New link").OnClick(r.renew))
 		}
-		actions = append(actions, button().Type("button").Class("revoke").Aria("label", "Revoke "+t.Email).Text("Revoke").OnClick(r.ask))
+		actions = append(actions, button().Type("button").Class("revoke").Aria("label", "Revoke "+t.Email).
+			Aria("expanded", r.Asking).Text("Revoke").OnClick(r.ask))
+		if r.Asking {
+			// What revoking does to their installed copy, said by the
+			// question, under the row, away from the Revoke that asked.
+			question = confirmPop("Revoke "+t.Email+"?", RevokeEffect,
+				button().Type("button").Class("danger confirm-revoke").DataSet("takes-focus", true).Aria("disabled", !r.Ready).
+					Aria("label", "Yes, revoke "+t.Email).Text("Yes, revoke").OnClick(r.confirm),
+				button().Type("button").Class("cancel-revoke").Text("Keep").OnClick(r.cancel),
+			)
+		}
 	}
 	// How old an invite nobody answered is.
 	age := ""
 	if t.Status == betaport.TesterInvited && t.InvitedAt != nil && r.Now != nil {
 		age = ageText(r.Now().Sub(*t.InvitedAt))
 	}
-	return app.Div().Class("row testers-grid").DataSet("tester", t.ID).Body(
+	row := app.Div().Class("row testers-grid").DataSet("tester", t.ID)
+	if r.Asking {
+		row = row.Class("row-open")
+	}
+	return row.Body(
 		cell(app.Text(t.Name)),
 		cell(app.Text(t.Email)),
 		cell(app.Span().Class("badge badge-"+t.Status).Text(t.Status)),
 		cell(app.Span().Class("muted invite-age").Text(age)),
 		cell(app.Span().Class("installed").Text(installedText(t, r.Now))),
 		cell(actions...),
+		question,
+	)
+}
+
+// RevokeEffect is what revoking a tester does to them and their installed
+// copy, as the service does it (their update URL answers "no update",
+// their downloads 404); their page, once revoked, says the same.
+const RevokeEffect = "Their access ends, and the copy they installed gets no newer build: it keeps the build it has."
+
+// confirmPop is a destructive action's question under its row (over the
+// rows below), away from the button that asked: what it does, then its
+// Yes and its No.
+func confirmPop(question, effect string, yes, no app.UI) app.UI {
+	return app.Div().Class("confirm-pop").Attr("role", "group").Aria("label", question).Body(
+		app.P().Text(effect), yes, no,
 	)
 }
 

@@ -262,7 +262,7 @@ func (p *TestersPage) renderList(m *model.Testers) app.UI {
 		Empty: empty,
 		Row: func(t betaport.Tester) app.UI {
 			return &testerRow{
-				Tester: t, Asking: m.Asking(t.ID), Now: m.Now,
+				Tester: t, Asking: m.Asking(t.ID), Ready: m.ConfirmReady(t.ID), Now: m.Now,
 				OnAsk:    func(t betaport.Tester) { p.dispatch(func(m *model.Testers) { m.Ask(t) }) },
 				OnKeep:   func(t betaport.Tester) { p.dispatch(func(m *model.Testers) { m.Keep(t) }) },
 				OnRevoke: func(t betaport.Tester) { p.dispatch(func(m *model.Testers) { m.Revoke(t) }) },

@@ -67,6 +67,7 @@ type VList struct {
 	// follows the content, in the same task, before any key can land.
 	focusRow, focusControl   int
 	focusName                string // its accessible name, to find it again
+	focusKey                 string // its item (Key), followed when rows arrive above it
 	onFocusIn, onPointerDown app.Func
 }
 
@@ -111,6 +112,7 @@ func (v *VList) applySpacers() {
 // refresh recomputes the window, re-renders and sizes the spacers after.
 func (v *VList) refresh(ctx app.Context) {
 	shift := v.anchorShift()
+	v.followFocusedItem()
 	v.computeWindow()
 	v.noteReading(ctx)
 	if v.Key != nil && v.middle < v.Count {
@@ -141,15 +143,37 @@ func (v *VList) anchorShift() int {
 	if root == nil || root.Call("getBoundingClientRect").Get("top").Float() >= 0 {
 		return 0
 	}
+	if j := v.find(v.anchorKey, v.anchorRow); j >= 0 {
+		return j - v.anchorRow
+	}
+	return 0
+}
+
+// followFocusedItem keeps the focus with its item when rows arrive or go
+// above it (a publish, a rollback, a page read again): the focused row
+// becomes the one now holding that item, and keepFocus moves the focus to
+// it after the render. An item that is gone leaves the focus where it is.
+func (v *VList) followFocusedItem() {
+	if v.Key == nil || v.focusKey == "" || v.focusRow < 0 || (v.focusRow < v.Count && v.Key(v.focusRow) == v.focusKey) {
+		return
+	}
+	if j := v.find(v.focusKey, v.focusRow); j >= 0 {
+		v.focusRow = j
+	}
+}
+
+// find returns the row of the item key, looked for outwards from row near
+// (a burst of new items moves it by a few rows), or -1.
+func (v *VList) find(key string, near int) int {
 	const reach = 200 // rows: how far a burst of new items may push it
 	for d := 1; d <= reach; d++ {
-		for _, j := range []int{v.anchorRow + d, v.anchorRow - d} {
-			if j >= 0 && j < v.Count && v.Key(j) == v.anchorKey {
-				return j - v.anchorRow
+		for _, j := range []int{near + d, near - d} {
+			if j >= 0 && j < v.Count && v.Key(j) == key {
+				return j
 			}
 		}
 	}
-	return 0
+	return -1
 }
 
 // checkSentinel asks for more when the sentinel is near the viewport. The
@@ -294,7 +318,12 @@ func (v *VList) OnMount(ctx app.Context) {
 		if control >= 0 {
 			name = controlName(target)
 		}
-		ctx.Dispatch(func(app.Context) { v.focusRow, v.focusControl, v.focusName = row, control, name })
+		ctx.Dispatch(func(app.Context) {
+			v.focusRow, v.focusControl, v.focusName, v.focusKey = row, control, name, ""
+			if v.Key != nil && row < v.Count {
+				v.focusKey = v.Key(row)
+			}
+		})
 		return nil
 	})
 	// A press outside the rows ends the pinning even when it lands on

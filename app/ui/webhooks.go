@@ -185,15 +185,17 @@ type webhookRow struct {
 
 func (r *webhookRow) Render() app.UI {
 	h := r.Hook
-	var action app.UI
+	action := button().Type("button").Class("delete-webhook").Aria("label", "Delete the webhook "+h.URL).
+		Aria("expanded", h.Asking).Text("Delete").OnClick(r.ask)
+	var question app.UI
 	if h.Asking {
-		action = app.Span().Class("confirm-inline").Attr("role", "group").Aria("label", "Delete the webhook "+h.URL+"?").Body(
-			button().Type("button").Class("danger confirm-delete").Aria("label", "Yes, delete the webhook "+h.URL).
-				Aria("disabled", h.Deleting).Text("Yes, delete").OnClick(r.confirm),
+		// Under the head, away from the Delete that asked.
+		question = app.Div().Class("confirm-block").Attr("role", "group").Aria("label", "Delete the webhook "+h.URL+"?").Body(
+			app.P().Text("It gets no more events, and deliveries still waiting for a retry are dropped."),
+			button().Type("button").Class("danger confirm-delete").DataSet("takes-focus", true).Aria("label", "Yes, delete the webhook "+h.URL).
+				Aria("disabled", h.Deleting || !h.ConfirmReady).Text("Yes, delete").OnClick(r.confirm),
 			button().Type("button").Class("cancel-delete").Text("Keep").OnClick(r.cancel),
 		)
-	} else {
-		action = button().Type("button").Class("delete-webhook").Aria("label", "Delete the webhook "+h.URL).Text("Delete").OnClick(r.ask)
 	}
 	var deliveries app.UI
 	if len(h.Deliveries) == 0 {
@@ -217,6 +219,7 @@ func (r *webhookRow) Render() app.UI {
 				Aria("disabled", h.Testing).Text(map[bool]string{true: "Sending…", false: "Send test event"}[h.Testing]).OnClick(r.test),
 			action,
 		),
+		question,
 		app.P().Class("state state-error webhook-error").Attr("role", "alert").Hidden(h.Err == nil).Text(problemText(h.Err)),
 		deliveries,
 	)

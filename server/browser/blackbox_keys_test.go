@@ -106,6 +106,15 @@ type bbkSpot struct {
 // element is in view and nothing covers its centre.
 func bbkClickFound(t *testing.T, ctx context.Context, what, find string) {
 	t.Helper()
+	x, y := bbkFind(t, ctx, what, find)
+	do(t, ctx, chromedp.MouseClickXY(x, y))
+}
+
+// bbkFind wheels the page until the element the JavaScript expression find
+// reads is in view, standing still, and nothing covers its centre, which
+// it returns: where a hand would aim.
+func bbkFind(t *testing.T, ctx context.Context, what, find string) (x, y float64) {
+	t.Helper()
 	locate := `(() => { const el = (` + find + `); if (!el || !el.checkVisibility()) return null;
 		const r = el.getBoundingClientRect(), x = r.left + r.width / 2, y = r.top + r.height / 2;
 		const at = document.elementFromPoint(x, y);
@@ -126,8 +135,7 @@ func bbkClickFound(t *testing.T, ctx context.Context, what, find string) {
 			// A hand aims at a target that stands still: not one still
 			// gliding under a smooth scroll, or pushed down by a section
 			// that has just loaded above it.
-			do(t, ctx, chromedp.MouseClickXY(spot.X, spot.Y))
-			return
+			return spot.X, spot.Y
 		}
 		last = spot
 		if time.Now().After(deadline) {
@@ -318,7 +326,7 @@ func TestBlackBoxKeysTestersRevokeAndRestore(t *testing.T) {
 
 	// Confirmed, Revoke revokes.
 	do(t, ctx, chromedp.Click(chromedp.CSS(bbkRow(grace.ID)+` button.revoke`)))
-	do(t, ctx, chromedp.Click(chromedp.CSS(bbkRow(grace.ID)+` button.confirm-revoke`)))
+	do(t, ctx, chromedp.Click(chromedp.CSS(bbkRow(grace.ID)+` button.confirm-revoke[aria-disabled="false"]`)))
 	bbkWait(t, ctx, fmt.Sprintf(`(document.querySelector(%q)?.innerText ?? "").toLowerCase().includes("revoked")`, bbkRow(grace.ID)), "the row never said revoked")
 	// The row says revoked at once (optimistically); the server's answer
 	// may still be on its way.
@@ -351,7 +359,7 @@ func TestBlackBoxKeysTestersRevokeAndRestore(t *testing.T) {
 	// Ada, revoked before she ever joined, is invited again by e-mail: the
 	// page offers the restore, and accepting it brings her back.
 	do(t, ctx, chromedp.Click(chromedp.CSS(bbkRow(ada.ID)+` button.revoke`)))
-	do(t, ctx, chromedp.Click(chromedp.CSS(bbkRow(ada.ID)+` button.confirm-revoke`)))
+	do(t, ctx, chromedp.Click(chromedp.CSS(bbkRow(ada.ID)+` button.confirm-revoke[aria-disabled="false"]`)))
 	bbkWait(t, ctx, fmt.Sprintf(`(document.querySelector(%q)?.innerText ?? "").toLowerCase().includes("revoked")`, bbkRow(ada.ID)), "Ada's row never said revoked")
 	bbkType(t, ctx, `#invite-email`, "ada@example.com")
 	bbkPress(t, ctx, kb.Enter)
@@ -452,7 +460,7 @@ func TestBlackBoxKeysSettingsKeysAndAudit(t *testing.T) {
 	buttonsJS := `[...document.querySelectorAll("button")].filter(b => b.checkVisibility()).map(b => b.getAttribute("aria-label") || b.textContent.trim())`
 	before := evalJS[[]string](t, ctx, buttonsJS)
 	bbkClickFound(t, ctx, "the Revoke button of the release laptop key", revokeIn(rowOf("release laptop")))
-	confirmJS := fmt.Sprintf(`[...document.querySelectorAll("button")].filter(b => b.checkVisibility() && !%s.includes(b.getAttribute("aria-label") || b.textContent.trim()) &&
+	confirmJS := fmt.Sprintf(`[...document.querySelectorAll("button")].filter(b => b.checkVisibility() && b.getAttribute("aria-disabled") !== "true" && !%s.includes(b.getAttribute("aria-label") || b.textContent.trim()) &&
 		/revoke|yes|confirm/i.test(b.getAttribute("aria-label") || b.textContent) && !/keep|cancel|^no\b/i.test(b.getAttribute("aria-label") || b.textContent))[0]`, mustJSON(before))
 	bbkWait(t, ctx, `!!(`+confirmJS+`)`, "Revoke asked nothing before revoking the key")
 	if s := requestUpload(t, m.URL(), laptop); s != http.StatusOK {
@@ -514,7 +522,7 @@ func TestBlackBoxKeysRevokedTesterSeesAccessEnded(t *testing.T) {
 	admin := adminTab(t, m, d)
 	openApp(t, admin, fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID))
 	do(t, admin, chromedp.Click(chromedp.CSS(bbkRow(lin.ID)+` button.revoke`)))
-	do(t, admin, chromedp.Click(chromedp.CSS(bbkRow(lin.ID)+` button.confirm-revoke`)))
+	do(t, admin, chromedp.Click(chromedp.CSS(bbkRow(lin.ID)+` button.confirm-revoke[aria-disabled="false"]`)))
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		if tt, err := m.Store.FindTester(bg, lin.ID); err == nil && tt.Status == betaport.TesterRevoked {
 			break

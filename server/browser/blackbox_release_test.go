@@ -401,7 +401,7 @@ func TestBB20WebhooksSettings(t *testing.T) {
 		t.Fatalf("Cancel deleted: %d webhooks left", len(list.Data))
 	}
 	bb20Click(t, ctx, "Delete", goodRow+`.querySelector(".delete-webhook")`)
-	bb20Click(t, ctx, "the confirmation", `document.querySelector("[data-webhook] .confirm-delete")`)
+	bb20Click(t, ctx, "the confirmation", `document.querySelector('[data-webhook] .confirm-delete[aria-disabled="false"]')`)
 	bb20Wait(t, ctx, `document.querySelectorAll("[data-webhook]").length === 1`, "the deleted webhook stayed in the list")
 	api.get(hooksPath, &list)
 	if len(list.Data) != 1 || list.Data[0].URL != bad.URL+"/broken" {
@@ -810,7 +810,7 @@ func bb20RollbackButton(n int) string {
 // bb20ConfirmButton finds the visible button that confirms a rollback: the
 // one in the question that opened, whose words say roll back, not the
 // button that asked.
-const bb20ConfirmButton = `[...document.querySelectorAll("main button")].find(b => b.checkVisibility() && /roll/i.test(b.textContent) && !/^Roll back to #\d+$/.test(b.textContent.trim()))`
+const bb20ConfirmButton = `[...document.querySelectorAll("main button")].find(b => b.checkVisibility() && b.getAttribute("aria-disabled") !== "true" && /roll/i.test(b.textContent) && !/^Roll back to #\d+$/.test(b.textContent.trim()))`
 
 // bb20CancelButton finds the visible Cancel (or Keep) of that question.
 const bb20CancelButton = `[...document.querySelectorAll("main button")].find(b => b.checkVisibility() && /^(cancel|keep|no)\b/i.test(b.textContent.trim()))`

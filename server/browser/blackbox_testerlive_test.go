@@ -666,7 +666,7 @@ func TestBBTLBSecondTabAndAPIChangesShowLive(t *testing.T) {
 	// The second tab revokes her, which asks first.
 	mark, _ := tr.counts()
 	do(t, b, chromedp.Click(chromedp.CSS(bbkRow(ada.ID)+` button.revoke`)))
-	do(t, b, chromedp.Click(chromedp.CSS(bbkRow(ada.ID)+` button.confirm-revoke`)))
+	do(t, b, chromedp.Click(chromedp.CSS(bbkRow(ada.ID)+` button.confirm-revoke[aria-disabled="false"]`)))
 	bbtlbWait(t, a, bbtlbLive+5*time.Second, bbtlbBadge(ada.ID)+` === "revoked"`, "Ada, revoked in the second tab, never showed revoked in the first")
 	bbtlbStops(t, tr, "after a revoke in the second tab", mark)
 

@@ -362,10 +362,10 @@ func logLevel() slog.Level {
 	return slog.LevelWarn
 }
 
-// adminTab opens a tab signed in as the demo's first admin (Acme, on the
-// Professional plan), showing their extensions. It signs in through the API
-// and gives the tab the session's cookie: the sign-in form has tests of its
-// own.
+// adminTab opens a blank tab signed in as the demo's first admin (Acme, on
+// the Professional plan): it signs in through the API and gives the tab the
+// session's cookie (the sign-in form has tests of its own). The test opens
+// the page it needs; no page boots for nothing.
 func adminTab(t *testing.T, m *cli.Main, d *demo.Result) context.Context {
 	t.Helper()
 	ctx := newTab(t)
@@ -375,12 +375,24 @@ func adminTab(t *testing.T, m *cli.Main, d *demo.Result) context.Context {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	return ctx
+}
+
+// adminHome is adminTab showing the admin's extensions, signed in.
+func adminHome(t *testing.T, m *cli.Main, d *demo.Result) context.Context {
+	t.Helper()
+	ctx := adminTab(t, m, d)
 	openApp(t, ctx, m.URL()+"/")
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#signed-in-as`))); err != nil {
 		t.Fatalf("the admin's tab does not show them signed in: %v", err)
 	}
 	return ctx
 }
+
+// yesReady holds once the focused control takes a press: a destructive
+// question's Yes shows disabled for model.ConfirmDelay after it opens, and
+// a person presses it once it shows as pressable.
+const yesReady = `document.activeElement?.getAttribute("aria-disabled") === "false"`
 
 // signInHTTP signs an admin in through the API and returns the session
 // cookie.

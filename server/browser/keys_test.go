@@ -87,6 +87,7 @@ func TestTestersRevokeRestoreAndReinvite(t *testing.T) {
 	// Revoke, confirmed with Enter.
 	do(t, ctx, chromedp.KeyEvent(kb.Enter))
 	waitJS(t, ctx, `document.activeElement.classList.contains("confirm-revoke")`)
+	waitJS(t, ctx, yesReady)
 	do(t, ctx, chromedp.KeyEvent(kb.Enter))
 	waitJS(t, ctx, fmt.Sprintf(`document.querySelector('%s button.restore') !== null`, row))
 	waitFor(t, func() bool { return status() == betaport.TesterRevoked }, "the store to say revoked")
@@ -105,7 +106,7 @@ func TestTestersRevokeRestoreAndReinvite(t *testing.T) {
 
 	// Revoke again, then invite the same e-mail: the page offers the
 	// restore, which brings the same record back.
-	do(t, ctx, chromedp.Click(chromedp.CSS(row+` button.revoke`)), chromedp.Click(chromedp.CSS(row+` button.confirm-revoke`)))
+	do(t, ctx, chromedp.Click(chromedp.CSS(row+` button.revoke`)), chromedp.Click(chromedp.CSS(row+` button.confirm-revoke[aria-disabled="false"]`)))
 	waitFor(t, func() bool { return status() == betaport.TesterRevoked }, "the store to say revoked")
 	do(t, ctx, chromedp.Click(chromedp.CSS(`#invite-email`)), chromedp.KeyEvent(strings.ToUpper(tt.Email)), chromedp.KeyEvent(kb.Enter))
 	waitJS(t, ctx, `document.querySelector("#restore-offer") !== null`)

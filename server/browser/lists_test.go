@@ -511,7 +511,7 @@ func TestTestersInviteAndRevokeUpdateTheList(t *testing.T) {
 	// Revoke the top tester, which asks first: the row says revoked, and
 	// the server agrees.
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#testers .row button.revoke`)),
-		chromedp.Click(chromedp.CSS(`#testers .row button.confirm-revoke`))); err != nil {
+		chromedp.Click(chromedp.CSS(`#testers .row button.confirm-revoke[aria-disabled="false"]`))); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector("#testers .row .badge").textContent === "revoked"`)); err != nil {

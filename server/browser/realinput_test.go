@@ -742,6 +742,7 @@ func TestFocusedRowKeepsItsMeaning(t *testing.T) {
 	if got := readFocus(t, ctx); got.Name != "Yes, revoke "+email || got.Row != f.Row {
 		t.Fatalf("Enter on %q moved the focus to %+v, want its confirmation", f.Name, got)
 	}
+	waitJS(t, ctx, yesReady)
 	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter)); err != nil {
 		t.Fatal(err)
 	}
@@ -1162,6 +1163,7 @@ func TestRevokingAnInvitedTesterAsksWithYesFocused(t *testing.T) {
 		t.Fatal(err)
 	}
 	focusIs("Yes, revoke "+email, "Enter on Revoke")
+	waitJS(t, ctx, yesReady)
 	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter)); err != nil {
 		t.Fatal(err)
 	}

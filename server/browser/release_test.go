@@ -214,9 +214,11 @@ func TestRollbackFromTheBundlesList(t *testing.T) {
 		t.Fatalf("after Cancel the header says %q, want %q", got, headerBefore)
 	}
 
-	// Roll back, then Yes (Enter: the question has the focus).
+	// Roll back, then Yes (Enter: the question has the focus; its Yes
+	// takes a press a moment after it shows).
 	bbkClickFound(t, ctx, "Roll back", rollback)
 	waitJS(t, ctx, fmt.Sprintf(`document.activeElement === document.querySelector('%s .confirm-rollback')`, row))
+	waitJS(t, ctx, yesReady)
 	bbPress(t, ctx, kb.Enter)
 	waitJS(t, ctx, top(last+1))
 	nb, err := m.Store.FindBundle(context.Background(), ext.ID, last+1)
@@ -253,7 +255,7 @@ func TestRollbackFromTheBundlesList(t *testing.T) {
 	openApp(t, ctx, url+"/pages")
 	classicRow := fmt.Sprintf(`#classic-rows [data-bundle="%d"]`, last)
 	bbkClickFound(t, ctx, "Roll back on the page-by-page view", fmt.Sprintf(`document.querySelector('%s .rollback')`, classicRow))
-	bbkClickFound(t, ctx, "Yes, roll back", fmt.Sprintf(`document.querySelector('%s .confirm-rollback')`, classicRow))
+	bbkClickFound(t, ctx, "Yes, roll back", fmt.Sprintf(`document.querySelector('%s .confirm-rollback[aria-disabled="false"]')`, classicRow))
 	waitJS(t, ctx, fmt.Sprintf(`document.querySelector("#classic-rows [data-bundle]")?.dataset.bundle === "%d"`, last+2))
 	if got, want := text(t, ctx, fmt.Sprintf(`#classic-rows [data-bundle="%d"] .rollback-of`, last+2)), fmt.Sprintf("rollback of #%d", last); got != want {
 		t.Errorf("the page-by-page view's new row says %q, want %q", got, want)
@@ -275,7 +277,7 @@ func TestRollbackFromTheBundlesList(t *testing.T) {
 	waitJS(t, ctx, top(2))
 	first := `#bundle-rows [data-bundle="1"]`
 	bbkClickFound(t, ctx, "Roll back to #1", fmt.Sprintf(`document.querySelector('%s .rollback')`, first))
-	bbkClickFound(t, ctx, "Yes, roll back", fmt.Sprintf(`document.querySelector('%s .confirm-rollback')`, first))
+	bbkClickFound(t, ctx, "Yes, roll back", fmt.Sprintf(`document.querySelector('%s .confirm-rollback[aria-disabled="false"]')`, first))
 	waitJS(t, ctx, `document.querySelector("#rollback-error").textContent !== ""`)
 	if got := text(t, ctx, `#rollback-error`); !strings.Contains(got, "Rolling back to #1 failed") || !strings.Contains(got, "65535.65535.65535.65535") {
 		t.Errorf("the refusal shows as %q", got)

@@ -12,7 +12,7 @@ import (
 func TestOpenExtensionFromHome(t *testing.T) {
 	t.Parallel()
 	m, d := startService(t)
-	ctx := adminTab(t, m, d)
+	ctx := adminHome(t, m, d)
 	waitLocation(t, ctx, m.URL()+"/")
 
 	first := d.Extensions[0]

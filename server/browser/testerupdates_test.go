@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -101,8 +103,34 @@ func TestTesterUpdatesStopWhenRevoked(t *testing.T) {
 	waitInstalled(t, ctx, chromiumLog, shared.ChromeID, versionB)
 
 	// Revoked, Lin's copy checks and is told there is nothing newer.
-	if err := m.Store.RevokeTester(t.Context(), lin.ID, admin.Email); err != nil {
-		t.Fatal(err)
+	// The admin revokes Lin on the testers page; the question says what
+	// happens to Lin's installed copy, which is then tested against what
+	// Lin's update URL answers.
+	adminCtx := adminTab(t, m, d)
+	openApp(t, adminCtx, fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID))
+	linRow := fmt.Sprintf(`#testers [data-tester="%d"]`, lin.ID)
+	bbkClickFound(t, adminCtx, "Revoke on Lin's row", fmt.Sprintf(`document.querySelector('%s .revoke')`, linRow))
+	waitJS(t, adminCtx, yesReady)
+	if got := text(t, adminCtx, linRow+` .confirm-pop p`); !strings.Contains(got, "gets no newer build") || !strings.Contains(got, "keeps the build it has") {
+		t.Fatalf("the revoke question says %q; want what happens to the installed copy", got)
+	}
+	do(t, adminCtx, chromedp.KeyEvent(kb.Enter))
+	waitFor(t, func() bool {
+		tt, err := m.Store.FindTester(t.Context(), lin.ID)
+		return err == nil && tt.Status == betaport.TesterRevoked
+	}, "the store to say Lin is revoked")
+	// Lin's own page says the same.
+	linCtx := newTab(t)
+	base, _ := url.Parse(m.URL())
+	for _, c := range jar.Cookies(base) {
+		if _, err := chromedp.Call(linCtx, network.SetCookie, network.SetCookieParams{Name: c.Name, Value: c.Value, URL: m.URL() + "/", HTTPOnly: &c.HttpOnly}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	openApp(t, linCtx, m.URL()+"/builds")
+	waitJS(t, linCtx, `!!document.querySelector("#access-ended")`)
+	if got := text(t, linCtx, `main`); !strings.Contains(got, "no newer build reaches them") {
+		t.Fatalf("Lin's page, revoked, says %q; want that their installed builds get no newer one", got)
 	}
 	versionC, numC := publish("C")
 	// Every request for C's package, through any update URL (the log

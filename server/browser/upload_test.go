@@ -455,7 +455,7 @@ func TestSettingsNamedKeys(t *testing.T) {
 	if status := requestUpload(t, m.URL(), previousKey); status != http.StatusOK {
 		t.Fatalf("after Keep the key gets %d, want 200", status)
 	}
-	do(t, ctx, chromedp.Click(chromedp.CSS(old+` button.revoke`)), chromedp.Click(chromedp.CSS(old+` button.confirm-revoke`)))
+	do(t, ctx, chromedp.Click(chromedp.CSS(old+` button.revoke`)), chromedp.Click(chromedp.CSS(old+` button.confirm-revoke[aria-disabled="false"]`)))
 	waitJS(t, ctx, fmt.Sprintf(`document.querySelector('%s .badge-revoked') !== null`, old))
 	if status := requestUpload(t, m.URL(), previousKey); status != http.StatusUnauthorized {
 		t.Fatalf("the revoked key gets %d, want 401", status)

@@ -99,7 +99,7 @@ func TestWebhooksOnSettingsPage(t *testing.T) {
 	waitJS(t, ctx, `document.querySelector("[data-webhook] .delete-webhook") !== null`)
 	do(t, ctx, chromedp.Click(chromedp.CSS(`[data-webhook] .delete-webhook`)))
 	waitJS(t, ctx, `document.querySelector("[data-webhook] .confirm-delete") !== null`)
-	do(t, ctx, chromedp.Click(chromedp.CSS(`[data-webhook] .confirm-delete`)))
+	do(t, ctx, chromedp.Click(chromedp.CSS(`[data-webhook] .confirm-delete[aria-disabled="false"]`)))
 	waitJS(t, ctx, `document.querySelector("#webhooks-empty") !== null && document.querySelector("[data-webhook]") === null`)
 	if list, err := m.Store.FindWebhooks(context.Background(), ext.ID, 0, 10); err != nil || len(list) != 0 {
 		t.Fatalf("after deleting, the store has %d webhooks (%v)", len(list), err)
