@@ -131,8 +131,9 @@ type Tester struct {
 	Status      string     `json:"status"`
 	CreatedAt   time.Time  `json:"createdAt"`
 	LastSeenAt  *time.Time `json:"lastSeenAt,omitempty"`
-	// InvitedAt is when the tester's current invite link was made (nil for
-	// testers loaded in bulk, who were never sent one).
+	// InvitedAt is when the tester's current invite was made: their link,
+	// or, for testers loaded in bulk as invited, when they were added (nil
+	// for the others loaded in bulk).
 	InvitedAt *time.Time `json:"invitedAt,omitempty"`
 	// RevokedBy is who revoked the tester (an admin's e-mail, or
 	// ActorCommandLine); empty unless revoked.

@@ -179,8 +179,9 @@ func (r *keyRow) Render() app.UI {
 		cell(app.Strong().Text(k.Label)),
 		cell(app.Text(k.CreatedAt.Local().Format(time.DateTime)+" by "+k.CreatedBy)),
 		cell(app.Text(used)),
-		cell(action),
-		question,
+		// The question is in the cell (a row holds only cells), shown
+		// under the row.
+		cell(action, question),
 	)
 }
 

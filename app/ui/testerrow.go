@@ -65,8 +65,9 @@ func (r *testerRow) Render() app.UI {
 		cell(app.Span().Class("badge badge-"+t.Status).Text(t.Status)),
 		cell(app.Span().Class("muted invite-age").Text(age)),
 		cell(app.Span().Class("installed").Text(installedText(t, r.Now))),
-		cell(actions...),
-		question,
+		// The question is in the cell (a row holds only cells), shown
+		// under the row.
+		cell(append(actions, question)...),
 	)
 }
 

@@ -176,6 +176,8 @@ func (m *Main) Run(ctx context.Context) error {
 		Publish: m.Publish,
 		NoUI:    m.Config.NoUI,
 		Metrics: m.Metrics,
+		// Webhooks the worker would refuse to send to are refused when made.
+		WebhookAllowPrivate: m.Config.WebhookAllowPrivate,
 		// Their X-Request-Id is kept as the request's id.
 		TrustedProxies: m.Config.TrustedProxies,
 		// The upload panel PUTs straight to S3: the page may connect there.

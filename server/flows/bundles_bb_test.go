@@ -535,6 +535,7 @@ func TestBBBundlesRollbackAskCancelAskYesTwice(t *testing.T) {
 			t.Errorf("older rows do not offer a rollback: #2 %v, #1 %v", r2.OffersRollback(), r1.OffersRollback())
 		}
 		r2.Ask()
+		bp.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 		if !r2.AsksRollback() {
 			t.Errorf("after Roll back to #2 the row does not ask")
 		}
@@ -558,6 +559,7 @@ func TestBBBundlesRollbackAskCancelAskYesTwice(t *testing.T) {
 	held := w.hold(t, isRollbackPost)
 	bp.Do(func() {
 		r2.Ask()
+		bp.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 		r2.Confirm()
 		if r2.AsksRollback() {
 			t.Errorf("after Yes the question is still open")
@@ -565,13 +567,15 @@ func TestBBBundlesRollbackAskCancelAskYesTwice(t *testing.T) {
 		if !r2.RollingBack() {
 			t.Errorf("after Yes the row does not say it is rolling back")
 		}
-		r2.Confirm() // Yes again, the answer on its way
-		r2.Ask()     // and Roll back again
+		r2.Confirm()                         // Yes again, the answer on its way
+		r2.Ask()                             // and Roll back again
+		bp.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 		if r2.AsksRollback() {
 			t.Errorf("while #2 is being served again, Roll back asks again")
 		}
 		r1.Ask()
-		r1.Confirm() // Yes in another row
+		bp.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
+		r1.Confirm()                         // Yes in another row
 	})
 	bbtbWait(t, held, "the rollback")
 	held.Release()
@@ -672,6 +676,7 @@ func TestBBBundlesRollbackSecondAdminsTabFirst(t *testing.T) {
 	pb.Do(func() {
 		rb = pb.row(t, 2, nil)
 		rb.Ask()
+		pb.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 		rb.Confirm()
 	})
 	pb.Wait("the second admin's rollback shows", func() bool {
@@ -682,6 +687,7 @@ func TestBBBundlesRollbackSecondAdminsTabFirst(t *testing.T) {
 			t.Logf("the first page already shows #%d on top", pa.B.Top())
 		}
 		ra.Ask()
+		pa.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 		ra.Confirm()
 	})
 	pa.Wait("the first admin's Yes answered", func() bool {
@@ -727,6 +733,7 @@ func TestBBBundlesRollbackRefusedSignedOutElsewhere(t *testing.T) {
 	bp.Do(func() {
 		r = bp.row(t, 2, nil)
 		r.Ask()
+		bp.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 		r.Confirm()
 	})
 	// (Once told, the page leaves for the sign-in page: the row's own
@@ -768,6 +775,7 @@ func TestBBBundlesRollbackRefusedShowsWhyThenRetry(t *testing.T) {
 	bp.Do(func() {
 		r = bp.row(t, 2, nil)
 		r.Ask()
+		bp.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 		r.Confirm()
 	})
 	bp.Wait("the refusal shows", func() bool { return bp.B.Rollback.RollingBack == 0 && bp.B.Rollback.Err != nil })
@@ -794,6 +802,7 @@ func TestBBBundlesRollbackRefusedShowsWhyThenRetry(t *testing.T) {
 	}
 	bp.Do(func() {
 		r.Ask()
+		bp.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 		r.Confirm()
 	})
 	bp.Wait("the second Yes rolls back", func() bool {
@@ -823,6 +832,7 @@ func TestBBBundlesRollbackLeavePageBeforeAnswer(t *testing.T) {
 	bp.Do(func() {
 		r := bp.row(t, 1, nil)
 		r.Ask()
+		bp.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 		r.Confirm()
 	})
 	bbtbWait(t, held, "the rollback")
@@ -1205,6 +1215,7 @@ func TestBBBundlesClassicRollback(t *testing.T) {
 			return
 		}
 		r.Ask()
+		cp.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 		r.Confirm()
 		r.Confirm()
 	})
@@ -1425,6 +1436,7 @@ func TestBBBundlesRowQuestionFollowsItsBundle(t *testing.T) {
 	bp.Do(func() {
 		r := bp.row(t, 2, &focus)
 		r.Ask()
+		bp.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 		b1, _ := bbtbFind(bp.rows(), 1)
 		r.Show(b1) // the window moved
 		if r.AsksRollback() {
@@ -1458,6 +1470,7 @@ func TestBBBundlesRowQuestionFollowsItsBundle(t *testing.T) {
 		r3.Bundle.ReleaseNotes = ""
 		r3.ToggleNotes()
 		r3.Ask()
+		bp.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 		r3.Escape()
 		if r3.AsksRollback() {
 			t.Errorf("Escape leaves the question open")
@@ -1494,6 +1507,7 @@ func TestBBBundlesOtherExtensionWhileRollingBack(t *testing.T) {
 	bp.Do(func() {
 		r := bp.row(t, 2, nil)
 		r.Ask()
+		bp.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 		r.Confirm()
 	})
 	bbtbWait(t, held, "the rollback")
@@ -1590,6 +1604,7 @@ func TestBBBundlesClassicLeaveWhileRollingBack(t *testing.T) {
 		r := &model.BundleRow{Rollback: cp.C.Rollback}
 		r.Show(b)
 		r.Ask()
+		cp.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 		r.Confirm()
 	})
 	bbtbWait(t, held, "the rollback")
@@ -1621,6 +1636,7 @@ func TestBBBundlesRollbackWhileListReads(t *testing.T) {
 	bp.Do(func() {
 		r := bp.row(t, 2, nil)
 		r.Ask()
+		bp.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 		r.Confirm()
 	})
 	bp.Wait("the rollback answered", func() bool { return bp.B.Rollback.RollingBack == 0 })

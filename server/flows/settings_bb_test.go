@@ -926,6 +926,7 @@ func TestBBKeysRevokeAsksFirstAndTheRevokedKeyIsRefused(t *testing.T) {
 
 	// The question, then Keep.
 	p.Do(func() { k.Ask(ci) })
+	p.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 	p.Do(func() {
 		if !k.Asking(ci.ID) {
 			t.Errorf("Revoke did not ask first")
@@ -954,6 +955,7 @@ func TestBBKeysRevokeAsksFirstAndTheRevokedKeyIsRefused(t *testing.T) {
 	// The question, then Yes twice.
 	gate := w.Hold(t, http.MethodDelete, del, false)
 	p.Do(func() { k.Ask(ci) })
+	p.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 	p.Do(func() { k.Revoke(ci) })
 	gate.Arrived(t, p, "the revoke")
 	p.Do(func() { k.Revoke(ci) })
@@ -1015,6 +1017,7 @@ func TestBBKeysRevokedBetweenUploadAndSign(t *testing.T) {
 		Step: func(step client.Step, _ *api.UploadURL) error {
 			if step == client.StepSign {
 				p.Do(func() { k.Ask(key) })
+				p.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 				p.Do(func() { k.Revoke(key) })
 				p.Wait("the key revoked", func() bool { return k.Shown(key).RevokedAt != nil || k.Err != nil })
 			}
@@ -1050,10 +1053,12 @@ func TestBBKeysRevokedInAnotherTabThenHere(t *testing.T) {
 	kb, _ := bbsOpenKeys(t, tabB, ext.ID)
 
 	tabA.Do(func() { ka.Ask(key) })
+	tabA.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 	tabA.Do(func() { ka.Revoke(key) })
 	tabA.Wait("revoked in tab A", func() bool { return ka.Shown(key).RevokedAt != nil || ka.Err != nil })
 
-	tabB.Do(func() { kb.Ask(key) }) // tab B's row still says active
+	tabB.Do(func() { kb.Ask(key) })        // tab B's row still says active
+	tabB.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 	tabB.Do(func() { kb.Revoke(key) })
 	tabB.Wait("tab B's revoke answered", func() bool { return kb.Shown(key).RevokedAt != nil || kb.Err != nil })
 	tabB.Settle()
@@ -1095,6 +1100,7 @@ func TestBBKeysAnotherTeamsAdminCannotCreateOrRevoke(t *testing.T) {
 	})
 	p.Wait("the create answered", func() bool { return !k.Busy })
 	p.Do(func() { k.Ask(key) })
+	p.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 	p.Do(func() { k.Revoke(key) })
 	p.Settle()
 	p.Do(func() {

@@ -184,6 +184,7 @@ func TestBBTestersInviteRevokeRestore(t *testing.T) {
 	tp.Do(func() {
 		z := tp.row(t, "zed@example.com")
 		tp.T.Ask(z)
+		tp.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 		if !tp.T.Asking(z.ID) || tp.lastFocus() != (bbtbFocusAt{model.TesterFocusYes, z.ID}) {
 			t.Errorf("Revoke does not ask with the focus on Yes: asking %v, focus %+v", tp.T.Asking(z.ID), tp.lastFocus())
 		}
@@ -204,6 +205,7 @@ func TestBBTestersInviteRevokeRestore(t *testing.T) {
 	tp.Do(func() {
 		z := tp.row(t, "zed@example.com")
 		tp.T.Ask(z)
+		tp.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 		tp.T.Revoke(z)
 		tp.T.Revoke(z)
 	})
@@ -656,6 +658,7 @@ func TestBBTestersTwoAdminsOnOneTester(t *testing.T) {
 			return
 		}
 		tab1.T.Ask(k)
+		tab1.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 		tab1.T.Revoke(k)
 	})
 	tab1.Wait("the stale revoke answered", func() bool {
@@ -811,6 +814,7 @@ func TestBBTestersRevokeRefusedShowsTesterAsBefore(t *testing.T) {
 	tp.Do(func() {
 		k := tp.row(t, ken.Email)
 		tp.T.Ask(k)
+		tp.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 		tp.T.Revoke(k)
 	})
 	tp.Wait("the refusal", func() bool { return tp.T.RevokeErr != nil })
@@ -841,6 +845,7 @@ func TestBBTestersLateYesAfterNoRevokesNobody(t *testing.T) {
 	tp.Do(func() {
 		k := tp.row(t, ken.Email)
 		tp.T.Ask(k)
+		tp.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 		tp.T.Keep(k)
 		tp.T.Revoke(k) // the late Yes
 	})
@@ -1058,6 +1063,7 @@ func TestBBTestersRevokeRowOfInviteOnItsWay(t *testing.T) {
 			return
 		}
 		tp.T.Ask(q)
+		tp.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 		tp.T.Revoke(q)
 	})
 	bbtbWait(t, held, "the invite")

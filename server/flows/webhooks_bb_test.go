@@ -320,6 +320,7 @@ func TestBBWebhooksAddTestSeeTheAnswerAndDelete(t *testing.T) {
 
 	// Delete, after its question.
 	p.Do(func() { w.AskDelete(id) })
+	p.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 	p.Do(func() {
 		if h := w.Hook(id); h == nil || !h.Asking {
 			t.Errorf("Delete did not ask first")
@@ -579,6 +580,7 @@ func TestBBWebhooksDeleteAsksFirstAndStopsEvents(t *testing.T) {
 	}
 	// The question, Keep.
 	p.Do(func() { w.AskDelete(goneID) })
+	p.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 	p.Do(func() { w.Keep(goneID) })
 	p.Do(func() {
 		if h := w.Hook(goneID); h == nil || h.Asking {
@@ -595,6 +597,7 @@ func TestBBWebhooksDeleteAsksFirstAndStopsEvents(t *testing.T) {
 	// The question, Yes twice.
 	gate := wire.Hold(t, http.MethodDelete, del, false)
 	p.Do(func() { w.AskDelete(goneID) })
+	p.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 	p.Do(func() { w.Delete(goneID) })
 	gate.Arrived(t, p, "the delete")
 	p.Do(func() {
@@ -662,6 +665,7 @@ func TestBBWebhooksTestAfterAnotherTabDeletedIt(t *testing.T) {
 	})
 
 	tabA.Do(func() { wa.AskDelete(id) })
+	tabA.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 	tabA.Do(func() { wa.Delete(id) })
 	tabA.Wait("deleted in tab A", func() bool { return wa.Hook(id) == nil })
 
@@ -830,9 +834,11 @@ func TestBBWebhooksLeavingStopsReadingDeliveries(t *testing.T) {
 }
 
 // Without --webhooks-allow-private (the default service), a webhook at a
-// loopback address is taken but never reached: its test event's attempt
-// says why, and the page shows it.
-func TestBBWebhooksLoopbackIsNotReachedByDefault(t *testing.T) {
+// loopback address is refused when it is added (issue 28: it used to be
+// taken, then retried for a day for a reason that could not change): the
+// field says why and what to do, nothing is stored, and the receiver is
+// never reached.
+func TestBBWebhooksLoopbackIsRefusedByDefault(t *testing.T) {
 	t.Parallel()
 	m, d := service(t)
 	c := adminClient(t, m, d)
@@ -840,28 +846,23 @@ func TestBBWebhooksLoopbackIsNotReachedByDefault(t *testing.T) {
 	recv := bbsNewReceiver(t, http.StatusOK, "should never be seen")
 	p := bbsOpen(t, c)
 	w, _ := bbsOpenWebhooks(t, p, ext.ID)
-	id := bbsAddHook(t, p, w, recv.URL)
-	p.Do(func() { w.Test(id) })
-	bbsWaitStored(t, p, m, id, "the refused attempt", func(ds []*betaport.WebhookDelivery) bool {
-		return len(ds) == 1 && (ds[0].LastError != "" || ds[0].State == betaport.DeliveryFailed || ds[0].State == betaport.DeliveryDelivered)
+	p.Do(func() {
+		w.SetURL(recv.URL + "/hook")
+		w.Add()
 	})
-	if ds := bbsStoredDeliveries(t, m, id); ds[0].State == betaport.DeliveryDelivered {
-		t.Fatalf("a loopback webhook was delivered without --webhooks-allow-private")
+	p.Wait("the answer to the add", func() bool { return !w.Busy })
+	var refused error
+	p.Do(func() { refused = w.CreateErr })
+	pr, ok := api.AsProblem(refused)
+	if !ok || pr.Status != http.StatusBadRequest || pr.Param != "url" || !strings.Contains(pr.Detail, "--webhooks-allow-private") {
+		t.Fatalf("adding a loopback webhook: %v; want a 400 on the url field naming --webhooks-allow-private", refused)
+	}
+	if hooks, raw := bbsHooks(t, c, ext.ID); len(hooks) != 0 {
+		t.Errorf("a refused webhook was stored: %s", raw)
 	}
 	if n := recv.hits.Load(); n != 0 {
 		t.Errorf("the loopback receiver was called %d times", n)
 	}
-	bbsPollUntil(t, p, model.WebhookPoll, "why the attempt failed", func() bool {
-		h := w.Hook(id)
-		return h != nil && len(h.Deliveries) == 1 && h.Deliveries[0].LastError != ""
-	})
-	p.Do(func() {
-		dl := w.Hook(id).Deliveries[0]
-		if dl.State == betaport.DeliveryDelivered || dl.LastStatus != 0 {
-			t.Errorf("the refused attempt shows %s with status %d", dl.State, dl.LastStatus)
-		}
-		t.Logf("the page says: %s", dl.LastError)
-	})
 }
 
 // A URL pasted with spaces around it, with a query the receiver needs:
@@ -937,6 +938,7 @@ func TestBBWebhooksDeleteStopsPendingRetries(t *testing.T) {
 		return len(ds) == 1 && ds[0].Attempts >= 1 && ds[0].LastStatus == http.StatusInternalServerError
 	})
 	p.Do(func() { w.AskDelete(id) })
+	p.Clock.Advance(model.ConfirmDelay) // its Yes takes a press now
 	p.Do(func() { w.Delete(id) })
 	p.Wait("the webhook gone from the page", func() bool { return w.Hook(id) == nil })
 	ds := bbsStoredDeliveries(t, m, id)

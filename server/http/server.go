@@ -63,6 +63,10 @@ type Server struct {
 	// NoUI serves the API without the browser app's pages (serve
 	// --no-ui), for a binary built without the app.
 	NoUI bool
+	// WebhookAllowPrivate takes webhooks whose host is a loopback, private
+	// or link-local address (serve --webhooks-allow-private, which lets
+	// the worker send to them); without it they are refused when made.
+	WebhookAllowPrivate bool
 	// Timeouts bound slow clients; the zero value means the defaults.
 	Timeouts Timeouts
 	// Now is the clock upload URLs expire by; nil means time.Now. Tests

@@ -7,6 +7,7 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/credential"
+	"github.com/betaport/betaport/server/webhook"
 )
 
 // An extension's webhooks and their deliveries, for its admins. Package
@@ -19,7 +20,11 @@ func (s *Server) handleCreateWebhook(w http.ResponseWriter, r *http.Request, who
 	if !s.readJSON(w, r, &in) {
 		return
 	}
-	if err := betaport.ValidateWebhookURL(in.URL); err != nil {
+	err := betaport.ValidateWebhookURL(in.URL)
+	if err == nil && !s.WebhookAllowPrivate {
+		err = webhook.Refusal(in.URL)
+	}
+	if err != nil {
 		writeProblem(w, &api.Problem{Type: api.ProblemInvalidWebhookURL, Status: http.StatusBadRequest,
 			Param: "url", Detail: betaport.ErrorMessage(err)})
 		return

@@ -135,6 +135,33 @@ func (e *env) deliveries(t *testing.T, admin http.Header, extID, hookID int64) [
 	return page.Data
 }
 
+// A service that does not allow private addresses (serve without
+// --webhooks-allow-private) refuses a webhook on one when it is made, with
+// a field error that says why and what to do, and makes nothing; a public
+// name is taken (where it points is checked at each delivery).
+func TestWebhookOnPrivateAddressRefusedWhenMade(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.App.WebhookAllowPrivate = false
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
+	ext := storetest.MustExtension(t, e.DB, team, "Hooked")
+	admin := e.adminOf(t, team)
+	for _, u := range []string{"http://127.0.0.1:9000/hook", "http://[::1]:9000/hook", "http://localhost:9000/hook", "http://10.1.2.3/hook", "http://169.254.169.254/latest/meta-data/"} {
+		resp, body := e.send(t, "POST", api.WebhooksPath(ext.ID), admin, api.NewWebhook{URL: u})
+		p := wantProblem(t, resp, body, 400, api.ProblemInvalidWebhookURL)
+		if p.Param != "url" || !strings.Contains(p.Detail, "public address") || !strings.Contains(p.Detail, "--webhooks-allow-private") {
+			t.Errorf("%s: refused with %+v; want the url field, why, and the setting that allows it", u, p)
+		}
+	}
+	if hooks, err := e.DB.FindWebhooks(context.Background(), ext.ID, 0, 10); err != nil || len(hooks) != 0 {
+		t.Fatalf("after the refusals the extension has %d webhooks (%v), want none", len(hooks), err)
+	}
+	resp, body := e.send(t, "POST", api.WebhooksPath(ext.ID), admin, api.NewWebhook{URL: "https://hooks.example.com/betaport"})
+	if resp.StatusCode != 201 {
+		t.Fatalf("a webhook on a public name: %d %s", resp.StatusCode, body)
+	}
+}
+
 // An admin adds a webhook and gets its secret once; every publish reaches
 // it signed, in order, through a receiver that fails a few times first;
 // a test event pings it; deleting it stops what is pending.

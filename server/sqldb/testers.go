@@ -99,13 +99,13 @@ func insertTesters(ctx context.Context, tx *Tx, ts []*betaport.Tester) error {
 	}
 	var q strings.Builder
 	q.WriteString(`INSERT INTO testers (`)
-	row := `(?, ?, ?, ?, ?, ?)`
+	row := `(?, ?, ?, ?, ?, ?, ?)`
 	if newestFirst {
 		q.WriteString(`id, `)
-		row = `(?, ?, ?, ?, ?, ?, ?)`
+		row = `(?, ?, ?, ?, ?, ?, ?, ?)`
 	}
-	q.WriteString(`extension_id, email, name, status, created_at, last_seen_at) VALUES `)
-	args := make([]any, 0, 7*len(ts))
+	q.WriteString(`extension_id, email, name, status, created_at, last_seen_at, invited_at) VALUES `)
+	args := make([]any, 0, 8*len(ts))
 	for n := range ts {
 		i := n
 		if newestFirst {
@@ -117,7 +117,7 @@ func insertTesters(ctx context.Context, tx *Tx, ts []*betaport.Tester) error {
 			q.WriteString(`, `)
 		}
 		q.WriteString(row)
-		args = append(args, t.ExtensionID, t.Email, t.Name, t.Status, millis(t.CreatedAt), nullMillis(t.LastSeenAt))
+		args = append(args, t.ExtensionID, t.Email, t.Name, t.Status, millis(t.CreatedAt), nullMillis(t.LastSeenAt), nullMillis(t.InvitedAt))
 	}
 	q.WriteString(` ON CONFLICT (extension_id, email) DO NOTHING RETURNING id, extension_id, email`)
 	rows, err := tx.QueryContext(ctx, q.String(), args...)
@@ -155,6 +155,11 @@ func normalizeTester(t *betaport.Tester, now time.Time) error {
 	}
 	if t.CreatedAt.IsZero() {
 		t.CreatedAt = now
+	}
+	if t.Status == betaport.TesterInvited && t.InvitedAt == nil {
+		// Loaded as invited: their invite is as old as they are here.
+		invited := t.CreatedAt
+		t.InvitedAt = &invited
 	}
 	return nil
 }

@@ -280,6 +280,18 @@ func testTestersAllOrNothing(t *testing.T, s betaport.Store) {
 	if ts[0].Email != "ada@example.com" || ts[0].Status != betaport.TesterInvited || ts[0].ID == 0 {
 		t.Fatalf("tester = %+v", ts[0])
 	}
+	// Loaded as invited, their invite is as old as they are (the testers
+	// list shows its age); one loaded as active has none.
+	if got, err := s.FindTester(ctx, ts[0].ID); err != nil || got.InvitedAt == nil || !got.InvitedAt.Equal(got.CreatedAt) {
+		t.Fatalf("a tester loaded as invited reads back as %+v (%v): want invitedAt = createdAt", got, err)
+	}
+	active := &betaport.Tester{ExtensionID: e.ID, Email: "alan@example.com", Status: betaport.TesterActive}
+	if err := s.CreateTesters(ctx, []*betaport.Tester{active}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.FindTester(ctx, active.ID); err != nil || got.InvitedAt != nil {
+		t.Fatalf("a tester loaded as active reads back as %+v (%v): want no invite", got, err)
+	}
 	// A duplicate in a batch saves nothing of that batch.
 	err := s.CreateTesters(ctx, []*betaport.Tester{
 		{ExtensionID: e.ID, Email: "linus@example.com"},
@@ -290,8 +302,8 @@ func testTestersAllOrNothing(t *testing.T, s betaport.Store) {
 	if !errors.As(err, &be) || be.Param != "email" {
 		t.Fatalf("conflict error = %#v, want param email", err)
 	}
-	if n, err := CountTesters(ctx, s, e.ID); err != nil || n != 2 {
-		t.Fatalf("CountTesters = %d, %v; want 2", n, err)
+	if n, err := CountTesters(ctx, s, e.ID); err != nil || n != 3 {
+		t.Fatalf("CountTesters = %d, %v; want 3", n, err)
 	}
 	err = s.CreateTesters(ctx, []*betaport.Tester{{ExtensionID: e.ID, Email: "no-at-sign"}})
 	wantCode(t, err, betaport.EINVALID)

@@ -198,11 +198,18 @@ func (w *Worker) attempt(ctx context.Context, d *betaport.WebhookDelivery) {
 		r.Error = fmt.Sprintf("The receiver answered %d %s; only a 2xx answer delivers.", status, http.StatusText(status))
 	}
 	outcome := metrics.WebhookDelivered
+	var refused *refusedError
 	if !r.Delivered {
 		next := at.Add(Backoff(w.RetryMin, d.Attempts))
-		if next.Before(d.ExpiresAt) {
+		switch {
+		case errors.As(sendErr, &refused):
+			// The service's own setting refused it: another attempt
+			// would be refused the same way, for a day.
+			r.Error += " It is not retried."
+			outcome = metrics.WebhookGaveUp
+		case next.Before(d.ExpiresAt):
 			r.NextAttemptAt, outcome = next, metrics.WebhookFailed
-		} else {
+		default:
 			r.Error += " No attempt is left: events are retried for 24 hours."
 			outcome = metrics.WebhookGaveUp
 		}
@@ -286,6 +293,32 @@ func explain(err error) error {
 		return errors.New("No answer within 10 seconds.")
 	}
 	return errors.New("The request failed: " + err.Error())
+}
+
+// Refusal says why the service refuses to send to rawURL, as a field
+// error, when its host is an address inside the service's own networks
+// (loopback, private, link-local) or a name that always means loopback
+// (localhost): nil otherwise, and for names, whose addresses are checked
+// at each delivery. A service started with --webhooks-allow-private sends
+// to them, and does not ask.
+func Refusal(rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil // ValidateWebhookURL says what is wrong with it
+	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	why := ""
+	if ip, err := netip.ParseAddr(host); err == nil {
+		why = privateAddr(ip.Unmap())
+	} else if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		why = "a loopback name"
+	}
+	if why == "" {
+		return nil
+	}
+	return &betaport.Error{Code: betaport.EINVALID, Param: "url", Message: u.Hostname() + " is " + why +
+		": webhooks go only to public addresses, so no event would ever reach it. Give the receiver's public address" +
+		" (a service whose receivers are on its own network is started with --webhooks-allow-private)."}
 }
 
 // refusedError is a destination refused at dial time.

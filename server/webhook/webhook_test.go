@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -25,7 +26,8 @@ func TestBackoff(t *testing.T) {
 }
 
 // Unless allowed, a webhook on a loopback address is refused when the
-// worker dials it, and the delivery says why; allowed, it is delivered.
+// worker dials it, and the delivery says why and fails at once (no attempt
+// could succeed); allowed, the next event is delivered.
 func TestPrivateAddressesRefused(t *testing.T) {
 	ctx := context.Background()
 	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "b.db"))
@@ -51,8 +53,11 @@ func TestPrivateAddressesRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		if ds[0].Attempts > 0 && ds[0].LastError != "" {
-			if !strings.Contains(ds[0].LastError, "loopback") || !strings.Contains(ds[0].LastError, "--webhooks-allow-private") || ds[0].State != betaport.DeliveryPending {
-				t.Fatalf("refused delivery = %+v", ds[0])
+			// Refused by the service's own setting, it is not retried:
+			// the next attempt would be refused the same way.
+			if !strings.Contains(ds[0].LastError, "loopback") || !strings.Contains(ds[0].LastError, "--webhooks-allow-private") ||
+				!strings.Contains(ds[0].LastError, "not retried") || ds[0].State != betaport.DeliveryFailed || ds[0].Attempts != 1 {
+				t.Fatalf("refused delivery = %+v; want failed after its one attempt, saying why and that it is not retried", ds[0])
 			}
 			break
 		}
@@ -63,6 +68,10 @@ func TestPrivateAddressesRefused(t *testing.T) {
 		t.Fatalf("the receiver on loopback was reached %d times", hits.Load())
 	}
 
+	// A service that allows private addresses delivers the next event.
+	if _, err := s.PingWebhook(ctx, ext.ID, hook.ID); err != nil {
+		t.Fatal(err)
+	}
 	allowed := &webhook.Worker{Store: s, AllowPrivate: true, RetryMin: time.Millisecond, Poll: 10 * time.Millisecond}
 	allowed.Start()
 	defer allowed.Close()
@@ -75,5 +84,27 @@ func TestPrivateAddressesRefused(t *testing.T) {
 	}
 	if hits.Load() != 1 {
 		t.Fatalf("receiver reached %d times", hits.Load())
+	}
+}
+
+// Refusal refuses, when a webhook is made, the hosts the worker would
+// refuse to dial, by whatever spelling; names (other than localhost) are
+// left to the dial-time check, as they resolve anew at each delivery.
+func TestRefusal(t *testing.T) {
+	for _, u := range []string{
+		"http://127.0.0.1:9000/hook", "http://[::1]/hook", "http://[::ffff:127.0.0.1]:80/hook", "http://0.0.0.0/hook",
+		"https://10.0.0.1/hook", "http://192.168.1.1/hook", "http://100.64.0.1/hook", "http://169.254.169.254/latest/meta-data/",
+		"http://[fe80::1]/hook", "http://[fc00::1]/hook", "http://localhost:8080/hook", "http://LOCALHOST./hook", "http://api.localhost/hook",
+	} {
+		err := webhook.Refusal(u)
+		var be *betaport.Error
+		if !errors.As(err, &be) || be.Code != betaport.EINVALID || be.Param != "url" || !strings.Contains(be.Message, "--webhooks-allow-private") {
+			t.Errorf("Refusal(%s) = %v; want a url field error naming --webhooks-allow-private", u, err)
+		}
+	}
+	for _, u := range []string{"https://hooks.example.com/betaport", "https://8.8.8.8/hook", "http://[2001:4860:4860::8888]/hook", "http://127.1/hook", "http://localhost.example.com/hook"} {
+		if err := webhook.Refusal(u); err != nil {
+			t.Errorf("Refusal(%s) = %v; want none", u, err)
+		}
 	}
 }
