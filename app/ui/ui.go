@@ -142,6 +142,12 @@ var pagePaths = regexp.MustCompile(`^(/|/login|/ended|/builds|/extensions/\d+(/t
 // answers any other with NotFoundPage and a 404 status.
 func KnownPage(path string) bool { return pagePaths.MatchString(path) }
 
+// SignInFirst reports whether path is a page only someone signed in can
+// see (an admin's or a tester's): a visitor signed out is sent to sign in.
+func SignInFirst(path string) bool {
+	return KnownPage(path) && path != model.PathLogin && path != PathEnded
+}
+
 // NotFoundPage is shown for an address that names no page: it says so and
 // offers the way back.
 type NotFoundPage struct {

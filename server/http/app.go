@@ -16,6 +16,7 @@ import (
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
 	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/model"
 	"github.com/betaport/betaport/app/ui"
 )
 
@@ -104,6 +105,13 @@ func servePage(w http.ResponseWriter, r *http.Request, h http.Handler, apiHandle
 		// A revoked tester, on any page: the one that tells them.
 		w.Header().Set("Cache-Control", "no-store")
 		http.Redirect(w, r, ui.PathEnded, http.StatusSeeOther)
+		return
+	case status == http.StatusUnauthorized && !isAccessEnded(status, body) && ui.SignInFirst(r.URL.Path):
+		// Nobody is signed in, on a page that needs someone: the sign-in
+		// page at once, not this page's "Loading…" until the app boots
+		// and finds out.
+		w.Header().Set("Cache-Control", "no-store")
+		http.Redirect(w, r, model.PathLogin, http.StatusSeeOther)
 		return
 	case status == http.StatusUnauthorized && !isAccessEnded(status, body):
 		// Nobody is signed in: said too, so that a signed-out page (the

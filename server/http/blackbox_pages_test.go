@@ -1102,3 +1102,26 @@ func TestBlackBoxPagesClumsyAcceptEncoding(t *testing.T) {
 		})
 	}
 }
+
+// A visitor who is not signed in and opens a page only someone signed in
+// can see is sent to the sign-in page by the server (issue 28: "/" showed
+// "Loading extensions…" until the app booted and found out); the pages
+// anyone may open are served as they are.
+func TestSignedOutPagesGoToSignIn(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, path := range []string{"/", "/builds", "/extensions/1", "/extensions/1/testers", "/extensions/1/pages", "/extensions/1/settings"} {
+		resp, body := e.do(t, "GET", path, http.Header{"Accept": {"text/html"}})
+		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/login" {
+			t.Errorf("GET %s signed out = %d to %q, want 303 to /login", path, resp.StatusCode, resp.Header.Get("Location"))
+		}
+		if strings.Contains(string(body), "Loading extensions") {
+			t.Errorf("GET %s signed out shows a loading page", path)
+		}
+	}
+	for path, want := range map[string]int{"/login": 200, "/ended": 200, "/no/such/page": 404, "/extensions/1/nothing": 404} {
+		if resp, _ := e.do(t, "GET", path, http.Header{"Accept": {"text/html"}}); resp.StatusCode != want {
+			t.Errorf("GET %s signed out = %d, want %d", path, resp.StatusCode, want)
+		}
+	}
+}
