@@ -123,6 +123,12 @@ func (b *Builds) listChanged(s fetch.InfiniteState[BuildPage]) {
 	}
 }
 
+// Downloading is told a build's download started (Install or Zip): the
+// first page is read again, so that a tester whose access ended while the
+// page was open is sent to the page that says so, as a reload would,
+// rather than pressing a download that gets no file and says nothing.
+func (b *Builds) Downloading() { b.readFirst() }
+
 // readFirst reads the first page again: a publish puts its build on top
 // and moves the current mark, which the first page shows.
 func (b *Builds) readFirst() {

@@ -211,6 +211,31 @@ func TestBuildsOfARevokedTester(t *testing.T) {
 	})
 }
 
+// A tester revoked while their builds page is open presses Install: the
+// download gets no file, and the page reads the builds again and says
+// their access ended, as a reload would (issue 28: it did nothing and said
+// nothing).
+func TestBuildsDownloadAfterTheTesterWasRevoked(t *testing.T) {
+	svc := newBuildsAPI()
+	s := model.NewSession(testerSession)
+	p := newBuildsPage(t, svc, s)
+	p.open()
+	reads := svc.read()
+	svc.mu.Lock()
+	svc.revoked = true
+	svc.mu.Unlock()
+	p.do(p.m.Downloading)
+	p.wait("the ended page", func() bool { return p.fx.last() == model.PathEnded })
+	if n := svc.read(); n != reads+1 {
+		t.Errorf("a download read the builds %d times, want once", n-reads)
+	}
+	p.do(func() {
+		if s.Ended() == "" {
+			t.Error("the reason the access ended is lost")
+		}
+	})
+}
+
 func TestBuildsPrerender(t *testing.T) {
 	first := []model.BuildPage{{Data: newBuildsAPI().builds}}
 	m := model.NewBuilds(model.BuildsConfig{Fallback: func(key string) []model.BuildPage {

@@ -97,9 +97,19 @@ func (p *BuildsPage) Render() app.UI {
 		List:   p.builds,
 		Header: app.Div().Body(currentNotes(m.CurrentNotes()), p.installHelp()),
 		Empty:  "No builds yet. When the extension's team publishes one, it appears here.",
-		Row:    func(b betaport.Bundle) app.UI { return &bundleRow{Bundle: b, Build: true} },
-		Key:    model.BuildID,
+		Row: func(b betaport.Bundle) app.UI {
+			return &bundleRow{Bundle: b, Build: true, OnDownload: p.downloading}
+		},
+		Key: model.BuildID,
 	})
+}
+
+// downloading: a download started; a tester whose access ended meanwhile
+// is told so (model.Builds.Downloading).
+func (p *BuildsPage) downloading() {
+	if p.m != nil {
+		p.m.Downloading()
+	}
 }
 
 // installHelp is the how-to of the builds listed, once there are any.

@@ -43,6 +43,9 @@ type bundleRow struct {
 	// when one of its fields changes).
 	Rollback    *model.Rollback
 	RollingBack bool
+	// OnDownload, for a build, is told its download started (Install or
+	// Zip pressed).
+	OnDownload func()
 
 	m model.BundleRow
 	// ctx is the row's own: a handler's context ends with its element.
@@ -97,7 +100,7 @@ func (r *bundleRow) Render() app.UI {
 	if r.Build {
 		// The links are the cell's only nodes: nothing after them moves
 		// when they come or go.
-		cells = append(cells, app.Span().Attr("role", "cell").Class("build-links").Body(app.If(b.Current, bundleLinks(b.ExtensionID, b.Number))))
+		cells = append(cells, app.Span().Attr("role", "cell").Class("build-links").Body(app.If(b.Current, bundleLinks(b.ExtensionID, b.Number, r.downloading))))
 	} else {
 		cells = append(cells, app.Span().Attr("role", "cell").Class("bundle-actions").Body(
 			r.notesToggle(),
@@ -128,6 +131,14 @@ func (r *bundleRow) act(handler app.Context) *model.BundleRow {
 func (r *bundleRow) onKey(ctx app.Context, e app.Event) {
 	if e.Get("key").String() == "Escape" {
 		r.act(ctx).Escape()
+	}
+}
+
+// downloading tells the page a build's download started; the browser
+// downloads it as it would without.
+func (r *bundleRow) downloading(ctx app.Context, e app.Event) {
+	if r.OnDownload != nil {
+		r.OnDownload()
 	}
 }
 

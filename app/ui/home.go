@@ -82,7 +82,7 @@ func downloadLink(e betaport.Extension) app.UI {
 	return app.Div().Class("get-build").Body(
 		app.P().Class("get-links").Body(
 			app.Span().Class("get-label").Text(fmt.Sprintf("Bundle #%d:", e.CurrentBundle)),
-			bundleLinks(e.ID, e.CurrentBundle),
+			bundleLinks(e.ID, e.CurrentBundle, nil),
 		),
 		installHelp(e.ID),
 	)
@@ -90,15 +90,17 @@ func downloadLink(e betaport.Extension) app.UI {
 
 // bundleLinks are the two downloads of one bundle. The zip keeps the
 // class "download"; the CRX is "install".
-func bundleLinks(extensionID, number int64) app.UI {
-	return app.Span().Class("bundle-links").Body(
-		app.A().Class("button install").Href(api.BundleCRXPath(extensionID, number)).
-			Attr("download", "").Title("Signed package: Chrome, Edge, Brave and Opera update it on their own").
-			Text("Install (.crx)"),
-		app.A().Class("button download").Href(api.BundleDownloadPath(extensionID, number)).
-			Attr("download", "").Title("The bundle's zip, to load unpacked (does not update itself)").
-			Text("Zip (load unpacked)"),
-	)
+func bundleLinks(extensionID, number int64, onDownload app.EventHandler) app.UI {
+	install := app.A().Class("button install").Href(api.BundleCRXPath(extensionID, number)).
+		Attr("download", "").Title("Signed package: Chrome, Edge, Brave and Opera update it on their own").
+		Text("Install (.crx)")
+	zip := app.A().Class("button download").Href(api.BundleDownloadPath(extensionID, number)).
+		Attr("download", "").Title("The bundle's zip, to load unpacked (does not update itself)").
+		Text("Zip (load unpacked)")
+	if onDownload != nil {
+		install, zip = install.OnClick(onDownload), zip.OnClick(onDownload)
+	}
+	return app.Span().Class("bundle-links").Body(install, zip)
 }
 
 // installHelp says, per browser, what to do with each download.

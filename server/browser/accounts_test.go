@@ -2,6 +2,7 @@ package browser_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -76,6 +77,31 @@ func TestTesterLinkOpensBuilds(t *testing.T) {
 	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch(document.querySelector("#builds a.download").href).then(r => r.status + " " + r.headers.get("ETag"))`, chromedp.EvalAwaitPromise))
 	if want := `200 "` + cur.SHA256 + `"`; err != nil || got != want {
 		t.Fatalf("the download link answers %q (%v), want %q", got, err, want)
+	}
+}
+
+// A tester revoked while their builds page is open presses Install
+// (.crx), with the mouse: the page says their access ended, as a reload
+// does (issue 28: the press did nothing and said nothing).
+func TestRevokedTesterPressingInstallIsToldAccessEnded(t *testing.T) {
+	t.Parallel()
+	m, d := startService(t)
+	tester, err := m.Store.FindTesterByInvite(context.Background(), credential.HashToken(strings.TrimPrefix(d.TesterLink, "/t/")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := newTab(t)
+	openApp(t, ctx, m.URL()+d.TesterLink)
+	waitLocation(t, ctx, m.URL()+"/builds")
+	waitJS(t, ctx, `!!document.querySelector("#builds a.install")`)
+	if err := m.Store.RevokeTester(context.Background(), tester.ID, d.Admins[0].Email); err != nil {
+		t.Fatal(err)
+	}
+	bbkClickFound(t, ctx, "Install (.crx)", `document.querySelector("#builds a.install")`)
+	waitLocation(t, ctx, m.URL()+"/ended")
+	waitJS(t, ctx, `document.querySelector("#ended-detail")?.textContent.includes(`+strconv.Quote(d.Admins[0].Email)+`)`)
+	if got := text(t, ctx, `main`); !strings.Contains(got, "no newer build reaches them") {
+		t.Errorf("after Install the page says %q; want their access ended and what happens to their installed builds", got)
 	}
 }
 
