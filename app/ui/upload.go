@@ -64,7 +64,18 @@ func (p *UploadPanel) OnMount(ctx app.Context) {
 		Extension: func() (int64, string) { return p.ExtensionID, p.ExtensionName },
 		// An admin's session authorises the calls: the zip alone is enough.
 		SignedIn: func() bool { return p.session != nil && p.session.Kind == api.KindAdmin },
-		Focus:    func(f upload.Focus) { focusByID(ctx, focusIDs[f]) },
+		Focus: func(f upload.Focus) {
+			focusByID(ctx, focusIDs[f])
+			if f == upload.FocusRetry || f == upload.FocusDropZone {
+				// A failure: its box, under the panel's controls, is
+				// brought into view too (it is announced already).
+				ctx.Defer(func(app.Context) {
+					if el := app.Window().GetElementByID("upload-outcome"); el.Truthy() {
+						el.Call("scrollIntoView", map[string]any{"block": "nearest"})
+					}
+				})
+			}
+		},
 		Published: func(b betaport.Bundle) {
 			// The notes went with this bundle (the runner cleared them):
 			// the box starts empty for the next one.
@@ -217,8 +228,12 @@ func groupDigits(n int) string {
 
 func (p *UploadPanel) renderChosen(r *upload.Runner) app.UI {
 	zip := app.Dd().ID("upload-zip").Class("muted").Text("None yet")
-	if r.Zip != nil {
+	switch {
+	case r.Zip != nil:
 		zip = app.Dd().ID("upload-zip").Text(fmt.Sprintf("%s (%s)", r.Zip.Name(), humanSize(r.Zip.Size())))
+	case r.Phase == upload.Failed && r.SentZip != nil:
+		// Refused: still named, so the error below is known to be its.
+		zip = app.Dd().ID("upload-zip").Text(fmt.Sprintf("%s (%s), not published: drop a fixed zip", r.SentZip.Name(), humanSize(r.SentZip.Size())))
 	}
 	key := app.Dd().ID("upload-key").Class("muted").Text("None: you are signed in")
 	if p.session == nil || p.session.Kind != api.KindAdmin {
@@ -311,8 +326,8 @@ func (p *UploadPanel) renderOutcome(r *upload.Runner) app.UI {
 		}
 		return app.Div().ID("upload-outcome").Class("state state-error").Body(
 			app.P().Body(
-				app.Strong().ID("upload-error-title").Text(problemTitle(pr)+". "),
-				app.Span().ID("upload-error").Text(pr.Detail),
+				app.Strong().ID("upload-error-title").Text(r.FailureTitle()+" "),
+				app.Span().ID("upload-error").Text(r.FailureDetail()),
 			),
 			app.If(len(pr.Problems) > 0, app.Ul().ID("upload-problems").Body(
 				app.Range(pr.Problems).Slice(func(i int) app.UI {
@@ -331,17 +346,6 @@ func (p *UploadPanel) renderOutcome(r *upload.Runner) app.UI {
 		)
 	}
 	return app.Text("")
-}
-
-func problemTitle(p *api.Problem) string {
-	switch {
-	case p.Title != "" && p.Status > 0:
-		return fmt.Sprintf("%s (%d)", p.Title, p.Status)
-	case p.Title != "":
-		return p.Title
-	default:
-		return "Upload failed"
-	}
 }
 
 func planName(plan string) string {

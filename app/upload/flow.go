@@ -3,6 +3,7 @@ package upload
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/betaport/betaport/app/api"
@@ -25,6 +26,7 @@ func (r *Runner) Start() {
 	}
 	r.attempt++
 	gen, key, zip, notes := r.attempt, *r.key(), r.Zip, r.Notes
+	r.SentZip = zip
 	runCtx, cancel := context.WithCancel(r.cfg.Context)
 	r.cancel = cancel
 	r.Phase, r.Step, r.Problem, r.Bundle, r.Notices = Running, client.StepUploadURL, nil, nil, nil
@@ -158,16 +160,45 @@ func (r *Runner) failed(err error) {
 		// The same zip would fail again: ask for a fixed one.
 		r.Zip = nil
 	}
-	msg := fmt.Sprintf("Step %d of 3 failed: %s", r.Step, prob.Error())
-	if n := len(prob.Problems); n > 0 {
-		msg += fmt.Sprintf(" %d problem(s) are listed below.", n)
-	}
-	r.say(msg)
+	r.say(strings.TrimSpace(r.FailureTitle() + " " + r.FailureDetail()))
 	if r.CanRetry() {
 		r.focus(FocusRetry)
 	} else {
 		r.focus(FocusDropZone)
 	}
+}
+
+// FailureTitle says, of a failed run, which zip failed and at which step
+// ("tab-tamer.zip was not published: 2 problems to fix, listed below."):
+// with several drops, the person knows which file it is about.
+func (r *Runner) FailureTitle() string {
+	name := "The zip"
+	if r.SentZip != nil {
+		name = r.SentZip.Name()
+	}
+	if r.Problem == nil {
+		return ""
+	}
+	if n := len(r.Problem.Problems); n > 0 {
+		return fmt.Sprintf("%s was not published: %d %s to fix, listed below.", name, n, plural(n, "problem", "problems"))
+	}
+	return fmt.Sprintf("%s was not published: step %d of 3 (%s) failed.", name, r.Step, StepNames[r.Step])
+}
+
+// FailureDetail is the service's own explanation of a failed run, unless
+// the problems listed say it all (its detail then only points to them).
+func (r *Runner) FailureDetail() string {
+	if r.Problem == nil || len(r.Problem.Problems) > 0 {
+		return ""
+	}
+	return r.Problem.Detail
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func (r *Runner) cancelled() {

@@ -103,6 +103,9 @@ type Runner struct {
 	KeyName string
 	// Zip is the chosen zip.
 	Zip File
+	// Sent is the zip the last run sent (kept once it fails, when Zip may
+	// be gone): what its outcome is about.
+	SentZip File
 	// Notices say why the last files were refused, each with what to do.
 	Notices []string
 	// Notes are the release notes typed for the next bundle: sent with

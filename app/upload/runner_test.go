@@ -347,7 +347,7 @@ func TestRunnerShowsTheProblem(t *testing.T) {
 		if r.Zip != nil || r.Key == nil || r.CanRetry() {
 			t.Errorf("zip %v key %v: want the zip dropped (it would fail again), the key kept", r.Zip, r.Key)
 		}
-		if r.Announce != "Step 3 of 3 failed: The zip has 2 problems. 2 problem(s) are listed below." {
+		if r.Announce != "broken.zip was not published: 2 problems to fix, listed below." {
 			t.Errorf("announce %q", r.Announce)
 		}
 	})
@@ -422,4 +422,33 @@ func TestRunnerReleaseNotes(t *testing.T) {
 	if body["releaseNotes"] != notes || body["extensionId"] != "7" {
 		t.Errorf("call 1 sent %s", h.svc.uploads[0])
 	}
+}
+
+// Several drops, each refused: the outcome names the zip it is about
+// (issue 28: the panel said "Zip: None yet" and an error of no file).
+func TestRunnerNamesTheZipOfTheOutcome(t *testing.T) {
+	h := newHarness(t)
+	h.svc.set(func() {
+		h.svc.sign = func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", api.ProblemContentType)
+			w.WriteHeader(422)
+			json.NewEncoder(w).Encode(api.Problem{Type: api.ProblemInvalidZip, Status: 422, Title: "Unprocessable Entity",
+				Detail: "The zip was not published: 1 problem(s) to fix, listed in problems.", Problems: []betaport.ZipProblem{{Code: "manifest_missing", Message: "No manifest.json."}}})
+		}
+	})
+	h.take(h.zip("first.zip", goodZip), keyFile("7"))
+	h.wait("the first refused", func(r *upload.Runner) bool { return r.Phase == upload.Failed })
+	h.take(h.zip("second.zip", goodZip))
+	h.wait("the second refused", func(r *upload.Runner) bool {
+		return r.Phase == upload.Failed && r.SentZip != nil && r.SentZip.Name() == "second.zip"
+	})
+	h.ui.Do(func() {
+		r := h.r
+		if got := r.FailureTitle(); got != "second.zip was not published: 1 problem to fix, listed below." {
+			t.Errorf("the outcome's title is %q", got)
+		}
+		if got := r.FailureDetail(); got != "" {
+			t.Errorf("the outcome repeats the service's pointer to its problems field: %q", got)
+		}
+	})
 }

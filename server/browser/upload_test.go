@@ -223,9 +223,16 @@ func TestUploadPanelRefusesBadFiles(t *testing.T) {
 	if len(problems) < 2 || !strings.Contains(joined, "path_traversal ../evil.js:") || !strings.Contains(joined, "manifest_missing (the whole zip):") {
 		t.Fatalf("problems shown:\n%s\nwant the traversal with its path and the missing manifest", joined)
 	}
-	if got := text(t, ctx, `#upload-outcome`); !strings.Contains(got, "422") || !strings.Contains(got, "Fix the zip") {
+	// The outcome names the zip, in words, not the API's ("422", "listed
+	// in problems"); the Zip line keeps its name; the box is in view.
+	if got := text(t, ctx, `#upload-outcome`); !strings.HasPrefix(got, "broken.zip was not published: ") || !strings.Contains(got, "problems to fix, listed below.") ||
+		!strings.Contains(got, "Fix the zip") || strings.Contains(got, "422") || strings.Contains(got, "listed in problems") {
 		t.Fatalf("outcome = %q", got)
 	}
+	if got := text(t, ctx, `#upload-zip`); !strings.HasPrefix(got, "broken.zip") {
+		t.Fatalf("after the refusal the panel's Zip says %q, want the zip refused", got)
+	}
+	waitJS(t, ctx, `(() => { const r = document.querySelector("#upload-outcome").getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight })()`)
 	if got := evalJS[string](t, ctx, `document.querySelector('#upload-steps li[data-step="3"]').dataset.state`); got != "failed" {
 		t.Fatalf("step 3 is %q, want failed", got)
 	}
