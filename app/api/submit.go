@@ -3,6 +3,8 @@ package api
 import (
 	"strconv"
 	"time"
+
+	"github.com/betaport/betaport/app/betaport"
 )
 
 // Paths of the submit flow. The upload URL itself is not under /api: the
@@ -75,4 +77,12 @@ func CurrentBundlePath(extensionID int64) string { return BundlesPath(extensionI
 type SubmitLimits struct {
 	// MaxSize is the largest zip a PUT takes, in bytes.
 	MaxSize int64 `json:"maxSize"`
+}
+
+// Signed answers the sign call (POST /api/submit/sign): the bundle
+// published, and what the person who submitted it should know but that
+// did not stop it ("warnings"), such as a manifest name that changed.
+type Signed struct {
+	betaport.Bundle
+	Warnings []string `json:"warnings,omitempty"`
 }

@@ -70,7 +70,13 @@ type Bundle struct {
 	ID          int64  `json:"id"`
 	ExtensionID int64  `json:"extensionId"`
 	Number      int64  `json:"number"`
-	Name        string `json:"name"`
+	// Name is the name the bundle's manifest.json gives (what browsers
+	// show once it is installed).
+	Name string `json:"name"`
+	// ExtensionName is the extension's name as its admins named it, given
+	// in a tester's builds (which show it, the same on every build,
+	// whatever each manifest said); empty elsewhere.
+	ExtensionName string `json:"extensionName,omitempty"`
 	// Version is the manifest version browsers are served: always higher
 	// than every earlier bundle's, so installed copies update.
 	Version string `json:"version"`

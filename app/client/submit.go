@@ -69,7 +69,10 @@ type Submission struct {
 // the service sent for it (with any field this client does not know).
 type Submitted struct {
 	Bundle betaport.Bundle
-	JSON   json.RawMessage
+	// Warnings are what the service says the submitter should know but
+	// that did not stop the publish (api.Signed).
+	Warnings []string
+	JSON     json.RawMessage
 }
 
 // Submit runs the three calls of the submit flow once. It returns the
@@ -159,11 +162,11 @@ func (c *Client) Sign(ctx context.Context, key api.ServiceKey) (*Submitted, erro
 	if err != nil {
 		return nil, err
 	}
-	out := &Submitted{JSON: raw}
-	if err := json.Unmarshal(raw, &out.Bundle); err != nil {
+	var signed api.Signed
+	if err := json.Unmarshal(raw, &signed); err != nil {
 		return nil, &BadAnswerError{StepSign, err}
 	}
-	return out, nil
+	return &Submitted{Bundle: signed.Bundle, Warnings: signed.Warnings, JSON: raw}, nil
 }
 
 // uploadRequest is call 1's body with release notes: the key's fields and

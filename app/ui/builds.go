@@ -80,7 +80,7 @@ func currentNotes(current []betaport.Bundle) app.UI {
 		b := current[i]
 		id := fmt.Sprintf("current-notes-%d", b.ID)
 		return app.Section().Class("current-notes").Aria("labelledby", id+"-title").Body(
-			app.H2().ID(id+"-title").Text(fmt.Sprintf("What's new in %s #%d (%s)", b.Name, b.Number, b.Version)),
+			app.H2().ID(id+"-title").Text(fmt.Sprintf("What's new in %s #%d (%s)", buildName(b), b.Number, b.Version)),
 			notesView(id, b.ReleaseNotes),
 		)
 	}))

@@ -75,7 +75,7 @@ func (r *bundleRow) Render() app.UI {
 	}
 	cells := make([]app.UI, 0, 7)
 	if r.Build {
-		cells = append(cells, cell(app.Strong().Class("build-name").Text(b.Name)))
+		cells = append(cells, cell(app.Strong().Class("build-name").Text(buildName(b))))
 	}
 	numberCell := app.Span().Class("bundle-number").Body(
 		app.Text(number),
@@ -132,6 +132,15 @@ func (r *bundleRow) onKey(ctx app.Context, e app.Event) {
 	if e.Get("key").String() == "Escape" {
 		r.act(ctx).Escape()
 	}
+}
+
+// buildName is how a tester's builds name the extension: as its admins
+// named it, the same on every build (each manifest may say otherwise).
+func buildName(b betaport.Bundle) string {
+	if b.ExtensionName != "" {
+		return b.ExtensionName
+	}
+	return b.Name
 }
 
 // downloading tells the page a build's download started; the browser

@@ -310,6 +310,11 @@ func (p *UploadPanel) renderOutcome(r *upload.Runner) app.UI {
 				app.Strong().ID("upload-result-title").Text(fmt.Sprintf("Published bundle #%d, version %s.", b.Number, versionText(*b))),
 				app.Text(" It is the current bundle: testers get it now. Drop another zip to publish again."),
 			),
+			app.If(len(r.Warnings) > 0, app.Ul().ID("upload-warnings").Class("upload-warnings").Body(
+				app.Range(r.Warnings).Slice(func(i int) app.UI {
+					return app.Li().Body(app.Strong().Text("Warning: "), app.Text(r.Warnings[i]))
+				}),
+			)),
 		)
 	case r.Phase == upload.Cancelled:
 		return app.P().ID("upload-outcome").Class("state").Text("Upload cancelled. Nothing was published; the next try starts from the beginning.")

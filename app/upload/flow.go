@@ -29,7 +29,7 @@ func (r *Runner) Start() {
 	r.SentZip = zip
 	runCtx, cancel := context.WithCancel(r.cfg.Context)
 	r.cancel = cancel
-	r.Phase, r.Step, r.Problem, r.Bundle, r.Notices = Running, client.StepUploadURL, nil, nil, nil
+	r.Phase, r.Step, r.Problem, r.Bundle, r.Warnings, r.Notices = Running, client.StepUploadURL, nil, nil, nil, nil
 	r.Sent, r.Total, r.samples, r.announced = 0, zip.Size(), nil, 0
 	r.say("Step 1 of 3: requesting an upload URL.")
 	r.focus(FocusCancel)
@@ -83,7 +83,7 @@ func (r *Runner) Start() {
 		})
 		switch {
 		case err == nil:
-			update(func() { r.published(out.Bundle) })
+			update(func() { r.published(out.Bundle, out.Warnings) })
 		case step < client.StepSign && runCtx.Err() != nil:
 			// Read here: the deferred cancel ends runCtx in every case.
 			update(r.cancelled)
@@ -134,10 +134,10 @@ func (r *Runner) Speed() float64 {
 	return float64(last.sent-first.sent) / dt
 }
 
-func (r *Runner) published(b betaport.Bundle) {
+func (r *Runner) published(b betaport.Bundle, warnings []string) {
 	// The notes were this bundle's: the next zip starts without them.
-	r.Phase, r.Bundle, r.cancel, r.Zip, r.Notes = Done, &b, nil, nil, ""
-	r.say(fmt.Sprintf("Published bundle #%d, version %s. Testers get it now.", b.Number, r.cfg.Version(b)))
+	r.Phase, r.Bundle, r.Warnings, r.cancel, r.Zip, r.Notes = Done, &b, warnings, nil, nil, ""
+	r.say(strings.TrimSpace(fmt.Sprintf("Published bundle #%d, version %s. Testers get it now. ", b.Number, r.cfg.Version(b)) + strings.Join(warnings, " ")))
 	r.focus(FocusResult)
 	if r.cfg.Published != nil {
 		r.cfg.Published(b)

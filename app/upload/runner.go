@@ -119,6 +119,9 @@ type Runner struct {
 	// Problem is why the upload failed; Bundle what it published.
 	Problem *api.Problem
 	Bundle  *betaport.Bundle
+	// Warnings are what the service said of the bundle it published that
+	// did not stop it (a manifest name that changed).
+	Warnings []string
 	// Announce is the latest text for the aria-live region.
 	Announce string
 

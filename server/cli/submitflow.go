@@ -201,6 +201,9 @@ func (s *submitter) once(ctx context.Context, z *zipFile) (json.RawMessage, *bet
 	if err != nil {
 		return nil, nil, err
 	}
+	for _, w := range out.Warnings {
+		s.say("warning: %s", w)
+	}
 	return out.JSON, &out.Bundle, nil
 }
 

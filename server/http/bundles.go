@@ -182,8 +182,15 @@ func (s *Server) handleListBuilds(w http.ResponseWriter, r *http.Request, who *s
 		return
 	}
 	var ids []int64
+	names := map[int64]string{}
 	if who.tester != nil {
 		ids = []int64{who.tester.ExtensionID}
+		ext, err := s.Store.FindExtension(r.Context(), who.tester.ExtensionID)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		names[ext.ID] = ext.Name
 	} else {
 		exts, err := s.Store.FindExtensions(r.Context(), betaport.ExtensionFilter{TeamID: who.user.TeamID})
 		if err != nil {
@@ -192,12 +199,17 @@ func (s *Server) handleListBuilds(w http.ResponseWriter, r *http.Request, who *s
 		}
 		for _, e := range exts {
 			ids = append(ids, e.ID)
+			names[e.ID] = e.Name
 		}
 	}
 	bundles, err := s.Store.FindBuilds(r.Context(), ids, before, limit+1)
 	if err != nil {
 		s.Error(w, r, err)
 		return
+	}
+	// The builds show the extension by its own name, the same on each.
+	for _, b := range bundles {
+		b.ExtensionName = names[b.ExtensionID]
 	}
 	writeJSONPage(w, r, cursorPage(s, "builds", bundles, limit, func(b *betaport.Bundle) int64 { return b.ID }))
 }

@@ -186,7 +186,23 @@ func (s *Server) handleSubmitSign(w http.ResponseWriter, r *http.Request, who *s
 	}
 	s.Metrics.Submit(stepSign, "ok")
 	s.Metrics.Signed(time.Since(start).Seconds(), b.Size)
-	writeJSON(w, r, http.StatusOK, *b)
+	writeJSON(w, r, http.StatusOK, api.Signed{Bundle: *b, Warnings: s.signWarnings(r, b)})
+}
+
+// signWarnings are what the submitter of b should know: a manifest name
+// other than the bundle before it had (testers' browsers show the new name
+// once they update; one upload of a test zip named "Extension" renames the
+// extension for everyone). A retried sign answers the same.
+func (s *Server) signWarnings(r *http.Request, b *betaport.Bundle) []string {
+	if b.Number <= 1 {
+		return nil
+	}
+	prev, err := s.Store.FindBundle(r.Context(), b.ExtensionID, b.Number-1)
+	if err != nil || prev.Name == b.Name {
+		return nil
+	}
+	return []string{fmt.Sprintf("manifest.json names this bundle %q, bundle #%d %q: once testers' browsers update, they show the new name. If that is not meant, publish again with the name %q.",
+		b.Name, prev.Number, prev.Name, prev.Name)}
 }
 
 // handleSubmitLimits answers GET /api/submit/limits: what a client checks
