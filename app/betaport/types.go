@@ -67,9 +67,9 @@ func (e *Extension) Validate() error {
 // Bundle is one published, immutable build of an extension, and where its
 // bytes are kept (never sent: those fields are the server's).
 type Bundle struct {
-	ID          int64  `json:"id"`
-	ExtensionID int64  `json:"extensionId"`
-	Number      int64  `json:"number"`
+	ID          int64 `json:"id"`
+	ExtensionID int64 `json:"extensionId"`
+	Number      int64 `json:"number"`
 	// Name is the name the bundle's manifest.json gives (what browsers
 	// show once it is installed).
 	Name string `json:"name"`
