@@ -156,8 +156,11 @@ func (w *Worker) run(ctx context.Context) {
 
 // RunOnce claims the deliveries due now and attempts each, one goroutine
 // per webhook (the store gives at most one delivery per webhook), and
-// returns how many it attempted.
+// returns how many it attempted. The worker must have been started.
 func (w *Worker) RunOnce(ctx context.Context) (int, error) {
+	if w.client == nil {
+		return 0, errors.New("webhook: RunOnce on a worker that was not started")
+	}
 	list, err := w.Store.ClaimDeliveries(ctx, w.id, w.now(), lease, batch)
 	var wg sync.WaitGroup
 	for _, d := range list {
@@ -310,6 +313,8 @@ func Refusal(rawURL string) error {
 	why := ""
 	if ip, err := netip.ParseAddr(host); err == nil {
 		why = privateAddr(ip.Unmap())
+	} else if ip, ok := legacyIPv4(host); ok {
+		why = privateAddr(ip)
 	} else if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		why = "a loopback name"
 	}
@@ -319,6 +324,46 @@ func Refusal(rawURL string) error {
 	return &betaport.Error{Code: betaport.EINVALID, Param: "url", Message: u.Hostname() + " is " + why +
 		": webhooks go only to public addresses, so no event would ever reach it. Give the receiver's public address" +
 		" (a service whose receivers are on its own network is started with --webhooks-allow-private)."}
+}
+
+// legacyIPv4 reads host as the C library's inet_aton does, and browsers
+// and curl with it: one to four parts, each decimal, hex (0x) or octal
+// (a leading 0), the last filling the bytes left ("127.1", "2130706433",
+// "0x7f.0.0.1", "0177.0.0.1" are all 127.0.0.1). Such a host names an
+// address, not a name to look up.
+func legacyIPv4(host string) (netip.Addr, bool) {
+	parts := strings.Split(host, ".")
+	if host == "" || len(parts) > 4 {
+		return netip.Addr{}, false
+	}
+	nums := make([]uint64, len(parts))
+	for i, p := range parts {
+		base, digits := 10, p
+		switch {
+		case strings.HasPrefix(p, "0x"):
+			base, digits = 16, p[2:]
+		case len(p) > 1 && p[0] == '0':
+			base, digits = 8, p[1:]
+		}
+		n, err := strconv.ParseUint(digits, base, 32)
+		if err != nil || digits == "" && base != 8 {
+			return netip.Addr{}, false
+		}
+		nums[i] = n
+	}
+	var v uint64
+	for i, n := range nums[:len(nums)-1] {
+		if n > 255 {
+			return netip.Addr{}, false
+		}
+		v |= n << (24 - 8*i)
+	}
+	last := nums[len(nums)-1]
+	if last >= 1<<(8*(5-len(nums))) && len(nums) > 1 || last > 0xffffffff {
+		return netip.Addr{}, false
+	}
+	v |= last
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true
 }
 
 // refusedError is a destination refused at dial time.

@@ -95,6 +95,8 @@ func TestRefusal(t *testing.T) {
 		"http://127.0.0.1:9000/hook", "http://[::1]/hook", "http://[::ffff:127.0.0.1]:80/hook", "http://0.0.0.0/hook",
 		"https://10.0.0.1/hook", "http://192.168.1.1/hook", "http://100.64.0.1/hook", "http://169.254.169.254/latest/meta-data/",
 		"http://[fe80::1]/hook", "http://[fc00::1]/hook", "http://localhost:8080/hook", "http://LOCALHOST./hook", "http://api.localhost/hook",
+		// What inet_aton, browsers and curl read as 127.0.0.1 or 10.0.0.1.
+		"http://127.1/hook", "http://0x7f000001/hook", "http://0x7f.0.0.1/hook", "http://2130706433/hook", "http://0177.0.0.1/hook", "http://10.1/hook",
 	} {
 		err := webhook.Refusal(u)
 		var be *betaport.Error
@@ -102,7 +104,8 @@ func TestRefusal(t *testing.T) {
 			t.Errorf("Refusal(%s) = %v; want a url field error naming --webhooks-allow-private", u, err)
 		}
 	}
-	for _, u := range []string{"https://hooks.example.com/betaport", "https://8.8.8.8/hook", "http://[2001:4860:4860::8888]/hook", "http://127.1/hook", "http://localhost.example.com/hook"} {
+	for _, u := range []string{"https://hooks.example.com/betaport", "https://8.8.8.8/hook", "http://[2001:4860:4860::8888]/hook", "http://localhost.example.com/hook",
+		"http://1.2.3.4.example.com/hook", "http://0x.example/hook", "http://8.8.8.8.nip.example/hook", "http://134744072/hook"} {
 		if err := webhook.Refusal(u); err != nil {
 			t.Errorf("Refusal(%s) = %v; want none", u, err)
 		}
