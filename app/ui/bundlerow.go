@@ -104,7 +104,11 @@ func (r *bundleRow) Render() app.UI {
 	} else {
 		cells = append(cells, app.Span().Attr("role", "cell").Class("bundle-actions").Body(
 			r.notesToggle(),
+			// Where a hidden button would be, a blank as wide: the
+			// controls after it keep their place from row to row.
+			app.Span().Class("notes-slot").Aria("hidden", true).Hidden(b.ReleaseNotes != ""),
 			r.rollbackButton(),
+			app.Span().Class("rollback-slot").Aria("hidden", true).Hidden(r.m.OffersRollback()),
 			app.A().Href(fmt.Sprintf("%s/%d/download", api.BundlesPath(b.ExtensionID), b.Number)).
 				Attr("download", "").Aria("label", fmt.Sprintf("Download bundle #%d", b.Number)).Text("Download"),
 			r.notesPanel(),

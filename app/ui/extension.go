@@ -150,8 +150,6 @@ func (p *ExtensionPage) Render() app.UI {
 			// Always in the tree, shown once there is a bundle: the first
 			// upload must not shift the nodes (and buttons) below it.
 			app.Div().ID("current-download").Hidden(e.CurrentBundle == 0).Body(downloadLink(*e)),
-			app.P().Body(app.A().ID("classic-link").Href("/extensions/" + strconv.FormatInt(e.ID, 10) + "/pages").Text("Page by page")),
-			app.P().Body(app.A().ID("testers-link").Href("/extensions/" + strconv.FormatInt(e.ID, 10) + "/testers").Text("Testers")),
 			&AdoptionSection{ExtensionID: e.ID, CurrentBundle: e.CurrentBundle, TestersRevision: p.testersRevision},
 			p.renderBundles(m),
 		}
@@ -179,7 +177,7 @@ func (p *ExtensionPage) renderBundles(m *model.Bundles) app.UI {
 		List: p.bundles,
 		Header: app.Div().Body(
 			app.H2().Body(app.Text("Bundles"), app.If(loaded > 0,
-				app.Text(" "), app.Span().ID("bundles-total").Class("muted").Text(fmt.Sprintf("(%d loaded)", loaded)))),
+				app.Text(" "), app.Span().ID("bundles-total").Class("muted").Text(bundlesTotal(loaded, m.Top())))),
 			rollbackViews(m.Rollback),
 		),
 		Empty: "No bundles yet. Submit a zip from your pipeline, or upload one here, and it appears on top.",
@@ -188,6 +186,17 @@ func (p *ExtensionPage) renderBundles(m *model.Bundles) app.UI {
 		},
 		Key: model.BundleNumber,
 	}
+}
+
+// bundlesTotal says how many bundles are loaded, of how many: bundles are
+// numbered from 1, so the top one's number is how many there are, and a
+// publish arriving on top moves it ("100 of 121 loaded", then "100 of
+// 122 loaded") while the loaded rows stay as many.
+func bundlesTotal(loaded int, top int64) string {
+	if top > int64(loaded) {
+		return fmt.Sprintf("(%d of %d loaded)", loaded, top)
+	}
+	return fmt.Sprintf("(%d loaded)", loaded)
 }
 
 // published shows a bundle the upload panel just published, without a

@@ -33,13 +33,14 @@ func (r *testerRow) Render() app.UI {
 	case t.Status == betaport.TesterRevoked:
 		actions = append(actions, button().Type("button").Class("restore").Aria("label", "Restore "+t.Email).Text("Restore").OnClick(r.renew))
 	default:
-		// A tester who never opened their link may need a new one (the
-		// old one stops working); one who did signs in on their own.
+		// Revoke first, at the same place on every row. A tester who never
+		// opened their link may need a new one (the old one stops
+		// working); one who did signs in on their own.
+		actions = append(actions, button().Type("button").Class("revoke").Aria("label", "Revoke "+t.Email).
+			Aria("expanded", r.Asking).Text("Revoke").OnClick(r.ask))
 		if t.Status == betaport.TesterInvited {
 			actions = append(actions, button().Type("button").Class("resend").Aria("label", "New link for "+t.Email).Text("New link").OnClick(r.renew))
 		}
-		actions = append(actions, button().Type("button").Class("revoke").Aria("label", "Revoke "+t.Email).
-			Aria("expanded", r.Asking).Text("Revoke").OnClick(r.ask))
 		if r.Asking {
 			// What revoking does to their installed copy, said by the
 			// question, under the row, away from the Revoke that asked.
@@ -60,8 +61,9 @@ func (r *testerRow) Render() app.UI {
 		row = row.Class("row-open")
 	}
 	return row.Body(
-		cell(app.Text(t.Name)),
-		cell(app.Text(t.Email)),
+		// Cut to the column on a wide window: the whole on hover.
+		cell(app.Span().Title(t.Name).Text(t.Name)),
+		cell(app.Span().Title(t.Email).Text(t.Email)),
 		cell(app.Span().Class("badge badge-"+t.Status).Text(t.Status)),
 		cell(app.Span().Class("muted invite-age").Text(age)),
 		cell(app.Span().Class("installed").Text(installedText(t, r.Now))),
