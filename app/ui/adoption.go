@@ -301,7 +301,11 @@ func renderAdoptionChart(c adoption.Chart) app.UI {
 				Attr("font-size", 11).Attr("fill", "#1d2330").Text(it.Version),
 		))
 	}
-	return app.Figure().ID("adoption-chart").Class("adoption-chart").Body(
+	// On a narrow window the chart keeps a legible size and scrolls
+	// sideways in its box (reached with Tab, moved with the arrow keys)
+	// rather than shrinking its labels to a few pixels.
+	return app.Figure().ID("adoption-chart").Class("adoption-chart").TabIndex(0).Attr("role", "group").
+		Aria("label", "Adoption chart").Body(
 		svgElem("svg").Attr("viewBox", "0 0 "+f(c.Width)+" "+f(c.Height)).
 			Attr("role", "img").
 			Aria("label", "Each version's share of the"+what(c.Testers)+" per day, over the last "+strconv.Itoa(adoption.Days)+" days. The table below has the numbers.").
