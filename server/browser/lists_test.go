@@ -408,7 +408,7 @@ func TestBackRestoresList(t *testing.T) {
 	// Activated from the keyboard where it is: a mouse click would first
 	// scroll the link into view, and the list would rightly keep that
 	// position instead.
-	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector("#testers-link").focus({preventScroll: true})`), chromedp.KeyEvent(kb.Enter)); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector("#nav-testers").focus({preventScroll: true})`), chromedp.KeyEvent(kb.Enter)); err != nil {
 		t.Fatal(err)
 	}
 	waitLocation(t, ctx, fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID))

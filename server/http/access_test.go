@@ -63,6 +63,36 @@ func (e *env) testerOf(t *testing.T, ext *betaport.Extension, status string) (*b
 	return tt, token
 }
 
+// checkNotModified: an operation the OpenAPI document says answers 304
+// does, to its own validator sent back (If-None-Match); one that never
+// can says nothing of 304 (issue 28: eight operations documented a 304
+// they never sent, which generated clients then expect).
+func checkNotModified(t *testing.T, e *env, pattern, path string, header func() http.Header, first http.Header) {
+	t.Helper()
+	doc, _ := loadContract(t)
+	_, tmpl, _ := strings.Cut(pattern, " ")
+	item := doc.Paths.Find(tmpl)
+	if item == nil || item.Get == nil {
+		return
+	}
+	documented := item.Get.Responses.Status(http.StatusNotModified) != nil
+	etag := first.Get("ETag")
+	switch {
+	case documented && etag == "":
+		t.Errorf("%s documents 304 but its 200 sends no ETag to make one with", pattern)
+	case etag != "":
+		h := header()
+		h.Set("If-None-Match", etag)
+		resp, _ := e.send(t, http.MethodGet, path, h, nil)
+		if resp.StatusCode == http.StatusNotModified && !documented {
+			t.Errorf("%s answers 304 to its ETag, which the document does not say", pattern)
+		}
+		if resp.StatusCode != http.StatusNotModified && documented && !isDownloadRoute(pattern) {
+			t.Errorf("%s documents 304 but answers %d to its own ETag", pattern, resp.StatusCode)
+		}
+	}
+}
+
 // TestAccess walks every registered route as each kind of person and
 // checks the status each gets. A route without a row fails the test: new
 // routes must say here who may call them.
@@ -243,6 +273,9 @@ func TestAccess(t *testing.T) {
 			}
 			if resp.StatusCode >= 400 && resp.Header.Get("Content-Type") != api.ProblemContentType {
 				t.Errorf("%s as %s: error without a problem body", rt.Pattern, sub.name)
+			}
+			if method == http.MethodGet && resp.StatusCode == http.StatusOK {
+				checkNotModified(t, e, rt.Pattern, path, sub.header, resp.Header)
 			}
 		}
 	}

@@ -26,11 +26,16 @@ func TestManifestNameChangeWarnsAndBuildsKeepTheExtensionName(t *testing.T) {
 	}
 	signed := func(zip []byte) api.Signed {
 		t.Helper()
-		u := p.requestURL(t)
+		// Call 1, on file storage or S3 alike.
+		resp, body := e.send(t, "POST", api.PathSubmitUpload, nil, p.key)
+		var u api.UploadURL
+		if resp.StatusCode != 200 || json.Unmarshal(body, &u) != nil {
+			t.Fatalf("call 1 = %d %s", resp.StatusCode, body)
+		}
 		if resp, body := p.put(t, u.URL, api.ZipContentType, zip); resp.StatusCode != 200 {
 			t.Fatalf("call 2 = %d %s", resp.StatusCode, body)
 		}
-		resp, body := p.sign(t)
+		resp, body = p.sign(t)
 		var s api.Signed
 		if resp.StatusCode != 200 || json.Unmarshal(body, &s) != nil {
 			t.Fatalf("call 3 = %d %s", resp.StatusCode, body)

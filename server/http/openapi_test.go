@@ -136,10 +136,40 @@ func contractErrors(router routers.Router, req *http.Request, reqBody []byte, st
 			errs = append(errs, fmt.Sprintf("%s %s was accepted but breaks the OpenAPI document: %v", req.Method, req.URL.Path, short(err)))
 		}
 	}
+	errs = append(errs, undocumentedHeaders(route, req, status, header)...)
 	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: status, Header: header,
 		Body: io.NopCloser(bytes.NewReader(body)), Options: opts}
 	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
 		errs = append(errs, fmt.Sprintf("the answer %d to %s %s breaks the OpenAPI document: %v", status, req.Method, req.URL.Path, short(err)))
+	}
+	return errs
+}
+
+// meaningfulHeaders are the answer headers a client acts on: each one an
+// answer carries must be documented for its operation and status (issue
+// 28 found them sent but undocumented).
+var meaningfulHeaders = []string{"ETag", "Retry-After", "Set-Cookie", "X-Request-Id", "Content-Range", "Allow", "Location", "Accept-Ranges"}
+
+func undocumentedHeaders(route *routers.Route, req *http.Request, status int, header http.Header) []string {
+	resp := route.Operation.Responses.Status(status)
+	if resp == nil {
+		resp = route.Operation.Responses.Default()
+	}
+	if resp == nil || resp.Value == nil {
+		return nil // the status itself is checked by ValidateResponse
+	}
+	var errs []string
+	for _, h := range meaningfulHeaders {
+		if header.Get(h) == "" {
+			continue
+		}
+		documented := false
+		for name := range resp.Value.Headers {
+			documented = documented || strings.EqualFold(name, h)
+		}
+		if !documented {
+			errs = append(errs, fmt.Sprintf("the answer %d to %s %s sends %s, which the OpenAPI document does not describe", status, req.Method, route.Path, h))
+		}
 	}
 	return errs
 }

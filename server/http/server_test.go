@@ -258,7 +258,9 @@ func TestUnknownPageIsAPage(t *testing.T) {
 func TestPagesArePrerendered(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	resp, body := e.do(t, "GET", "/", nil)
+	// Signed in: signed out, "/" is the sign-in page (TestSignedOutPagesGoToSignIn).
+	admin := e.adminOf(t, storetest.MustTeam(t, e.DB, betaport.PlanProfessional))
+	resp, body := e.do(t, "GET", "/", admin)
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("GET / = %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
@@ -275,10 +277,12 @@ func TestPagesArePrerendered(t *testing.T) {
 	// so an unchanged page revalidates with 304 (TestBlackBoxPagesETag*
 	// check that one whose data changed does not).
 	etag := resp.Header.Get("ETag")
-	if resp, _ = e.do(t, "GET", "/", http.Header{"If-None-Match": {etag}}); resp.StatusCode != 304 {
+	again := admin.Clone()
+	again.Set("If-None-Match", etag)
+	if resp, _ = e.do(t, "GET", "/", again); resp.StatusCode != 304 {
 		t.Fatalf("revalidated unchanged page = %d, want 304", resp.StatusCode)
 	}
-	resp, body = e.do(t, "GET", "/extensions/12", nil)
+	resp, body = e.do(t, "GET", "/extensions/12", admin)
 	if resp.StatusCode != 200 || !bytes.Contains(body, []byte(`class="shell"`)) {
 		t.Fatalf("GET /extensions/12 = %d", resp.StatusCode)
 	}

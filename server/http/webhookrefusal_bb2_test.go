@@ -206,7 +206,9 @@ func bb2Outcome(t *testing.T, e *env, hookID int64) *betaport.WebhookDelivery {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(ds) == 1 && (ds[0].Attempts > 0 || ds[0].State != betaport.DeliveryPending) {
+		// An attempt counts when it is claimed, before its outcome is
+		// written: wait for the outcome (an error, a status, or a state).
+		if len(ds) == 1 && (ds[0].Attempts > 0 && (ds[0].LastError != "" || ds[0].LastStatus != 0) || ds[0].State != betaport.DeliveryPending) {
 			return ds[0]
 		}
 		if time.Now().After(deadline) {
