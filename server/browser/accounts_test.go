@@ -8,7 +8,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/betaport/betaport/server/cli"
 	"github.com/betaport/betaport/server/credential"
+	"github.com/betaport/betaport/server/demo"
 )
 
 // Signed out, the app sends a person to the sign-in page; a wrong password
@@ -80,23 +82,34 @@ func TestTesterLinkOpensBuilds(t *testing.T) {
 	}
 }
 
+// demoTesterTab opens the demo tester's link in a tab of their own, which
+// shows their builds; revoke revokes them, as the demo's first admin.
+func demoTesterTab(t *testing.T) (m *cli.Main, d *demo.Result, ctx context.Context, revoke func()) {
+	t.Helper()
+	m, d = startService(t)
+	tester, err := m.Store.FindTesterByInvite(context.Background(), credential.HashToken(strings.TrimPrefix(d.TesterLink, "/t/")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx = newTab(t)
+	openApp(t, ctx, m.URL()+d.TesterLink)
+	waitLocation(t, ctx, m.URL()+"/builds")
+	return m, d, ctx, func() {
+		t.Helper()
+		if err := m.Store.RevokeTester(context.Background(), tester.ID, d.Admins[0].Email); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // A tester revoked while their builds page is open presses Install
 // (.crx), with the mouse: the page says their access ended, as a reload
 // does (issue 28: the press did nothing and said nothing).
 func TestRevokedTesterPressingInstallIsToldAccessEnded(t *testing.T) {
 	t.Parallel()
-	m, d := startService(t)
-	tester, err := m.Store.FindTesterByInvite(context.Background(), credential.HashToken(strings.TrimPrefix(d.TesterLink, "/t/")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := newTab(t)
-	openApp(t, ctx, m.URL()+d.TesterLink)
-	waitLocation(t, ctx, m.URL()+"/builds")
+	m, d, ctx, revoke := demoTesterTab(t)
 	waitJS(t, ctx, `!!document.querySelector("#builds a.install")`)
-	if err := m.Store.RevokeTester(context.Background(), tester.ID, d.Admins[0].Email); err != nil {
-		t.Fatal(err)
-	}
+	revoke()
 	bbkClickFound(t, ctx, "Install (.crx)", `document.querySelector("#builds a.install")`)
 	waitLocation(t, ctx, m.URL()+"/ended")
 	waitJS(t, ctx, `document.querySelector("#ended-detail")?.textContent.includes(`+strconv.Quote(d.Admins[0].Email)+`)`)
@@ -110,17 +123,8 @@ func TestRevokedTesterPressingInstallIsToldAccessEnded(t *testing.T) {
 // sign-in.
 func TestRevokedTesterSeesAccessEnded(t *testing.T) {
 	t.Parallel()
-	m, d := startService(t)
-	tester, err := m.Store.FindTesterByInvite(context.Background(), credential.HashToken(strings.TrimPrefix(d.TesterLink, "/t/")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := newTab(t)
-	openApp(t, ctx, m.URL()+d.TesterLink)
-	waitLocation(t, ctx, m.URL()+"/builds")
-	if err := m.Store.RevokeTester(context.Background(), tester.ID, d.Admins[0].Email); err != nil {
-		t.Fatal(err)
-	}
+	m, d, ctx, revoke := demoTesterTab(t)
+	revoke()
 	for _, open := range []string{m.URL() + "/builds", m.URL() + d.TesterLink} {
 		openApp(t, ctx, open)
 		waitLocation(t, ctx, m.URL()+"/ended")
