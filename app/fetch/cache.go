@@ -75,6 +75,9 @@ type entry struct {
 	// fetchedAt is when the request that produced value started; the
 	// deduping interval is measured from it. Zero after a local write.
 	fetchedAt time.Time
+	// primed marks a value Prime stored that nobody has used yet: fresh
+	// at its first use, however long after Prime that comes.
+	primed bool
 }
 
 // watcher is an open Query or Infinite.
@@ -392,9 +395,17 @@ func (c *Cache) waitFor(cond func() bool) {
 }
 
 // Prime stores value under key as if a fetch had just answered it, with its
-// ETag: a page the server rendered into the HTML. Within the deduping
-// interval it is used without asking again; after it, revalidation sends
-// the ETag and a "not modified" answer keeps it.
+// ETag: a page the server rendered into the HTML. Its first use takes it
+// without asking, and the deduping interval starts there: the page was
+// rendered for this very load, however long the app took to start (a busy
+// machine took seconds, and the page read again what it had just been
+// sent). After the interval, revalidation sends the ETag and a "not
+// modified" answer keeps it.
 func Prime[T any](c *Cache, key string, value T, etag string) {
 	c.store(key, value, etag, c.clock.Now())()
+	c.mu.Lock()
+	if el, ok := c.entries[key]; ok {
+		el.Value.(*entry).primed = true
+	}
+	c.mu.Unlock()
 }

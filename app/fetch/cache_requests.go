@@ -70,6 +70,9 @@ func (c *Cache) fetch(ctx context.Context, key string, fn fetchFunc, maxAge time
 		if el, ok := c.entries[key]; ok && maxAge > 0 {
 			e := el.Value.(*entry)
 			fresh := e.err == nil && !e.fetchedAt.IsZero() && c.clock.Now().Sub(e.fetchedAt) < maxAge
+			if e.primed {
+				fresh, e.primed, e.fetchedAt = true, false, c.clock.Now()
+			}
 			if e.has && (fresh || maxAge == anyAge) {
 				c.lru.MoveToFront(el)
 				v := e.value

@@ -130,6 +130,40 @@ func testCacheGetSetDelete(t *testing.T) {
 	}
 }
 
+// A primed page is the page the server rendered for this load: its first
+// use asks nothing, however long the app took to start, and the deduping
+// interval starts there.
+func TestPrimeIsFreshAtFirstUse(t *testing.T) {
+	clock := NewFakeClock(time.Unix(0, 0))
+	c := NewCache(CacheOptions{Clock: clock})
+	Prime(c, "/a", "primed", `"e1"`)
+	calls := 0
+	fetcher := Fetcher[string](func(ctx context.Context, key, etag string) (Result[string], error) {
+		calls++
+		return Result[string]{}, ErrNotModified
+	})
+	clock.Advance(5 * time.Second) // a slow start
+	q := New(context.Background(), c, "/a", fetcher, Options[string]{})
+	defer q.Close()
+	c.quiesce()
+	if s := q.Snapshot(); !s.HasData || s.Data != "primed" || calls != 0 {
+		t.Fatalf("first use 5 s after Prime: %+v, %d requests; want the primed value and none", s, calls)
+	}
+	clock.Advance(time.Second)
+	q2 := New(context.Background(), c, "/a", fetcher, Options[string]{})
+	defer q2.Close()
+	c.quiesce()
+	if calls != 0 {
+		t.Fatalf("a second use within the interval of the first asked %d times", calls)
+	}
+	clock.Advance(3 * time.Second)
+	q.Revalidate()
+	c.quiesce()
+	if calls != 1 {
+		t.Fatalf("after the interval: %d requests, want one conditional request", calls)
+	}
+}
+
 // A primed page is used within the deduping interval without a request,
 // and revalidated with its ETag after it.
 func TestPrime(t *testing.T) {

@@ -78,8 +78,17 @@ type Bundles struct {
 	ext      *Extension
 	list     *fetch.Infinite[[]betaport.Bundle]
 	stopList func()
-	loaded   bool
-	titled   string
+	// What the page learned of the list's top, kept while the pages that
+	// showed it are dropped (a long scroll drops the first page): the
+	// highest bundle number, and the current bundle.
+	last    int64
+	current betaport.Bundle
+	// currentRecord reads the current bundle's record when the list does
+	// not hold it (the page opened with its first page dropped).
+	currentRecord *fetch.Query[betaport.Bundle]
+	stopCurrent   func()
+	loaded        bool
+	titled        string
 	// refocus is the number of the bundle whose "Roll back" takes the
 	// focus once the list shows the rollback on top, 0 for none.
 	refocus int64
@@ -115,7 +124,7 @@ func (m *Bundles) Open(id int64) {
 		return
 	}
 	m.Close()
-	m.ID, m.loaded, m.refocus = id, false, 0
+	m.ID, m.loaded, m.refocus, m.last, m.current = id, false, 0, 0, betaport.Bundle{}
 	m.Live.Reset()
 	m.Rollback.reset()
 	m.ext = OpenExtension(m.cfg.Env, m.cfg.Cache, id, m.extensionChanged)
@@ -147,6 +156,11 @@ func (m *Bundles) Close() {
 	m.list = nil
 	m.ext.Close()
 	m.ext = nil
+	if m.stopCurrent != nil {
+		m.stopCurrent()
+		m.currentRecord.Close()
+		m.stopCurrent, m.currentRecord = nil, nil
+	}
 	if m.Rollback != nil {
 		m.Rollback.gen++
 	}
@@ -177,20 +191,75 @@ func (m *Bundles) Top() int64 {
 	return 0
 }
 
-// Current is the current bundle, when the list holds it on its first
-// page (most of the time).
+// Total is how many bundles the extension has (bundle numbers count from
+// 1 without gaps), as far as the page knows: the list's top, or the
+// highest number the page has seen while that page is dropped; 0 while
+// unknown.
+func (m *Bundles) Total() int64 { return max(m.last, m.Top()) }
+
+// Current is the current bundle, when the page knows it: from the list's
+// first page, or, once that page is dropped, as last seen or read.
 func (m *Bundles) Current() (betaport.Bundle, bool) {
 	e := m.Record()
 	if e == nil || e.CurrentBundle == 0 {
 		return betaport.Bundle{}, false
 	}
+	if b, ok := m.currentInRows(e.CurrentBundle); ok {
+		return b, true
+	}
+	if m.current.Number == e.CurrentBundle {
+		return m.current, true
+	}
+	return betaport.Bundle{}, false
+}
+
+func (m *Bundles) currentInRows(number int64) (betaport.Bundle, bool) {
 	rows := m.Rows()
 	for i := 0; i < min(rows.Len(), BundlesPageSize); i++ {
-		if b, ok := rows.At(i); ok && b.Number == e.CurrentBundle {
+		if b, ok := rows.At(i); ok && b.Number == number {
 			return b, true
 		}
 	}
 	return betaport.Bundle{}, false
+}
+
+// Event is one "bundles" event of the extension's stream: its revision
+// names the top of the list (for Total), and Live decides what to read.
+func (m *Bundles) Event(rev api.Revision, known bool) {
+	if known {
+		m.last = max(m.last, rev.LastBundle)
+	}
+	m.Live.Event(rev, known)
+}
+
+// remember keeps what the held pages show of the list's top, and reads
+// the current bundle's record when the list does not hold it.
+func (m *Bundles) remember() {
+	m.last = max(m.last, m.Top())
+	e := m.Record()
+	if e == nil || e.CurrentBundle == 0 || m.List.Data == nil {
+		return
+	}
+	if b, ok := m.currentInRows(e.CurrentBundle); ok {
+		m.current = b
+		return
+	}
+	if m.current.Number == e.CurrentBundle {
+		return
+	}
+	if m.currentRecord == nil {
+		m.currentRecord, m.stopCurrent = openRecord(m.cfg.Env, m.cfg.Cache, api.CurrentBundlePath(m.ID), m.currentRead)
+		return
+	}
+	if s := m.currentRecord.Snapshot(); !s.IsValidating && (!s.HasData || s.Data.Number != e.CurrentBundle) {
+		m.currentRecord.Revalidate()
+	}
+}
+
+func (m *Bundles) currentRead(s fetch.State[betaport.Bundle]) {
+	if e := m.Record(); s.HasData && e != nil && s.Data.Number == e.CurrentBundle {
+		m.current = s.Data
+	}
 }
 
 func (m *Bundles) extensionChanged(s fetch.State[betaport.Extension]) {
@@ -204,6 +273,7 @@ func (m *Bundles) extensionChanged(s fetch.State[betaport.Extension]) {
 		}
 		m.title(s.Data.Name)
 	}
+	m.remember()
 	m.Live.Landed()
 }
 
@@ -212,6 +282,7 @@ func (m *Bundles) listChanged(s fetch.InfiniteState[[]betaport.Bundle]) {
 		return
 	}
 	m.List = s
+	m.remember()
 	if !m.loaded && s.Data != nil {
 		m.loaded = true
 		if m.cfg.Loaded != nil {
@@ -257,6 +328,7 @@ func (m *Bundles) ReadAgain() {
 // "current" badge, cleared on the others, through the list's Mutate (which
 // then reads every page again); the extension's current bundle follows.
 func (m *Bundles) Published(b betaport.Bundle) {
+	m.last, m.current = max(m.last, b.Number), b
 	if e := m.ext.Record(); e != nil {
 		e.CurrentBundle = b.Number
 		m.ext.Mutate(*e)

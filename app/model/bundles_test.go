@@ -723,3 +723,38 @@ func TestLiveEventAfterAFailedRead(t *testing.T) {
 	p.do(func(m *model.Bundles) { m.Live.Event(rev, true) })
 	p.wait("the list", func(m *model.Bundles) bool { return m.Top() == 46 && m.List.Err == nil })
 }
+
+// A long scroll drops the list's first page (MaxPages): the header still
+// names the current bundle's version and the total, and both follow a
+// publish made elsewhere meanwhile (a person who scrolled to bundle 100
+// of 500 saw "Current version …" and "(180 loaded)" instead).
+func TestBundlesTopKnownWhileItsPageIsDropped(t *testing.T) {
+	svc := newBundleSvc(t, 300)
+	p := openBundles(t, svc)
+	p.do(func(m *model.Bundles) { m.Infinite().SetSize(12) })
+	p.waitSettled("twelve pages")
+	p.drain()
+	p.do(func(m *model.Bundles) {
+		if s := m.List; len(s.Dropped) == 0 || !s.Dropped[0] {
+			t.Fatalf("with 12 pages held in 8, the first is not dropped: %v", s.Dropped)
+		}
+		if b, ok := m.Current(); !ok || b.Number != 300 {
+			t.Errorf("the current bundle is %+v (%v), want #300", b, ok)
+		}
+		if m.Total() != 300 {
+			t.Errorf("the total is %d, want 300", m.Total())
+		}
+	})
+
+	b, rev := svc.publish()
+	p.do(func(m *model.Bundles) { m.Event(rev, true) })
+	p.wait("the publish's current bundle", func(m *model.Bundles) bool {
+		c, ok := m.Current()
+		return ok && c.Number == b.Number && m.Total() == b.Number
+	})
+	p.do(func(m *model.Bundles) {
+		if c, _ := m.Current(); c.Version != b.Version {
+			t.Errorf("the current version is %q, want %q", c.Version, b.Version)
+		}
+	})
+}

@@ -75,7 +75,7 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 	// section follows the testers revision).
 	p.testersRevision = 0
 	p.stopLive = listenEvents(ctx, id, map[string]func(api.Revision, bool){
-		"bundles": p.m.Live.Event,
+		"bundles": p.m.Event,
 		"testers": func(rev api.Revision, known bool) {
 			if known {
 				p.testersRevision = rev.Testers
@@ -177,7 +177,7 @@ func (p *ExtensionPage) renderBundles(m *model.Bundles) app.UI {
 		List: p.bundles,
 		Header: app.Div().Body(
 			app.H2().Body(app.Text("Bundles"), app.If(loaded > 0,
-				app.Text(" "), app.Span().ID("bundles-total").Class("muted").Text(bundlesTotal(loaded, m.Top())))),
+				app.Text(" "), app.Span().ID("bundles-total").Class("muted").Text(bundlesTotal(loaded, m.Total())))),
 			rollbackViews(m.Rollback),
 		),
 		Empty: "No bundles yet. Submit a zip from your pipeline, or upload one here, and it appears on top.",

@@ -231,6 +231,9 @@ func (p *UploadPanel) renderChosen(r *upload.Runner) app.UI {
 	switch {
 	case r.Zip != nil:
 		zip = app.Dd().ID("upload-zip").Text(fmt.Sprintf("%s (%s)", r.Zip.Name(), humanSize(r.Zip.Size())))
+	case r.Phase == upload.Done && r.SentZip != nil && r.Bundle != nil:
+		// Published: the panel says which zip became the bundle beside it.
+		zip = app.Dd().ID("upload-zip").Text(fmt.Sprintf("%s (%s), published as bundle #%d: drop the next zip", r.SentZip.Name(), humanSize(r.SentZip.Size()), r.Bundle.Number))
 	case r.Phase == upload.Failed && r.SentZip != nil:
 		// Refused: still named, so the error below is known to be its.
 		zip = app.Dd().ID("upload-zip").Text(fmt.Sprintf("%s (%s), not published: drop a fixed zip", r.SentZip.Name(), humanSize(r.SentZip.Size())))
@@ -323,7 +326,7 @@ func (p *UploadPanel) renderOutcome(r *upload.Runner) app.UI {
 		var next string
 		switch {
 		case pr.Type == api.ProblemInvalidKey && r.CanRetry():
-			next = "The key file was set aside: Retry publishes signed in as you, or drop a current key file."
+			next = "The key file was set aside: Try again publishes signed in as you, or drop a current key file."
 		case pr.Type == api.ProblemInvalidKey:
 			next = "Drop a current key file to try again; the upload starts by itself."
 		case r.Zip == nil:

@@ -268,7 +268,7 @@ func TestUploadPanelRevokedKey(t *testing.T) {
 	if got := text(t, ctx, `#upload-error`); !strings.Contains(got, "do not match a current key") {
 		t.Fatalf("error = %q, want the server's detail", got)
 	}
-	if got := text(t, ctx, `#upload-outcome`); !strings.Contains(got, "drop a current key file") || !strings.Contains(got, "Retry publishes signed in as you") {
+	if got := text(t, ctx, `#upload-outcome`); !strings.Contains(got, "drop a current key file") || !strings.Contains(got, "Try again publishes signed in as you") {
 		t.Fatalf("outcome = %q, want what to do", got)
 	}
 	if got := evalJS[string](t, ctx, `document.activeElement.id`); got != "upload-retry" {

@@ -75,6 +75,11 @@ func TestSubmitCommandAgainstServer(t *testing.T) {
 	if code != cli.ExitInvalid || !strings.Contains(errOut, "../x.js") || !strings.Contains(errOut, "manifest") {
 		t.Fatalf("invalid zip: exit %d, stderr %q; want %d and every problem", code, errOut, cli.ExitInvalid)
 	}
+	// The last line says what to do in the command's terms, not the API's.
+	if lines := strings.Split(strings.TrimSpace(errOut), "\n"); !strings.Contains(lines[len(lines)-1], "problem(s) above, then run the command again") ||
+		strings.Contains(errOut, "listed in problems") {
+		t.Errorf("invalid zip: stderr ends %q", lines[len(lines)-1])
+	}
 	if code, _, errOut = run(t, "submit", "--quiet", "--base-url", m.URL(), "--key", starterKey, good); code != cli.ExitAuth || !strings.Contains(errOut, "Professional") {
 		t.Fatalf("starter plan: exit %d, %q", code, errOut)
 	}

@@ -330,7 +330,15 @@ func (s *submitter) answerError(answer *client.AnswerError, what string, put boo
 		}
 	}
 	msg := fmt.Sprintf("%s: the service answered %d %s: %s.", what, code, p.Title, detail)
+	if p.Type == "" && detail == strings.TrimSuffix(fmt.Sprintf("The server answered %d %s.", code, http.StatusText(code)), ".") {
+		msg = fmt.Sprintf("%s: the server answered %d %s.", what, code, p.Title) // nothing more to say
+	}
+	notBetaport := p.Type == "" && !put && (code == http.StatusNotImplemented || code == http.StatusHTTPVersionNotSupported)
 	switch {
+	case notBetaport:
+		// A server that does not take the call at all (python's
+		// http.server answers POST with 501): retrying cannot help.
+		return exitError{ExitFailure, msg + " Check --base-url: it must be Betaport's address."}
 	case code == http.StatusTooManyRequests:
 		return &retryable{err: fmt.Errorf("%d %s", code, p.Title), after: retryAfter(answer.Header, p, s.now()),
 			hint: "Too many submit calls for this key: wait a minute, then run the command again."}
@@ -351,6 +359,11 @@ func (s *submitter) answerError(answer *client.AnswerError, what string, put boo
 				path = "(zip)"
 			}
 			fmt.Fprintf(s.stderr, "%s: %s (%s)\n", path, zp.Message, zp.Code)
+		}
+		if code == http.StatusUnprocessableEntity && len(p.Problems) > 0 {
+			// The service's detail speaks of its API ("listed in
+			// problems", "sign again"); say it in the command's terms.
+			msg = fmt.Sprintf("%s: the zip was not published: fix the %d problem(s) above, then run the command again.", what, len(p.Problems))
 		}
 		return exitError{ExitInvalid, msg}
 	case code/100 == 3:

@@ -50,6 +50,14 @@ func TestSubmitConfigurationMistakesExit1(t *testing.T) {
 		io.WriteString(w, "<!doctype html><title>Welcome to nginx!</title>")
 	}))
 	t.Cleanup(other.Close)
+	// A static file server, which takes no POST (python's http.server
+	// answers 501): not a server having trouble, so never retried.
+	static := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusNotImplemented)
+		io.WriteString(w, "<p>Error code: 501</p><p>Message: Unsupported method ('POST').</p>")
+	}))
+	t.Cleanup(static.Close)
 
 	for _, c := range []struct {
 		what, baseURL, key string
@@ -58,6 +66,7 @@ func TestSubmitConfigurationMistakesExit1(t *testing.T) {
 	}{
 		{"https:// to plain HTTP", strings.Replace(m.URL(), "http://", "https://", 1), proKey, cli.ExitFailure, "answers plain HTTP: use http://"},
 		{"another web server", other.URL, proKey, cli.ExitFailure, "Check --base-url: it must be Betaport's address"},
+		{"a static file server", static.URL, proKey, cli.ExitFailure, "Check --base-url: it must be Betaport's address"},
 		{"the Starter plan", m.URL(), starterKey, cli.ExitAuth, "Submitting from a pipeline needs the Professional plan"},
 	} {
 		start := time.Now()

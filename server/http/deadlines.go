@@ -29,6 +29,14 @@ type Timeouts struct {
 	// and a stalled one is closed.
 	UploadGrace   time.Duration
 	UploadMinRate int64 // bytes per second
+	// WriteGrace and WriteMinRate bound every answer, downloads above all:
+	// each write to the client must be taken within the grace (10 s) plus
+	// its size at the minimum rate (16 KiB/s). A client that reads slowly
+	// but steadily gets the whole file; one that stops reading, or takes a
+	// byte every few seconds, is cut off instead of holding a connection,
+	// a goroutine and an open file for ever.
+	WriteGrace   time.Duration
+	WriteMinRate int64 // bytes per second
 }
 
 func (t Timeouts) withDefaults() Timeouts {
@@ -47,8 +55,56 @@ func (t Timeouts) withDefaults() Timeouts {
 	if t.UploadMinRate <= 0 {
 		t.UploadMinRate = 16 << 10
 	}
+	if t.WriteGrace <= 0 {
+		t.WriteGrace = 10 * time.Second
+	}
+	if t.WriteMinRate <= 0 {
+		t.WriteMinRate = 16 << 10
+	}
 	return t
 }
+
+// writeDeadlines gives each write of an answer a deadline: the grace plus
+// the write's size at the minimum rate. net/http has no write deadline of
+// its own here (a download may take long), so without one a client that
+// stops reading holds its connection until the process ends (issue 29:
+// 1,500 clients reading a byte every 5 s held 4,300 descriptors).
+func (s *Server) writeDeadlines(next http.Handler) http.Handler {
+	t := s.Timeouts.withDefaults()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), t: t}
+		// The headers, and what net/http flushes after the handler, are
+		// written with the deadline of the request's start and of its last
+		// write: set one now, and one when the handler is done.
+		dw.extend(0)
+		next.ServeHTTP(dw, r)
+		dw.extend(0)
+	})
+}
+
+// deadlineWriter sets the connection's write deadline before each write.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+	t  Timeouts
+}
+
+func (d *deadlineWriter) extend(n int) {
+	d.rc.SetWriteDeadline(time.Now().Add(d.t.WriteGrace + time.Duration(float64(n)/float64(d.t.WriteMinRate)*float64(time.Second))))
+}
+
+func (d *deadlineWriter) Write(p []byte) (int, error) {
+	d.extend(len(p))
+	return d.ResponseWriter.Write(p)
+}
+
+// Flush sends what is buffered, within a grace of its own.
+func (d *deadlineWriter) Flush() {
+	d.extend(0)
+	d.rc.Flush()
+}
+
+func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }
 
 // bodyDeadlines sets a read deadline on every request body: a fixed one
 // for small bodies, and for an upload one that moves as bytes arrive. The

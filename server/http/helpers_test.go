@@ -48,7 +48,7 @@ func backend() string {
 var fileOnlyTests = []string{
 	"TestSubmitHappyPath", "TestSubmitNormalisesTopFolder", "TestSubmitKeyCalls", "TestSubmitRateLimit",
 	"TestOneSeatSubmitsTwentyTimes", "TestUploadPut", "TestSign", "TestSweeperRemovesDeadUploads",
-	"TestSubmitRaces", "TestLargeZipStreams", "TestNotAZipAtPutListsProblems", "TestSlowUploads",
+	"TestSubmitRaces", "TestLargeZipStreams", "TestNotAZipAtPutListsProblems", "TestSlowUploads", "TestZipPutDuringSignIsRefused", "TestSlowReadersAreCutOff",
 }
 
 // storageFreeTests serve only the embedded assets: running them again on
@@ -90,11 +90,22 @@ var testKeyring = func() *keyring.Keyring {
 // seed does.
 func (e *env) publish(t *testing.T, ext *betaport.Extension, version string) *betaport.Bundle {
 	t.Helper()
-	ctx := context.Background()
 	zip, files, err := demo.Zip(ext.Name, version)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return e.publishFiles(t, ext, version, zip, files)
+}
+
+// publishZip stores zip and publishes it as ext's next bundle.
+func (e *env) publishZip(t *testing.T, ext *betaport.Extension, version string, zip []byte) *betaport.Bundle {
+	t.Helper()
+	return e.publishFiles(t, ext, version, zip, 2)
+}
+
+func (e *env) publishFiles(t *testing.T, ext *betaport.Extension, version string, zip []byte, files int) *betaport.Bundle {
+	t.Helper()
+	ctx := context.Background()
 	sum := sha256.Sum256(zip)
 	b := &betaport.Bundle{ExtensionID: ext.ID, Name: ext.Name, Version: version, ManifestVersion: 3,
 		Size: int64(len(zip)), SHA256: hex.EncodeToString(sum[:]), FileCount: files, Source: "test"}

@@ -102,7 +102,7 @@ func (s *Server) Handler() http.Handler {
 			s.Publish.Adoption = &adoption.Counter{Store: s.Store, Now: s.Now}
 		}
 		s.crossOrigin = http.NewCrossOriginProtection()
-		s.handler = s.logRequests(securityHeaders(s.UploadOrigin, s.bodyDeadlines(s.routes())))
+		s.handler = s.logRequests(securityHeaders(s.UploadOrigin, s.writeDeadlines(s.bodyDeadlines(s.routes()))))
 	})
 	return s.handler
 }

@@ -148,7 +148,14 @@ var errWrongSignIn = betaport.Errorf(betaport.EUNAUTHORIZED, "The e-mail address
 
 // handleSignIn checks an admin's e-mail and password. Unknown e-mails and
 // wrong passwords get the same answer, in the same time; repeated failures
-// for one e-mail or one address are slowed down.
+// are slowed down per address and per account.
+//
+// The account's limit must not let a stranger lock its owner out (issue
+// 29: two wrong passwords a second from one address kept the real admin
+// out from another). So an address with failures to spare still has its
+// password checked when the account is throttled: the right password
+// signs in; a wrong one costs that address its whole allowance. Guessing
+// from many addresses then gets one guess per address per account lockout.
 func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request, _ *subject) {
 	var in api.SignIn
 	if !s.readJSON(w, r, &in) {
@@ -160,23 +167,34 @@ func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request, _ *subject
 			Param: "email", Detail: "Give your e-mail address and your password."})
 		return
 	}
-	keys := []string{"email:" + email, "ip:" + clientIP(r)}
-	if wait := s.signInLimiter().wait(keys); wait > 0 {
+	address, account := "ip:"+clientIP(r), "email:"+email
+	limits := s.signInLimiter()
+	tooMany := func(wait int, why string) {
 		s.Metrics.RateLimited(metrics.LimiterSignIn)
+		s.Logger.WarnContext(r.Context(), "sign-in throttled", "why", why, "address", clientIP(r), "request_id", w.Header().Get(RequestIDHeader))
 		p := problem(http.StatusTooManyRequests, api.ProblemTooManyRequests,
 			"Too many failed sign-ins. Wait "+strconv.Itoa(wait)+" seconds, then try again.")
 		p.RetryAfter = wait
 		writeProblem(w, p)
+	}
+	if wait := limits.wait(address); wait > 0 {
+		tooMany(wait, "failures from this address")
 		return
 	}
+	accountWait := limits.wait(account)
 	user, hash, err := s.Store.FindUserByEmail(r.Context(), email)
 	if err != nil && betaport.ErrorCode(err) != betaport.ENOTFOUND {
 		s.Error(w, r, err)
 		return
 	}
 	if !credential.CheckPassword(hash, in.Password) {
-		s.signInLimiter().fail(keys)
+		limits.fail(address, account)
 		s.Metrics.Session(metrics.SessionSignInFailed)
+		if accountWait > 0 {
+			limits.drain(address)
+			tooMany(accountWait, "failures for this account")
+			return
+		}
 		s.Error(w, r, errWrongSignIn)
 		return
 	}
@@ -309,7 +327,7 @@ func (s *Server) signInLimiter() *limiter {
 }
 
 // wait returns the seconds until every key may try again (0: now).
-func (l *limiter) wait(keys []string) int {
+func (l *limiter) wait(keys ...string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := time.Now()
@@ -324,7 +342,13 @@ func (l *limiter) wait(keys []string) int {
 	return int(math.Ceil(longest))
 }
 
-func (l *limiter) fail(keys []string) {
+// fail takes a token from each key's bucket.
+func (l *limiter) fail(keys ...string) { l.take(1, keys) }
+
+// drain empties each key's bucket: its next try waits a whole interval.
+func (l *limiter) drain(keys ...string) { l.take(l.burst, keys) }
+
+func (l *limiter) take(n int, keys []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := time.Now()
@@ -342,6 +366,6 @@ func (l *limiter) fail(keys []string) {
 			b = rate.NewLimiter(rate.Every(l.every), l.burst)
 			l.buckets[k] = b
 		}
-		b.AllowN(now, 1)
+		b.ReserveN(now, min(n, int(b.TokensAt(now))))
 	}
 }

@@ -1,9 +1,12 @@
 package http_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -447,4 +450,62 @@ func TestCSPAllowsTheUploadOrigin(t *testing.T) {
 	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "connect-src 'self';") {
 		t.Fatalf("without S3 the CSP is %q, want connect-src 'self' only", csp)
 	}
+}
+
+// signInFrom signs in from a loopback address of its own (all of 127/8
+// is this machine), as a person elsewhere would.
+func (e *env) signInFrom(t *testing.T, address, email, password string) (*http.Response, []byte) {
+	t.Helper()
+	dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(address)}}
+	client := &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext}}
+	defer client.CloseIdleConnections()
+	reqBody, _ := json.Marshal(api.SignIn{Email: email, Password: password})
+	req, _ := http.NewRequest("POST", e.URL+api.PathSession, bytes.NewReader(reqBody))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	checkContract(t, req, reqBody, resp, body)
+	return resp, body
+}
+
+// Issue 29: two wrong passwords a second for a known e-mail from one
+// address got the real admin, from another address, 429 on 12 of 13
+// tries. A stranger's failures throttle the stranger; the owner's right
+// password from elsewhere still signs in; and guessing from a fresh
+// address while the account is throttled costs that address its
+// allowance.
+func TestStrangerCannotLockTheAdminOut(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
+	const email, password = "ada@example.com", "correct horse battery"
+	e.DB.CreateUser(context.Background(), &betaport.User{TeamID: team.ID, Email: email}, credential.HashPassword(password))
+
+	throttled := 0
+	for try := range 13 {
+		resp, body := e.signInFrom(t, "127.0.0.2", email, "guess "+strconv.Itoa(try))
+		switch resp.StatusCode {
+		case http.StatusUnauthorized:
+		case http.StatusTooManyRequests:
+			throttled++
+		default:
+			t.Fatalf("the stranger's guess %d = %d %s", try, resp.StatusCode, body)
+		}
+		if resp, body := e.signInFrom(t, "127.0.0.3", email, password); resp.StatusCode != 200 {
+			t.Fatalf("after the stranger's guess %d the admin, from another address, got %d %s", try, resp.StatusCode, body)
+		}
+	}
+	if throttled < 7 {
+		t.Errorf("the stranger was throttled on %d of 13 guesses, want all but the first five or so", throttled)
+	}
+	// A guess from a third address while the account is throttled is
+	// refused, and that address then waits too, even with the password.
+	resp, body := e.signInFrom(t, "127.0.0.4", email, "another guess")
+	wantProblem(t, resp, body, http.StatusTooManyRequests, api.ProblemTooManyRequests)
+	resp, body = e.signInFrom(t, "127.0.0.4", email, password)
+	wantProblem(t, resp, body, http.StatusTooManyRequests, api.ProblemTooManyRequests)
 }

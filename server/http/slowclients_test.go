@@ -1,15 +1,20 @@
 package http_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"runtime/pprof"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,14 +22,21 @@ import (
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/credential"
 	bphttp "github.com/betaport/betaport/server/http"
+	"github.com/betaport/betaport/server/storetest"
 )
 
 // newServingEnv is newEnv behind a real http.Server (Serve), whose
 // connection timeouts httptest's server does not have.
 func newServingEnv(t testing.TB, timeouts bphttp.Timeouts) *env {
 	t.Helper()
+	return newServingEnvLogged(t, timeouts, testLogger(t))
+}
+
+// newServingEnvLogged is newServingEnv with the server's log sent to logger.
+func newServingEnvLogged(t testing.TB, timeouts bphttp.Timeouts, logger *slog.Logger) *env {
+	t.Helper()
 	e := newEnv(t)
-	s := &bphttp.Server{Store: e.DB, Blobs: e.Blobs, Logger: testLogger(t), Secret: []byte(credential.NewToken()), SigningKeys: testKeyring, Timeouts: timeouts}
+	s := &bphttp.Server{Store: e.DB, Blobs: e.Blobs, Logger: logger, Secret: []byte(credential.NewToken()), SigningKeys: testKeyring, Timeouts: timeouts}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -241,4 +253,109 @@ func BenchmarkHealthzWithStalledConnections(b *testing.B) {
 	b.ReportMetric(float64(idle)/float64(b.N)/1e3, "idle-µs/healthz")
 	b.ReportMetric(float64(stalled)/float64(b.N)/1e3, "stalled-µs/healthz")
 	b.ReportMetric(float64(stalled)/float64(idle), "stalled/idle")
+}
+
+// requestsLogged counts the server's log lines of finished requests whose
+// route is route: a request is logged when its handler has returned.
+type requestsLogged struct {
+	route string
+	n     atomic.Int64
+}
+
+func (c *requestsLogged) Enabled(context.Context, slog.Level) bool { return true }
+func (c *requestsLogged) WithAttrs([]slog.Attr) slog.Handler       { return c }
+func (c *requestsLogged) WithGroup(string) slog.Handler            { return c }
+func (c *requestsLogged) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "request" {
+		return nil
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "route" && a.Value.String() == c.route {
+			c.n.Add(1)
+		}
+		return true
+	})
+	return nil
+}
+
+// openFiles is how many descriptors this process has open.
+func openFiles(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(fds)
+}
+
+// TestSlowReadersAreCutOff: clients that start a download and then stop
+// reading (or read a byte now and then) are cut off once they fall behind
+// the minimum rate; their connections, goroutines and open files are let
+// go, and a client that keeps up gets the whole file (issue 29: 1,500
+// such readers stayed open for ever).
+func TestSlowReadersAreCutOff(t *testing.T) {
+	// Not parallel: it counts the process's open files.
+	logged := &requestsLogged{route: "GET /api/extensions/{id}/bundles/{number}/download"}
+	e := newServingEnvLogged(t, bphttp.Timeouts{WriteGrace: 500 * time.Millisecond, WriteMinRate: 256 << 10}, slog.New(logged))
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
+	ext := storetest.MustExtension(t, e.DB, team, "Tab Tamer")
+	big := bigValidZip(t, "1.0.0", 8<<20)
+	b := e.publishZip(t, ext, "1.0.0", big)
+	admin := e.adminOf(t, team)
+	addr := strings.TrimPrefix(e.URL, "http://")
+	path := fmt.Sprintf("/api/extensions/%d/bundles/%d/download", ext.ID, b.Number)
+	if e.downloadStatus() != http.StatusOK {
+		t.Skip("on S3 the bucket sends downloads") // fileOnlyTests keeps it out of that run
+	}
+	idleFiles := openFiles(t)
+
+	const n = 200
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.(*net.TCPConn).SetReadBuffer(4 << 10)
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nCookie: %s\r\n\r\n", path, addr, admin.Get("Cookie"))
+		one := make([]byte, 1)
+		if _, err := io.ReadFull(c, one); err != nil { // the answer has started
+			t.Fatal(err)
+		}
+		conns[i] = c
+	}
+	// A reader that keeps up, beside them, gets every byte.
+	resp, body := e.fetchFile(t, "GET", path, admin)
+	if resp.StatusCode != 200 || !bytes.Equal(body, big) {
+		t.Fatalf("a reader that keeps up got %d, %d of %d bytes", resp.StatusCode, len(body), len(big))
+	}
+
+	// The server lets go of every stalled reader: each request ends (and
+	// is logged) though its client reads nothing more.
+	deadline := time.Now().Add(30 * time.Second)
+	for logged.n.Load() < n+1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s, %d of %d stalled downloads still hold the server", n+1-logged.n.Load(), n)
+		}
+		time.Sleep(10 * time.Millisecond) // the interval of a wait on the server's log
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	// Their descriptors and goroutines are let go (the test's own
+	// connections are closed; the server's were closed by the server).
+	for deadline := time.Now().Add(10 * time.Second); openFiles(t) > idleFiles+5 || serving() > 2; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d files open after the cut-off, %d before the readers came; %d connections served", openFiles(t), idleFiles, serving())
+		}
+		time.Sleep(10 * time.Millisecond) // the interval of a wait on the process's files
+	}
+}
+
+// serving is how many connections this process's HTTP servers serve (a
+// goroutine each).
+func serving() int {
+	var b strings.Builder
+	pprof.Lookup("goroutine").WriteTo(&b, 2) // one stack per goroutine
+	return strings.Count(b.String(), "net/http.(*conn).serve(")
 }

@@ -183,15 +183,24 @@ func (s *Service) build(ctx context.Context, ext *betaport.Extension, u *betapor
 		return nil, nil, nil, err
 	}
 	if u.Size <= maxZip {
-		// One read of the whole zip, to a local copy. (An oversized zip is
-		// refused from its size, without being read.)
+		// One read of the whole zip, to a local copy: what is validated,
+		// hashed, packed and published is this copy, whatever happens to
+		// storage meanwhile. (An oversized zip is refused from its size,
+		// without being read.)
 		f, err := os.Create(filepath.Join(work, "upload.zip"))
 		if err != nil {
 			return fail(err)
 		}
 		ra, local = f, f
-		if err := s.Blobs.Download(ctx, src, f, nil); err != nil {
+		h := sha256.New()
+		cw := &countingWriter{w: io.MultiWriter(f, h)}
+		if err := s.Blobs.Download(ctx, src, cw, nil); err != nil {
 			return fail(err)
+		}
+		if sum := hex.EncodeToString(h.Sum(nil)); cw.n != u.Size || sum != u.SHA256 {
+			// Receive and sign take turns, so this is storage changed
+			// behind the service's back: publish nothing.
+			return fail(fmt.Errorf("upload %d: its stored zip (%d bytes, SHA-256 %s) is not the one received (%d bytes, %s)", u.ID, cw.n, sum, u.Size, u.SHA256))
 		}
 	}
 	res, err := zipcheck.Check(ra, u.Size, limits)
@@ -219,7 +228,7 @@ func (s *Service) build(ctx context.Context, ext *betaport.Extension, u *betapor
 	}
 	b.BlobKey = dst
 	if res.Prefix == "" {
-		if err := s.Blobs.Copy(ctx, b.BlobKey, src, nil); err != nil {
+		if err := s.storeLocal(ctx, b.BlobKey, local); err != nil {
 			return fail(err)
 		}
 		return b, local, nil, nil
@@ -252,6 +261,25 @@ func (s *Service) build(ctx context.Context, ext *betaport.Extension, u *betapor
 	closeLocal() // the upload's copy: the CRX is packed from the normalised one
 	b.Size, b.SHA256 = cw.n, hex.EncodeToString(h.Sum(nil))
 	return b, normalised, nil, nil
+}
+
+// storeLocal writes the local copy f to key, as the bundle's zip.
+func (s *Service) storeLocal(ctx context.Context, key string, f *os.File) error {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	bw, err := s.Blobs.NewWriter(wctx, key, &blob.WriterOptions{ContentType: api.ZipContentType})
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(bw, f); err != nil {
+		cancel() // before Close, so that nothing of it is kept
+		bw.Close()
+		return err
+	}
+	return bw.Close()
 }
 
 // prepareCRX chooses the served version of b, a new bundle built from an

@@ -24,6 +24,7 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/blobstore"
+	"github.com/betaport/betaport/server/credential"
 	"github.com/betaport/betaport/server/zipcheck"
 )
 
@@ -72,10 +73,34 @@ func (s *Service) Receive(ctx context.Context, p Put) error {
 	if p.ContentLength > cfg.MaxUploadSize {
 		return tooLarge(cfg.MaxUploadSize)
 	}
-	size, sum, refused, err := s.storeZip(ctx, uploadBlobKey(id), p.Body, cfg.MaxUploadSize)
+	// The body goes to a key of its own first: it becomes the upload's
+	// zip only if no sign has begun meanwhile. Sign reads the upload's zip
+	// holding the extension's sign lock, so taking that lock here makes
+	// the two take turns: a PUT that arrives during a sign waits for it,
+	// then finds the upload closed. What sign validated is then what it
+	// publishes (issue 29: a zip PUT during sign was published unchecked),
+	// and a refused PUT leaves nothing behind.
+	staging := uploadBlobKey(id) + ".put-" + credential.NewToken()[:16]
+	defer s.deleteQuietly(context.WithoutCancel(ctx), staging)
+	size, sum, refused, err := s.storeZip(ctx, staging, p.Body, cfg.MaxUploadSize)
 	if refused != nil {
 		return refused
 	} else if err != nil {
+		return fmt.Errorf("%w: upload %d: %w", ErrIncomplete, id, err)
+	}
+	unlock, err := s.signLocks.lock(ctx, u.ExtensionID)
+	if err != nil {
+		return fmt.Errorf("%w: upload %d: %w", ErrIncomplete, id, err)
+	}
+	defer unlock()
+	if u, err = s.Store.FindUpload(ctx, id); err != nil {
+		return err
+	}
+	if u.State != betaport.UploadRequested && u.State != betaport.UploadReceived {
+		return betaport.Reasonf(betaport.ECONFLICT, betaport.ReasonUploadClosed,
+			"This upload was %s while the zip arrived, so the zip was not kept. Request a new upload URL to submit another zip.", u.State)
+	}
+	if err := s.Blobs.Copy(ctx, uploadBlobKey(id), staging, nil); err != nil {
 		return fmt.Errorf("%w: upload %d: %w", ErrIncomplete, id, err)
 	}
 	return s.Store.ReceiveUpload(ctx, id, size, sum)
