@@ -70,7 +70,8 @@ func auditRow(e betaport.AuditEvent) app.UI {
 	return app.Div().Class("row audit-grid").DataSet("audit", e.ID).Body(
 		cell(app.Text(e.CreatedAt.Local().Format(time.DateTime))),
 		cell(app.Text(e.Actor)),
-		cell(app.Text(what+" "), app.Strong().Text(e.Subject)),
+		// Cut to the column on a narrow window: the whole on hover.
+		app.Span().Attr("role", "cell").Title(what+" "+e.Subject).Body(app.Text(what+" "), app.Strong().Text(e.Subject)),
 	)
 }
 

@@ -66,7 +66,7 @@ func (r *testerRow) Render() app.UI {
 		cell(app.Span().Title(t.Email).Text(t.Email)),
 		cell(app.Span().Class("badge badge-"+t.Status).Text(t.Status)),
 		cell(app.Span().Class("muted invite-age").Text(age)),
-		cell(app.Span().Class("installed").Text(installedText(t, r.Now))),
+		cell(app.Span().Class("installed").Title(installedText(t, r.Now)).Text(installedText(t, r.Now))),
 		// The question is in the cell (a row holds only cells), shown
 		// under the row.
 		cell(append(actions, question)...),
