@@ -162,6 +162,57 @@ func TestWebhookOnPrivateAddressRefusedWhenMade(t *testing.T) {
 	}
 }
 
+// An IPv6 address that carries a private IPv4 one (NAT64, 6to4,
+// IPv4-compatible), a Teredo or site-local address, or one of "this
+// network" (0.0.0.0/8) is no public address either: refused when the
+// webhook is made, on the url field, saying what it carries and what to
+// do, and nothing is stored. A service that allows private receivers
+// takes them.
+func TestWebhookOnAddressCarryingPrivateOneRefusedWhenMade(t *testing.T) {
+	t.Parallel()
+	urls := map[string]string{
+		"http://[64:ff9b::a00:1]/hook":    "10.0.0.1",
+		"http://[64:ff9b::7f00:1]:80/":    "127.0.0.1",
+		"https://[2002:a9fe:a9fe::1]/":    "169.254.169.254",
+		"http://[::a00:1]/hook":           "10.0.0.1",
+		"http://[::ffff:0:c0a8:101]/hook": "192.168.1.1",
+		"http://[2001:0:4136:e378::1]/":   "Teredo",
+		"http://[fec0::1]/hook":           "site-local",
+		"http://0.1.2.3/hook":             "this network",
+	}
+	e := newEnv(t)
+	e.App.WebhookAllowPrivate = false
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
+	ext := storetest.MustExtension(t, e.DB, team, "Hooked")
+	admin := e.adminOf(t, team)
+	for u, carried := range urls {
+		resp, body := e.send(t, "POST", api.WebhooksPath(ext.ID), admin, api.NewWebhook{URL: u})
+		p := wantProblem(t, resp, body, 400, api.ProblemInvalidWebhookURL)
+		if p.Param != "url" || !strings.Contains(p.Detail, carried) || !strings.Contains(p.Detail, "public address") || !strings.Contains(p.Detail, "--webhooks-allow-private") {
+			t.Errorf("%s: refused with %+v; want the url field, what it reaches (%s), and what to do", u, p, carried)
+		}
+	}
+	if hooks, err := e.DB.FindWebhooks(context.Background(), ext.ID, 0, 10); err != nil || len(hooks) != 0 {
+		t.Fatalf("after the refusals the extension has %d webhooks (%v), want none", len(hooks), err)
+	}
+	// Carrying a public address, they are public.
+	for _, u := range []string{"https://[64:ff9b::808:808]/hook", "https://[2002:808:808::1]/hook"} {
+		if resp, body := e.send(t, "POST", api.WebhooksPath(ext.ID), admin, api.NewWebhook{URL: u}); resp.StatusCode != 201 {
+			t.Errorf("%s: %d %s, want 201", u, resp.StatusCode, body)
+		}
+	}
+
+	allowing := newEnv(t) // --webhooks-allow-private
+	team = storetest.MustTeam(t, allowing.DB, betaport.PlanProfessional)
+	ext = storetest.MustExtension(t, allowing.DB, team, "Hooked")
+	admin = allowing.adminOf(t, team)
+	for u := range urls {
+		if resp, body := allowing.send(t, "POST", api.WebhooksPath(ext.ID), admin, api.NewWebhook{URL: u}); resp.StatusCode != 201 {
+			t.Errorf("allowing private receivers, %s: %d %s, want 201", u, resp.StatusCode, body)
+		}
+	}
+}
+
 // An admin adds a webhook and gets its secret once; every publish reaches
 // it signed, in order, through a receiver that fails a few times first;
 // a test event pings it; deleting it stops what is pending.
