@@ -147,6 +147,12 @@ type WebhookDelivery struct {
 	ExpiresAt time.Time `json:"-"`
 }
 
+// DeliveryInterrupted is the error of an attempt cut short before its
+// answer was recorded: the service stopped (or crashed) during it. The
+// event is sent again; the receiver may have had it (delivery is at least
+// once).
+const DeliveryInterrupted = "Interrupted: the service stopped before an answer came; the event is sent again."
+
 // MaxDeliveryResponse is how much of a receiver's answer is kept.
 const MaxDeliveryResponse = 1024
 

@@ -305,10 +305,17 @@ func (s *DB) ClaimDeliveries(ctx context.Context, claimer string, now time.Time,
 	}
 	claimed := []*betaport.WebhookDelivery{}
 	for _, c := range candidates {
+		// Recording an attempt's result ends its lease (claimed_by = ''):
+		// a delivery still leased when claimed again is one whose last
+		// attempt was never finished, its claimer having died during it.
+		// The list says so, rather than show an older attempt's outcome.
 		res, err := s.db.ExecContext(ctx, `UPDATE webhook_deliveries
-			SET claimed_until = ?, claimed_by = ?, attempts = attempts + 1
+			SET last_error = CASE WHEN claimed_by <> '' THEN ? ELSE last_error END,
+			    last_status = CASE WHEN claimed_by <> '' THEN 0 ELSE last_status END,
+			    response = CASE WHEN claimed_by <> '' THEN '' ELSE response END,
+			    claimed_until = ?, claimed_by = ?, attempts = attempts + 1
 			WHERE id = ? AND state = 'pending' AND attempts = ? AND claimed_until <= ?`,
-			millis(now.Add(lease)), claimer, c.id, c.attempts, millis(now))
+			betaport.DeliveryInterrupted, millis(now.Add(lease)), claimer, c.id, c.attempts, millis(now))
 		if err != nil {
 			return claimed, err
 		}

@@ -55,6 +55,7 @@ func Run(t *testing.T, open Opener) {
 		{"RollbackOnce", testRollbackOnce},
 		{"Webhooks", testWebhooks},
 		{"PruneDeliveries", testPruneDeliveries},
+		{"InterruptedDelivery", testInterruptedDelivery},
 		{"TesterUpdates", testTesterUpdates},
 		{"TesterAdoption", testTesterAdoption},
 	}

@@ -185,7 +185,7 @@ func (w *Worker) attempt(ctx context.Context, d *betaport.WebhookDelivery) {
 		// rather than leave it leased, so another replica (or this one,
 		// restarted) sends it again (at least once).
 		err := w.Store.RecordDelivery(context.WithoutCancel(ctx), betaport.DeliveryResult{DeliveryID: d.ID, Attempt: d.Attempts,
-			Claimer: w.id, At: at, NextAttemptAt: at, Error: "The service stopped during this attempt; it is made again."})
+			Claimer: w.id, At: at, NextAttemptAt: at, Error: betaport.DeliveryInterrupted})
 		if err != nil {
 			w.Logger.Warn("webhooks: handing back a delivery", "delivery", d.ID, "err", err)
 		}

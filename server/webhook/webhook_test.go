@@ -181,3 +181,55 @@ func TestRedirectsAreNotFollowed(t *testing.T) {
 		t.Fatalf("the redirects' target was requested %d times", n)
 	}
 }
+
+// A worker that died during an attempt (its process killed after it
+// claimed the delivery, before it recorded an answer) leaves the delivery
+// leased; once the lease runs out another worker (the restarted process,
+// or a replica) sends it again, and the deliveries list shows, while that
+// attempt is under way, that the one before was interrupted.
+func TestInterruptedAttemptIsSentAgainAndSaysSo(t *testing.T) {
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "b.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	release := make(chan struct{})
+	var hits atomic.Int64
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		<-release
+	}))
+	defer rc.Close()
+	defer close(release)
+	ext := storetest.MustExtension(t, s, storetest.MustTeam(t, s, betaport.PlanProfessional), "E")
+	hook := storetest.MustWebhook(t, s, ext.ID, rc.URL)
+	if _, err := s.PingWebhook(ctx, ext.ID, hook.ID); err != nil {
+		t.Fatal(err)
+	}
+	// The process that died claimed it as a worker does (a lease of a
+	// minute), and never came back.
+	dead, err := s.ClaimDeliveries(ctx, "crashed-host/0", betaport.Now(), time.Minute, 16)
+	if err != nil || len(dead) != 1 {
+		t.Fatalf("the dead worker's claim: %v, %v", dead, err)
+	}
+
+	// The new worker runs two minutes on, when the lease has run out.
+	w := &webhook.Worker{Store: s, AllowPrivate: true, Poll: 10 * time.Millisecond,
+		Now: func() time.Time { return time.Now().Add(2 * time.Minute) }}
+	w.Start()
+	defer w.Close()
+	waitFor(t, "the second attempt to reach the receiver", func() bool { return hits.Load() == 1 })
+	ds, err := s.FindDeliveries(ctx, hook.ID, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := ds[0]; d.State != betaport.DeliveryPending || d.Attempts != 2 || d.LastError != betaport.DeliveryInterrupted || d.LastStatus != 0 {
+		t.Fatalf("during attempt 2 the delivery shows %+v; want attempt 1 shown interrupted", d)
+	}
+	release <- struct{}{}
+	waitFor(t, "the delivery to be delivered", func() bool {
+		ds, err := s.FindDeliveries(ctx, hook.ID, 0, 1)
+		return err == nil && ds[0].State == betaport.DeliveryDelivered && ds[0].Attempts == 2
+	})
+}
