@@ -11,15 +11,21 @@ import (
 	"github.com/betaport/betaport/app/betaport"
 )
 
-// MustWebhook adds a webhook of an extension.
+// MustWebhook adds a webhook of an extension, its secret (whsec_test)
+// stored in plain text, as secrets were before they were sealed: a worker
+// signs with such a secret as it is, keyring or not.
 func MustWebhook(t testing.TB, s betaport.WebhookStore, extensionID int64, url string) *betaport.Webhook {
 	t.Helper()
 	w := &betaport.Webhook{ExtensionID: extensionID, URL: url, Secret: "whsec_test", CreatedBy: "ada@example.com"}
-	if err := s.CreateWebhook(context.Background(), w); err != nil {
+	if err := s.CreateWebhook(context.Background(), w, unsealed); err != nil {
 		t.Fatal(err)
 	}
 	return w
 }
+
+// unsealed stores a secret as it is, as stores did before secrets were
+// sealed.
+func unsealed(_ int64, secret string) (string, error) { return secret, nil }
 
 // claimAll claims what is due at now for one claimer.
 func claimAll(t *testing.T, s betaport.WebhookStore, claimer string, now time.Time) []*betaport.WebhookDelivery {
@@ -42,7 +48,7 @@ func testWebhooks(t *testing.T, s betaport.Store) {
 
 	// Bad URLs are refused, naming the field.
 	for _, bad := range []string{"", "ftp://x.example/", "/relative", "https://u:p@x.example/", "https://", "https://x.example/" + string(make([]byte, 2048))} {
-		err := s.CreateWebhook(ctx, &betaport.Webhook{ExtensionID: e.ID, URL: bad, Secret: "whsec_x", CreatedBy: "a@example.com"})
+		err := s.CreateWebhook(ctx, &betaport.Webhook{ExtensionID: e.ID, URL: bad, Secret: "whsec_x", CreatedBy: "a@example.com"}, unsealed)
 		wantCode(t, err, betaport.EINVALID)
 	}
 

@@ -31,6 +31,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/betaport/betaport/app/betaport"
+	"github.com/betaport/betaport/server/keyring"
 	"github.com/betaport/betaport/server/metrics"
 )
 
@@ -66,6 +67,9 @@ type Worker struct {
 	// AllowPrivate lets events go to loopback, private and link-local
 	// addresses (tests, and services on one private network).
 	AllowPrivate bool
+	// Keyring opens webhooks' sealed secrets (the service's keyring);
+	// secrets stored in plain text, from before sealing, need none.
+	Keyring *keyring.Keyring
 	// Poll is how often the store is asked for due deliveries when
 	// nothing nudged the worker; 0 means DefaultPoll.
 	Poll time.Duration
@@ -258,7 +262,14 @@ func (w *Worker) send(ctx context.Context, d *betaport.WebhookDelivery) (int, st
 	req.Header.Set("User-Agent", "Betaport-Webhooks/1")
 	req.Header.Set(HeaderEvent, d.Type)
 	req.Header.Set(HeaderDelivery, strconv.FormatInt(d.ID, 10))
-	req.Header.Set(HeaderSignature, Sign(d.Secret, time.Now(), d.Body))
+	secret, err := OpenSecret(w.Keyring, d.WebhookID, d.Secret)
+	if err != nil {
+		// Never sent unsigned. The keyring is the operator's to mend (or
+		// the admin adds the webhook again): retried meanwhile.
+		return 0, "", fmt.Errorf("The webhook's secret cannot be opened (%v), so the event cannot be signed: "+
+			"the service must be given the keyring it was sealed with, or the webhook deleted and added again.", err)
+	}
+	req.Header.Set(HeaderSignature, Sign(secret, time.Now(), d.Body))
 	resp, err := w.client.Do(req)
 	if err != nil {
 		return 0, "", explain(err)
