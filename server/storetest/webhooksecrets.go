@@ -154,6 +154,9 @@ func testWebhookSecretsSealed(t *testing.T, s betaport.Store, db *sql.DB) {
 	if v := column(other.ID); v != "" {
 		t.Fatalf("a deleted webhook's secret is kept: %q", v)
 	}
+	if secret, err := webhook.OpenSecret(newOnly, other.ID, column(other.ID)); err == nil {
+		t.Fatalf("a deleted webhook's secret opens, to %q: an event would be signed with it", secret)
+	}
 	if secrets, err := s.WebhookSecrets(ctx); err != nil || len(secrets) != 1 || secrets[hook.ID] == "" {
 		t.Fatalf("WebhookSecrets = %v, %v; want the live webhook's only", secrets, err)
 	}

@@ -37,8 +37,14 @@ func Sealer(k *keyring.Keyring) betaport.SealFunc {
 
 // OpenSecret returns the secret a webhook's stored one seals. A secret
 // stored before secrets were sealed is plain text until serve seals it at
-// start (ResealSecrets), and is returned as it is.
+// start (ResealSecrets), and is returned as it is; a deleted webhook's
+// (none) is an error.
 func OpenSecret(k *keyring.Keyring, webhookID int64, stored string) (string, error) {
+	if stored == "" {
+		// Deleted since its delivery was claimed: nothing is signed with
+		// an empty key.
+		return "", errors.New("the webhook was deleted, and its secret with it")
+	}
 	if !keyring.IsSealed([]byte(stored)) {
 		return stored, nil
 	}
