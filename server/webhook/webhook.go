@@ -64,8 +64,9 @@ type Worker struct {
 	// RetryMin is the wait after a first failed attempt; each next wait
 	// doubles, up to MaxRetry. 0 means DefaultRetryMin.
 	RetryMin time.Duration
-	// AllowPrivate lets events go to loopback, private and link-local
-	// addresses (tests, and services on one private network).
+	// AllowPrivate lets events go to addresses that are not public
+	// (privateAddr: loopback, private, link-local, reserved…): tests, and
+	// services on one private network.
 	AllowPrivate bool
 	// Keyring opens webhooks' sealed secrets (the service's keyring);
 	// secrets stored in plain text, from before sealing, need none.
