@@ -35,8 +35,10 @@ const WebhookRetryWindow = 24 * time.Hour
 const DeliveryRetention = 30 * 24 * time.Hour
 
 // Webhook is a URL that receives an extension's events, each POST signed
-// with its secret. The secret is kept as it is (it must sign), and shown
-// only once, when the webhook is made.
+// with its secret. The secret is shown only once, when the webhook is
+// made, and stored sealed with the service's keyring (it must sign, so it
+// is sealed rather than hashed): read back from a store, Secret is the
+// sealed value.
 type Webhook struct {
 	ID          int64     `json:"id"`
 	ExtensionID int64     `json:"-"`
@@ -140,12 +142,19 @@ type WebhookDelivery struct {
 	DeliveredAt   *time.Time `json:"deliveredAt,omitempty"`
 	NextAttemptAt *time.Time `json:"nextAttemptAt,omitempty"`
 
-	// What a claimed delivery is sent with (never answered by the API).
+	// What a claimed delivery is sent with (never answered by the API);
+	// Secret is its webhook's, as stored (sealed).
 	URL       string    `json:"-"`
 	Secret    string    `json:"-"`
 	Body      []byte    `json:"-"`
 	ExpiresAt time.Time `json:"-"`
 }
+
+// DeliveryInterrupted is the error of an attempt cut short before its
+// answer was recorded: the service stopped (or crashed) during it. The
+// event is sent again; the receiver may have had it (delivery is at least
+// once).
+const DeliveryInterrupted = "Interrupted: the service stopped before an answer came; the event is sent again."
 
 // MaxDeliveryResponse is how much of a receiver's answer is kept.
 const MaxDeliveryResponse = 1024
@@ -165,13 +174,25 @@ type DeliveryResult struct {
 	NextAttemptAt time.Time
 }
 
+// SealFunc seals a secret for the row of the given id, as it is to be
+// stored: sealed with the service's keyring and bound to that row.
+type SealFunc func(id int64, secret string) (string, error)
+
 // WebhookStore keeps webhooks, the outbox of their events and the
 // deliveries. Publishing a bundle (BundleStore, UploadStore) writes its
 // event and one delivery per webhook in the same transaction.
 type WebhookStore interface {
-	// CreateWebhook adds w (with its secret) and records it in the audit
-	// trail.
-	CreateWebhook(ctx context.Context, w *Webhook) error
+	// CreateWebhook adds w and records it in the audit trail. Its secret
+	// is stored as seal makes it for the new webhook's id, in the same
+	// transaction: w.Secret itself never reaches the database, and a seal
+	// that fails stores nothing.
+	CreateWebhook(ctx context.Context, w *Webhook, seal SealFunc) error
+	// WebhookSecrets returns every webhook's stored secret, by webhook
+	// (deleted webhooks keep none).
+	WebhookSecrets(ctx context.Context) (map[int64]string, error)
+	// ReplaceWebhookSecret stores a webhook's secret sealed anew, if what
+	// is stored is still old.
+	ReplaceWebhookSecret(ctx context.Context, id int64, old, sealed string) error
 	// FindWebhook returns an extension's webhook unless deleted.
 	FindWebhook(ctx context.Context, extensionID, id int64) (*Webhook, error)
 	// FindWebhooks returns up to limit of an extension's webhooks that are

@@ -173,7 +173,7 @@ var serveSettings = []*setting{
 			return err
 		},
 		def: func(c *Config) string { return durationText(c.WebhookRetryMin) }},
-	{flag: "webhooks-allow-private", env: "BETAPORT_WEBHOOKS_ALLOW_PRIVATE", boolean: true, usage: "let webhooks reach loopback, private and link-local addresses (env BETAPORT_WEBHOOKS_ALLOW_PRIVATE=1; default: refused)",
+	{flag: "webhooks-allow-private", env: "BETAPORT_WEBHOOKS_ALLOW_PRIVATE", boolean: true, usage: "let webhooks reach addresses that are not public: loopback, private, link-local, reserved (env BETAPORT_WEBHOOKS_ALLOW_PRIVATE=1; default: refused)",
 		set: func(c *Config, v string) (err error) { c.WebhookAllowPrivate, err = parseSwitch(v); return err }},
 	{flag: "log-format", env: "BETAPORT_LOG_FORMAT", usage: "log lines as `format` text (key=value) or json, one object per line (env BETAPORT_LOG_FORMAT)",
 		set: func(c *Config, v string) error {

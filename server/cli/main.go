@@ -142,6 +142,18 @@ func (m *Main) Run(ctx context.Context) error {
 	} else if n > 0 {
 		m.Logger.Info("sealed signing keys stored in plain text", "count", n)
 	}
+	hooks, err := prepareWebhookSecrets(ctx, m.Store, keys)
+	if err != nil {
+		st.Close()
+		return err
+	}
+	if hooks.Changed > 0 {
+		m.Logger.Info("sealed webhook secrets stored in plain text", "count", hooks.Changed)
+	}
+	if len(hooks.Unopenable) > 0 {
+		m.Logger.Warn("the signing keyring cannot open these webhooks' secrets: their events are not sent until serve is given the key they were sealed with, or the webhooks are added again",
+			"webhooks", hooks.Unopenable)
+	}
 	m.ln, err = net.Listen("tcp", m.Config.Addr)
 	if err != nil {
 		st.Close()
@@ -190,7 +202,9 @@ func (m *Main) Run(ctx context.Context) error {
 	m.stopSweep = stopSweep
 	go m.sweep(sweepCtx)
 	m.Webhooks = &webhook.Worker{Store: m.Store, Logger: m.Logger, Metrics: m.Metrics,
-		RetryMin: m.Config.WebhookRetryMin, AllowPrivate: m.Config.WebhookAllowPrivate}
+		RetryMin: m.Config.WebhookRetryMin, AllowPrivate: m.Config.WebhookAllowPrivate,
+		// Webhook secrets are sealed with the signing keyring.
+		Keyring: keys}
 	m.Webhooks.Start()
 	go m.Publish.Adoption.Run(sweepCtx, m.Config.AdoptionFlush, m.Logger)
 	return nil

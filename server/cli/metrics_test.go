@@ -24,6 +24,7 @@ import (
 	"github.com/betaport/betaport/server/cli"
 	"github.com/betaport/betaport/server/credential"
 	"github.com/betaport/betaport/server/storetest"
+	"github.com/betaport/betaport/server/webhook"
 )
 
 // serve --metrics-addr serves Prometheus metrics on a listener of their
@@ -54,7 +55,7 @@ func TestMetricsAfterASubmitAndAListPage(t *testing.T) {
 			received <- status
 		}))
 		defer receiver.Close()
-		if err := m.Store.CreateWebhook(ctx, &betaport.Webhook{ExtensionID: ext.ID, URL: receiver.URL, Secret: "whsec_test", CreatedBy: "ada@example.com"}); err != nil {
+		if err := m.Store.CreateWebhook(ctx, &betaport.Webhook{ExtensionID: ext.ID, URL: receiver.URL, Secret: "whsec_test", CreatedBy: "ada@example.com"}, webhook.Sealer(m.Publish.SigningKeys)); err != nil {
 			t.Fatal(err)
 		}
 	}

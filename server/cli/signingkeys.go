@@ -14,6 +14,7 @@ import (
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/keyring"
 	"github.com/betaport/betaport/server/publish"
+	"github.com/betaport/betaport/server/webhook"
 )
 
 // keyringFile is where a single machine keeps its signing keyring, beside
@@ -53,7 +54,7 @@ func (c *Config) signingKeyring(ctx context.Context, store betaport.Store) (*key
 		return nil, err
 	}
 	if ids := sealedWith(ctx, store); len(ids) > 0 {
-		return nil, fmt.Errorf("the signing keyring %s is missing, but the database holds signing keys sealed with %s. "+
+		return nil, fmt.Errorf("the signing keyring %s is missing, but the database holds signing keys (or update tokens, or webhook secrets) sealed with %s. "+
 			"Restore the keyring file from your backup (or pass it with --signing-keyring); a new keyring would give every extension a new identity, and installed copies would never update again",
 			path, strings.Join(ids, ", "))
 	}
@@ -68,20 +69,35 @@ func (c *Config) signingKeyring(ctx context.Context, store betaport.Store) (*key
 	}
 	defer f.Close()
 	entry := keyring.Generate()
-	if _, err := fmt.Fprintf(f, "# Betaport's signing keyring: it seals extensions' CRX signing keys in the database.\n# Back it up apart from the database. Newest key last; see `betaport signing-key -h`.\n%s\n", entry); err != nil {
+	if _, err := fmt.Fprintf(f, "# Betaport's signing keyring: it seals extensions' CRX signing keys and testers' update tokens and webhook secrets in the database.\n# Back it up apart from the database. Newest key last; see `betaport signing-key -h`.\n%s\n", entry); err != nil {
 		return nil, err
 	}
 	return keyring.Parse(entry)
 }
 
-// sealedWith lists the key ids stored signing keys are sealed with.
+// sealedWith lists the key ids stored values are sealed with: signing
+// keys, testers' update tokens and webhook secrets (a database may hold
+// sealed tokens or webhook secrets before any signing key).
 func sealedWith(ctx context.Context, store betaport.Store) []string {
+	var values [][]byte
 	keys, err := store.SigningKeys(ctx)
 	if err != nil {
 		return []string{"(unknown: " + err.Error() + ")"}
 	}
-	var ids []string
 	for _, v := range keys {
+		values = append(values, v)
+	}
+	for _, list := range []func(context.Context) (map[int64]string, error){store.SealedTesterTokens, store.WebhookSecrets} {
+		sealed, err := list(ctx)
+		if err != nil {
+			return []string{"(unknown: " + err.Error() + ")"}
+		}
+		for _, v := range sealed {
+			values = append(values, []byte(v))
+		}
+	}
+	var ids []string
+	for _, v := range values {
 		if id, ok := keyring.KeyID(v); ok && !slices.Contains(ids, id) {
 			ids = append(ids, id)
 		}
@@ -130,6 +146,16 @@ func prepareSigningKeys(ctx context.Context, store betaport.Store, k *keyring.Ke
 			strings.Join(parts, "; "), keyringFile)
 	}
 	return sealed, nil
+}
+
+// prepareWebhookSecrets seals, before serve answers anything, the webhook
+// secrets stored in plain text (from before sealing), and returns how many
+// it sealed and the webhooks whose secrets the keyring cannot open. Those
+// do not stop serve, unlike signing keys: their events are not sent (the
+// deliveries list says why) until serve has the key, or an admin adds the
+// webhook again.
+func prepareWebhookSecrets(ctx context.Context, store betaport.Store, k *keyring.Keyring) (webhook.Resealed, error) {
+	return webhook.ResealSecrets(ctx, store, k, false)
 }
 
 // signingKey is `betaport signing-key generate|rewrap`. It is apart from
@@ -198,8 +224,13 @@ func signingKey(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			}
 			movedTokens++
 		}
-		fmt.Fprintf(stderr, "Rewrapped %d of %d signing keys and %d of %d testers' update tokens; all are now sealed with key %s.\n",
-			moved, len(keys), movedTokens, len(tokens), k.Newest())
+		// And webhook secrets (their events are signed with them).
+		hooks, err := webhook.ResealSecrets(ctx, st.Store, k, true)
+		if err != nil {
+			return fmt.Errorf("%w; the signing keys and testers' tokens are rewrapped, the webhook secrets after it are not: run rewrap again with the key it names", err)
+		}
+		fmt.Fprintf(stderr, "Rewrapped %d of %d signing keys, %d of %d testers' update tokens and %d of %d webhook secrets; all are now sealed with key %s.\n",
+			moved, len(keys), movedTokens, len(tokens), hooks.Changed, hooks.Total, k.Newest())
 		return nil
 	})
 }

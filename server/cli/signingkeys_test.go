@@ -123,7 +123,7 @@ func TestSigningKeyRotationLosesNothing(t *testing.T) {
 	m.Close()
 
 	// Rewrap moves every key to the newest; then the old key can go.
-	if code, _, errOut := run(t, "signing-key", "rewrap", "--data", dir); code != 0 || !strings.Contains(errOut, "Rewrapped 1 of 1 signing keys and 1 of 1 testers' update tokens") {
+	if code, _, errOut := run(t, "signing-key", "rewrap", "--data", dir); code != 0 || !strings.Contains(errOut, "Rewrapped 1 of 1 signing keys, 1 of 1 testers' update tokens and 0 of 0 webhook secrets") {
 		t.Fatalf("rewrap: %d %s", code, errOut)
 	}
 	os.WriteFile(ring, []byte(newEntry), 0o600)

@@ -15,6 +15,7 @@ import (
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/credential"
 	"github.com/betaport/betaport/server/storetest"
+	"github.com/betaport/betaport/server/webhook"
 )
 
 // cookie returns a header carrying a new session for a user or a tester,
@@ -131,7 +132,7 @@ func walkEveryRoute(t *testing.T, e *env) {
 	hook := &betaport.Webhook{ExtensionID: extA.ID, URL: "https://hooks.example.com/a", Secret: "whsec_a", CreatedBy: "admin-a@example.com"}
 	toDelete := &betaport.Webhook{ExtensionID: extA.ID, URL: "https://hooks.example.com/b", Secret: "whsec_b", CreatedBy: "admin-a@example.com"}
 	for _, h := range []*betaport.Webhook{hook, toDelete} {
-		if err := e.DB.CreateWebhook(ctx, h); err != nil {
+		if err := e.DB.CreateWebhook(ctx, h, webhook.Sealer(testKeyring)); err != nil {
 			t.Fatal(err)
 		}
 	}

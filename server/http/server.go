@@ -63,9 +63,11 @@ type Server struct {
 	// NoUI serves the API without the browser app's pages (serve
 	// --no-ui), for a binary built without the app.
 	NoUI bool
-	// WebhookAllowPrivate takes webhooks whose host is a loopback, private
-	// or link-local address (serve --webhooks-allow-private, which lets
-	// the worker send to them); without it they are refused when made.
+	// WebhookAllowPrivate takes webhooks whose host is an address that is
+	// not public: loopback, private, link-local, reserved, or an IPv6
+	// address carrying such an IPv4 one (serve --webhooks-allow-private,
+	// which lets the worker send to them); without it they are refused
+	// when made.
 	WebhookAllowPrivate bool
 	// Timeouts bound slow clients; the zero value means the defaults.
 	Timeouts Timeouts

@@ -31,7 +31,9 @@ func (s *Server) handleCreateWebhook(w http.ResponseWriter, r *http.Request, who
 	}
 	hook := &betaport.Webhook{ExtensionID: ext.ID, URL: in.URL, CreatedBy: who.user.Email,
 		Secret: api.WebhookSecretPrefix + credential.NewToken()}
-	if err := s.Store.CreateWebhook(r.Context(), hook); err != nil {
+	// Stored sealed with the keyring that seals signing keys; the admin
+	// sees the secret itself, this once.
+	if err := s.Store.CreateWebhook(r.Context(), hook, webhook.Sealer(s.Publish.SigningKeys)); err != nil {
 		s.Error(w, r, err)
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"io"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
+	"github.com/betaport/betaport/server/keyring"
 	"github.com/betaport/betaport/server/storetest"
 	"github.com/betaport/betaport/server/webhook"
 )
@@ -120,7 +122,8 @@ func verify(t *testing.T, secret string, r received) {
 // startWebhooks runs the delivery worker on the env's store, as serve does
 // beside the HTTP server, allowed to reach the test's loopback receivers.
 func (e *env) startWebhooks(t *testing.T) {
-	w := &webhook.Worker{Store: e.DB, Logger: testLogger(t), RetryMin: 20 * time.Millisecond, AllowPrivate: true, Poll: 50 * time.Millisecond}
+	w := &webhook.Worker{Store: e.DB, Logger: testLogger(t), RetryMin: 20 * time.Millisecond, AllowPrivate: true, Poll: 50 * time.Millisecond,
+		Keyring: testKeyring}
 	w.Start()
 	t.Cleanup(func() { w.Close() })
 }
@@ -159,6 +162,116 @@ func TestWebhookOnPrivateAddressRefusedWhenMade(t *testing.T) {
 	resp, body := e.send(t, "POST", api.WebhooksPath(ext.ID), admin, api.NewWebhook{URL: "https://hooks.example.com/betaport"})
 	if resp.StatusCode != 201 {
 		t.Fatalf("a webhook on a public name: %d %s", resp.StatusCode, body)
+	}
+}
+
+// An IPv6 address that carries a private IPv4 one (NAT64, 6to4,
+// IPv4-compatible), a Teredo or site-local address, or one of "this
+// network" (0.0.0.0/8) is no public address either: refused when the
+// webhook is made, on the url field, saying what it carries and what to
+// do, and nothing is stored. A service that allows private receivers
+// takes them.
+func TestWebhookOnAddressCarryingPrivateOneRefusedWhenMade(t *testing.T) {
+	t.Parallel()
+	urls := map[string]string{
+		"http://[64:ff9b::a00:1]/hook":    "10.0.0.1",
+		"http://[64:ff9b::7f00:1]:80/":    "127.0.0.1",
+		"https://[2002:a9fe:a9fe::1]/":    "169.254.169.254",
+		"http://[::a00:1]/hook":           "10.0.0.1",
+		"http://[::ffff:0:c0a8:101]/hook": "192.168.1.1",
+		"http://[2001:0:4136:e378::1]/":   "Teredo",
+		"http://[fec0::1]/hook":           "site-local",
+		"http://0.1.2.3/hook":             "this network",
+	}
+	e := newEnv(t)
+	e.App.WebhookAllowPrivate = false
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
+	ext := storetest.MustExtension(t, e.DB, team, "Hooked")
+	admin := e.adminOf(t, team)
+	for u, carried := range urls {
+		resp, body := e.send(t, "POST", api.WebhooksPath(ext.ID), admin, api.NewWebhook{URL: u})
+		p := wantProblem(t, resp, body, 400, api.ProblemInvalidWebhookURL)
+		if p.Param != "url" || !strings.Contains(p.Detail, carried) || !strings.Contains(p.Detail, "public address") || !strings.Contains(p.Detail, "--webhooks-allow-private") {
+			t.Errorf("%s: refused with %+v; want the url field, what it reaches (%s), and what to do", u, p, carried)
+		}
+	}
+	if hooks, err := e.DB.FindWebhooks(context.Background(), ext.ID, 0, 10); err != nil || len(hooks) != 0 {
+		t.Fatalf("after the refusals the extension has %d webhooks (%v), want none", len(hooks), err)
+	}
+	// Carrying a public address, they are public.
+	for _, u := range []string{"https://[64:ff9b::808:808]/hook", "https://[2002:808:808::1]/hook"} {
+		if resp, body := e.send(t, "POST", api.WebhooksPath(ext.ID), admin, api.NewWebhook{URL: u}); resp.StatusCode != 201 {
+			t.Errorf("%s: %d %s, want 201", u, resp.StatusCode, body)
+		}
+	}
+
+	allowing := newEnv(t) // --webhooks-allow-private
+	team = storetest.MustTeam(t, allowing.DB, betaport.PlanProfessional)
+	ext = storetest.MustExtension(t, allowing.DB, team, "Hooked")
+	admin = allowing.adminOf(t, team)
+	for u := range urls {
+		if resp, body := allowing.send(t, "POST", api.WebhooksPath(ext.ID), admin, api.NewWebhook{URL: u}); resp.StatusCode != 201 {
+			t.Errorf("allowing private receivers, %s: %d %s, want 201", u, resp.StatusCode, body)
+		}
+	}
+}
+
+// A webhook's secret is not in the database: its column holds the secret
+// sealed with the service's keyring (as signing keys are), so a dump alone
+// cannot sign events. Deliveries are signed with the secret the admin was
+// shown; a worker that cannot open it never sends the event unsigned, and
+// says why.
+func TestWebhookSecretSealedAtRest(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t)
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
+	ext := storetest.MustExtension(t, e.DB, team, "Hooked")
+	admin := e.adminOf(t, team)
+	rc := newReceiver(t, 0)
+	resp, body := e.send(t, "POST", api.WebhooksPath(ext.ID), admin, api.NewWebhook{URL: rc.URL + "/hook"})
+	var created api.CreatedWebhook
+	if resp.StatusCode != 201 || json.Unmarshal(body, &created) != nil || created.Secret == "" {
+		t.Fatalf("POST webhooks = %d %s", resp.StatusCode, body)
+	}
+	var stored string
+	if err := e.DB.(interface{ SQL() *sql.DB }).SQL().QueryRowContext(ctx,
+		"SELECT secret FROM webhooks WHERE id = "+strconv.FormatInt(created.ID, 10)).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(stored, strings.TrimPrefix(created.Secret, api.WebhookSecretPrefix)) || !keyring.IsSealed([]byte(stored)) {
+		t.Fatalf("the database holds the webhook's secret as %q; want it sealed", stored)
+	}
+
+	// Without the keyring the event is not sent, and the list says why.
+	if _, err := e.DB.PingWebhook(ctx, ext.ID, created.ID); err != nil {
+		t.Fatal(err)
+	}
+	blind := &webhook.Worker{Store: e.DB, Logger: testLogger(t), AllowPrivate: true, RetryMin: time.Hour, Poll: 10 * time.Millisecond}
+	blind.Start()
+	var d betaport.WebhookDelivery
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(time.Minute); d.LastError == ""; <-tick.C {
+		if time.Now().After(deadline) {
+			t.Fatal("the worker without the keyring never recorded its attempt")
+		}
+		d = e.deliveries(t, admin, ext.ID, created.ID)[0]
+	}
+	blind.Close()
+	if d.State != betaport.DeliveryPending || !strings.Contains(d.LastError, "secret cannot be opened") || len(rc.requests()) != 0 {
+		t.Fatalf("without the keyring: delivery %+v, %d requests; want none sent, and why", d, len(rc.requests()))
+	}
+	// With it, deliveries verify with the secret the admin was shown.
+	if _, err := e.DB.PingWebhook(ctx, ext.ID, created.ID); err != nil {
+		t.Fatal(err)
+	}
+	w := &webhook.Worker{Store: e.DB, Logger: testLogger(t), AllowPrivate: true, Keyring: testKeyring,
+		Now: func() time.Time { return time.Now().Add(2 * time.Hour) }} // past the first ping's retry
+	w.Start()
+	t.Cleanup(func() { w.Close() })
+	for _, r := range rc.waitUntil(t, "both pings", func(got []received) bool { return delivered(got) == 2 }) {
+		verify(t, created.Secret, r)
 	}
 }
 

@@ -1,12 +1,13 @@
-// Package keyring seals extensions' CRX signing keys at rest with
-// key-encryption keys (KEKs) that live outside the database, so a database
-// dump alone cannot sign an update.
+// Package keyring seals extensions' CRX signing keys at rest (and the
+// other secrets the service must read back: testers' update tokens,
+// webhook secrets) with key-encryption keys (KEKs) that live outside the
+// database, so a database dump alone cannot sign an update or an event.
 //
 // A keyring is a list of named 256-bit AES keys, oldest first. The newest
 // seals; every key opens what it sealed, so adding a key loses nothing, and
 // `betaport signing-key rewrap` moves every row to the newest key before an
 // old one is dropped. Its text form is one "id:base64" entry per line (or
-// comma-separated, for an environment variable):
+// comma-separated, for an environment variable), and # comment lines:
 //
 //	k20261124-3f9a:q0hW…=
 //	k20270301-77c1:Zx1e…=
@@ -49,7 +50,15 @@ func Parse(text string) (*Keyring, error) {
 	k := &Keyring{}
 	seen := map[string]bool{}
 	n := 0
-	for entry := range strings.FieldsFuncSeq(text, func(r rune) bool { return r == '\n' || r == ',' || r == '\r' }) {
+	// A comment is a whole line, commas and all; entries are separated by
+	// lines or commas.
+	var entries []string
+	for line := range strings.FieldsFuncSeq(text, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		if !strings.HasPrefix(strings.TrimSpace(line), "#") {
+			entries = append(entries, strings.Split(line, ",")...)
+		}
+	}
+	for _, entry := range entries {
 		entry = strings.TrimSpace(entry)
 		if entry == "" || strings.HasPrefix(entry, "#") {
 			continue

@@ -62,6 +62,11 @@ func TestParseRefuses(t *testing.T) {
 	if err != nil || len(k.IDs()) != 2 {
 		t.Errorf("comments and separators: %v", err)
 	}
+	// A comment line is whole: a comma in it separates nothing.
+	k, err = Parse("# seals signing keys, tokens, and secrets\n  # and, again\n" + Generate())
+	if err != nil || len(k.IDs()) != 1 {
+		t.Errorf("a comment with commas: %v", err)
+	}
 }
 
 // TestParseNeverEchoesAKey: a key pasted without its "id:" (or with a

@@ -29,10 +29,15 @@ func scanWebhook(row interface{ Scan(...any) error }) (*betaport.Webhook, error)
 	return &w, nil
 }
 
-// CreateWebhook inserts a webhook and its audit event in one transaction.
-func (s *DB) CreateWebhook(ctx context.Context, w *betaport.Webhook) error {
+// CreateWebhook inserts a webhook, its secret as seal makes it for the
+// new row, and its audit event, in one transaction: the row is written
+// without a secret, its id sealed into the secret, and the seal stored.
+func (s *DB) CreateWebhook(ctx context.Context, w *betaport.Webhook, seal betaport.SealFunc) error {
 	if err := w.Validate(); err != nil {
 		return err
+	}
+	if seal == nil {
+		return errors.New("sqldb: CreateWebhook needs a seal for the webhook's secret")
 	}
 	w.CreatedAt, w.DeletedAt = betaport.Now(), nil
 	return s.inTx(ctx, func(tx *Tx) error {
@@ -40,13 +45,53 @@ func (s *DB) CreateWebhook(ctx context.Context, w *betaport.Webhook) error {
 			return err
 		}
 		err := tx.QueryRowContext(ctx,
-			`INSERT INTO webhooks (extension_id, url, secret, created_at, created_by) VALUES (?, ?, ?, ?, ?) RETURNING id`,
-			w.ExtensionID, w.URL, w.Secret, millis(w.CreatedAt), w.CreatedBy).Scan(&w.ID)
+			`INSERT INTO webhooks (extension_id, url, secret, created_at, created_by) VALUES (?, ?, '', ?, ?) RETURNING id`,
+			w.ExtensionID, w.URL, millis(w.CreatedAt), w.CreatedBy).Scan(&w.ID)
 		if err != nil {
+			return err
+		}
+		sealed, err := seal(w.ID, w.Secret)
+		if err != nil {
+			return err
+		}
+		if sealed == "" {
+			return errors.New("sqldb: the webhook's secret sealed to nothing")
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET secret = ? WHERE id = ?`, sealed, w.ID); err != nil {
 			return err
 		}
 		return recordAudit(ctx, tx, w.ExtensionID, w.CreatedBy, betaport.AuditWebhookCreated, w.URL)
 	})
+}
+
+// WebhookSecrets returns every webhook's stored secret, by webhook.
+func (s *DB) WebhookSecrets(ctx context.Context) (map[int64]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, secret FROM webhooks WHERE secret <> ''`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	secrets := map[int64]string{}
+	for rows.Next() {
+		var id int64
+		var secret string
+		if err := rows.Scan(&id, &secret); err != nil {
+			return nil, err
+		}
+		secrets[id] = secret
+	}
+	return secrets, rows.Err()
+}
+
+// ReplaceWebhookSecret stores a webhook's secret sealed anew: it changes
+// nothing if the stored one changed meanwhile (another replica sealed it,
+// or the webhook was deleted).
+func (s *DB) ReplaceWebhookSecret(ctx context.Context, id int64, old, sealed string) error {
+	if sealed == "" {
+		return betaport.Errorf(betaport.EINVALID, "A webhook's secret cannot be replaced by nothing.")
+	}
+	_, err := s.db.ExecContext(ctx, `UPDATE webhooks SET secret = ? WHERE id = ? AND secret = ? AND secret <> ''`, sealed, id, old)
+	return err
 }
 
 // FindWebhook returns an extension's webhook unless it was deleted.
@@ -98,7 +143,8 @@ func (s *DB) DeleteWebhook(ctx context.Context, extensionID, id int64, actor str
 			return err
 		}
 		now := millis(betaport.Now())
-		if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET deleted_at = ? WHERE id = ?`, now, id); err != nil {
+		// A deleted webhook never signs again: its secret goes with it.
+		if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET deleted_at = ?, secret = '' WHERE id = ?`, now, id); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries
@@ -305,10 +351,17 @@ func (s *DB) ClaimDeliveries(ctx context.Context, claimer string, now time.Time,
 	}
 	claimed := []*betaport.WebhookDelivery{}
 	for _, c := range candidates {
+		// Recording an attempt's result ends its lease (claimed_by = ''):
+		// a delivery still leased when claimed again is one whose last
+		// attempt was never finished, its claimer having died during it.
+		// The list says so, rather than show an older attempt's outcome.
 		res, err := s.db.ExecContext(ctx, `UPDATE webhook_deliveries
-			SET claimed_until = ?, claimed_by = ?, attempts = attempts + 1
+			SET last_error = CASE WHEN claimed_by <> '' THEN ? ELSE last_error END,
+			    last_status = CASE WHEN claimed_by <> '' THEN 0 ELSE last_status END,
+			    response = CASE WHEN claimed_by <> '' THEN '' ELSE response END,
+			    claimed_until = ?, claimed_by = ?, attempts = attempts + 1
 			WHERE id = ? AND state = 'pending' AND attempts = ? AND claimed_until <= ?`,
-			millis(now.Add(lease)), claimer, c.id, c.attempts, millis(now))
+			betaport.DeliveryInterrupted, millis(now.Add(lease)), claimer, c.id, c.attempts, millis(now))
 		if err != nil {
 			return claimed, err
 		}

@@ -55,6 +55,7 @@ func Run(t *testing.T, open Opener) {
 		{"RollbackOnce", testRollbackOnce},
 		{"Webhooks", testWebhooks},
 		{"PruneDeliveries", testPruneDeliveries},
+		{"InterruptedDelivery", testInterruptedDelivery},
 		{"TesterUpdates", testTesterUpdates},
 		{"TesterAdoption", testTesterAdoption},
 	}
@@ -68,7 +69,7 @@ func Run(t *testing.T, open Opener) {
 
 // SQLOpener returns a new, empty store and a connection to its database,
 // for the tests that change rows as only SQL can (a tester renamed or
-// deleted); both arrange their own cleanup.
+// deleted) or read them as stored; both arrange their own cleanup.
 type SQLOpener func(t *testing.T) (betaport.Store, *sql.DB)
 
 // RunSQL runs the tests that need the store's database besides the store.
@@ -77,6 +78,11 @@ func RunSQL(t *testing.T, open SQLOpener) {
 		t.Parallel()
 		s, db := open(t)
 		testTesterSearchFollowsChanges(t, s, db)
+	})
+	t.Run("WebhookSecretsSealed", func(t *testing.T) {
+		t.Parallel()
+		s, db := open(t)
+		testWebhookSecretsSealed(t, s, db)
 	})
 }
 

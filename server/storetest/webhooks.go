@@ -11,15 +11,21 @@ import (
 	"github.com/betaport/betaport/app/betaport"
 )
 
-// MustWebhook adds a webhook of an extension.
+// MustWebhook adds a webhook of an extension, its secret (whsec_test)
+// stored in plain text, as secrets were before they were sealed: a worker
+// signs with such a secret as it is, keyring or not.
 func MustWebhook(t testing.TB, s betaport.WebhookStore, extensionID int64, url string) *betaport.Webhook {
 	t.Helper()
 	w := &betaport.Webhook{ExtensionID: extensionID, URL: url, Secret: "whsec_test", CreatedBy: "ada@example.com"}
-	if err := s.CreateWebhook(context.Background(), w); err != nil {
+	if err := s.CreateWebhook(context.Background(), w, unsealed); err != nil {
 		t.Fatal(err)
 	}
 	return w
 }
+
+// unsealed stores a secret as it is, as stores did before secrets were
+// sealed.
+func unsealed(_ int64, secret string) (string, error) { return secret, nil }
 
 // claimAll claims what is due at now for one claimer.
 func claimAll(t *testing.T, s betaport.WebhookStore, claimer string, now time.Time) []*betaport.WebhookDelivery {
@@ -42,7 +48,7 @@ func testWebhooks(t *testing.T, s betaport.Store) {
 
 	// Bad URLs are refused, naming the field.
 	for _, bad := range []string{"", "ftp://x.example/", "/relative", "https://u:p@x.example/", "https://", "https://x.example/" + string(make([]byte, 2048))} {
-		err := s.CreateWebhook(ctx, &betaport.Webhook{ExtensionID: e.ID, URL: bad, Secret: "whsec_x", CreatedBy: "a@example.com"})
+		err := s.CreateWebhook(ctx, &betaport.Webhook{ExtensionID: e.ID, URL: bad, Secret: "whsec_x", CreatedBy: "a@example.com"}, unsealed)
 		wantCode(t, err, betaport.EINVALID)
 	}
 
@@ -241,6 +247,75 @@ func testWebhooks(t *testing.T, s betaport.Store) {
 	if len(toH3) != 2 || json.Unmarshal(toH3[1].Body, &rev) != nil || rev.Type != betaport.EventBundleRolledBack ||
 		rev.Bundle.RollbackOf != 2 || rev.Bundle.SHA256 != newBundle(e.ID, 2).SHA256 || toH3[0].Type != betaport.EventBundlePublished {
 		t.Fatalf("h3 got %+v; want the published, then the rolled-back event (%+v)", toH3, rev)
+	}
+}
+
+// An attempt claimed and never finished (the process that claimed it
+// died: its result was never recorded) is picked up again once its lease
+// runs out, as the next attempt, and the deliveries list says why there
+// was another: the attempt before was interrupted, with no answer (not
+// the status and answer of an older attempt).
+func testInterruptedDelivery(t *testing.T, s betaport.Store) {
+	ctx := context.Background()
+	e := MustExtension(t, s, MustTeam(t, s, betaport.PlanProfessional), "Hooked")
+	hook := MustWebhook(t, s, e.ID, "https://hooks.example.com/")
+	if _, err := s.PingWebhook(ctx, e.ID, hook.ID); err != nil {
+		t.Fatal(err)
+	}
+	listed := func() *betaport.WebhookDelivery {
+		t.Helper()
+		list, err := s.FindDeliveries(ctx, hook.ID, 0, 10)
+		if err != nil || len(list) != 1 {
+			t.Fatalf("deliveries = %v, %v; want 1", list, err)
+		}
+		return list[0]
+	}
+	now := betaport.Now().Add(time.Second)
+	// Attempt 1 fails with an answer; attempt 2 is claimed by a process
+	// that dies before recording anything.
+	first := claimAll(t, s, "host-a/1", now)
+	if len(first) != 1 {
+		t.Fatalf("claimed %d, want 1", len(first))
+	}
+	record(t, s, betaport.DeliveryResult{DeliveryID: first[0].ID, Attempt: 1, Claimer: "host-a/1", Status: 503, Error: "The receiver answered 503.",
+		Response: "busy", At: now, NextAttemptAt: now})
+	if got := claimAll(t, s, "host-a/1", now); len(got) != 1 || got[0].Attempts != 2 {
+		t.Fatalf("attempt 2 claimed %+v", got)
+	}
+	// While its lease runs, it is the dead process's: nothing is said yet.
+	if d := listed(); d.Attempts != 2 || d.LastStatus != 503 || d.LastError != "The receiver answered 503." {
+		t.Fatalf("during attempt 2's lease the delivery shows %+v; want attempt 1's outcome", d)
+	}
+	// Another process (a restart, a replica) picks it up once the lease
+	// ran out: attempt 3, and attempt 2 shows as interrupted.
+	later := now.Add(2 * time.Minute)
+	third := claimAll(t, s, "host-b/2", later)
+	if len(third) != 1 || third[0].Attempts != 3 {
+		t.Fatalf("after the lease ran out, claimed %+v; want attempt 3", third)
+	}
+	if d := listed(); d.State != betaport.DeliveryPending || d.Attempts != 3 || d.LastError != betaport.DeliveryInterrupted || d.LastStatus != 0 || d.Response != "" {
+		t.Fatalf("the delivery shows %+v; want attempt 3 under way after attempt 2 was interrupted (no status, no answer)", d)
+	}
+	// The dead process's late result (were it not dead, but only slow)
+	// changes nothing; the new attempt's outcome is what shows.
+	record(t, s, betaport.DeliveryResult{DeliveryID: first[0].ID, Attempt: 2, Claimer: "host-a/1", Status: 200, At: later, Delivered: true})
+	if d := listed(); d.State != betaport.DeliveryPending || d.LastError != betaport.DeliveryInterrupted {
+		t.Fatalf("a stale result was recorded: %+v", d)
+	}
+	record(t, s, betaport.DeliveryResult{DeliveryID: first[0].ID, Attempt: 3, Claimer: "host-b/2", Status: 500, Error: "The receiver answered 500.",
+		Response: "oops", At: later, NextAttemptAt: later})
+	if d := listed(); d.Attempts != 3 || d.LastStatus != 500 || d.LastError != "The receiver answered 500." || d.Response != "oops" {
+		t.Fatalf("after attempt 3 the delivery shows %+v", d)
+	}
+	// An attempt handed back (a worker closing) is not interrupted by a
+	// crash: the next claim leaves what was recorded.
+	fourth := claimAll(t, s, "host-b/2", later)
+	record(t, s, betaport.DeliveryResult{DeliveryID: fourth[0].ID, Attempt: 4, Claimer: "host-b/2", Error: "Handed back.", At: later, NextAttemptAt: later})
+	if got := claimAll(t, s, "host-c/3", later); len(got) != 1 || got[0].Attempts != 5 {
+		t.Fatalf("attempt 5 claimed %+v", got)
+	}
+	if d := listed(); d.LastError != "Handed back." {
+		t.Fatalf("after a handed-back attempt the delivery shows %q", d.LastError)
 	}
 }
 

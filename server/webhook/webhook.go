@@ -31,6 +31,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/betaport/betaport/app/betaport"
+	"github.com/betaport/betaport/server/keyring"
 	"github.com/betaport/betaport/server/metrics"
 )
 
@@ -63,9 +64,13 @@ type Worker struct {
 	// RetryMin is the wait after a first failed attempt; each next wait
 	// doubles, up to MaxRetry. 0 means DefaultRetryMin.
 	RetryMin time.Duration
-	// AllowPrivate lets events go to loopback, private and link-local
-	// addresses (tests, and services on one private network).
+	// AllowPrivate lets events go to addresses that are not public
+	// (privateAddr: loopback, private, link-local, reserved…): tests, and
+	// services on one private network.
 	AllowPrivate bool
+	// Keyring opens webhooks' sealed secrets (the service's keyring);
+	// secrets stored in plain text, from before sealing, need none.
+	Keyring *keyring.Keyring
 	// Poll is how often the store is asked for due deliveries when
 	// nothing nudged the worker; 0 means DefaultPoll.
 	Poll time.Duration
@@ -185,7 +190,7 @@ func (w *Worker) attempt(ctx context.Context, d *betaport.WebhookDelivery) {
 		// rather than leave it leased, so another replica (or this one,
 		// restarted) sends it again (at least once).
 		err := w.Store.RecordDelivery(context.WithoutCancel(ctx), betaport.DeliveryResult{DeliveryID: d.ID, Attempt: d.Attempts,
-			Claimer: w.id, At: at, NextAttemptAt: at, Error: "The service stopped during this attempt; it is made again."})
+			Claimer: w.id, At: at, NextAttemptAt: at, Error: betaport.DeliveryInterrupted})
 		if err != nil {
 			w.Logger.Warn("webhooks: handing back a delivery", "delivery", d.ID, "err", err)
 		}
@@ -258,7 +263,14 @@ func (w *Worker) send(ctx context.Context, d *betaport.WebhookDelivery) (int, st
 	req.Header.Set("User-Agent", "Betaport-Webhooks/1")
 	req.Header.Set(HeaderEvent, d.Type)
 	req.Header.Set(HeaderDelivery, strconv.FormatInt(d.ID, 10))
-	req.Header.Set(HeaderSignature, Sign(d.Secret, time.Now(), d.Body))
+	secret, err := OpenSecret(w.Keyring, d.WebhookID, d.Secret)
+	if err != nil {
+		// Never sent unsigned. The keyring is the operator's to mend (or
+		// the admin adds the webhook again): retried meanwhile.
+		return 0, "", fmt.Errorf("The webhook's secret cannot be opened (%v), so the event cannot be signed: "+
+			"the service must be given the keyring it was sealed with, or the webhook deleted and added again.", err)
+	}
+	req.Header.Set(HeaderSignature, Sign(secret, time.Now(), d.Body))
 	resp, err := w.client.Do(req)
 	if err != nil {
 		return 0, "", explain(err)
@@ -299,8 +311,9 @@ func explain(err error) error {
 }
 
 // Refusal says why the service refuses to send to rawURL, as a field
-// error, when its host is an address inside the service's own networks
-// (loopback, private, link-local) or a name that always means loopback
+// error, when its host is an address that is not public (privateAddr:
+// loopback, private, link-local, reserved, or an IPv6 address carrying
+// such an IPv4 one), however it is spelt, or a name that always means loopback
 // (localhost): nil otherwise, and for names, whose addresses are checked
 // at each delivery. A service started with --webhooks-allow-private sends
 // to them, and does not ask.
@@ -382,20 +395,7 @@ func (e *refusedError) Error() string {
 func newClient(allowPrivate bool) *http.Client {
 	dialer := &net.Dialer{Timeout: Timeout}
 	if !allowPrivate {
-		dialer.Control = func(network, address string, _ syscall.RawConn) error {
-			host, _, err := net.SplitHostPort(address)
-			if err != nil {
-				return err
-			}
-			ip, err := netip.ParseAddr(host)
-			if err != nil {
-				return &refusedError{address, "not an IP address"}
-			}
-			if why := privateAddr(ip.Unmap()); why != "" {
-				return &refusedError{host, why}
-			}
-			return nil
-		}
+		dialer.Control = func(network, address string, _ syscall.RawConn) error { return refuseDial(network, address) }
 	}
 	return &http.Client{
 		Transport: &http.Transport{
@@ -409,21 +409,97 @@ func newClient(allowPrivate bool) *http.Client {
 	}
 }
 
-var sharedAddressSpace = netip.MustParsePrefix("100.64.0.0/10") // carrier-grade NAT
+// refuseDial is the dialer's check of each connection it is about to make,
+// to address (an IP and port, resolved): a refusedError when the IP is not
+// public. Every connection is checked, whatever name it was made for, so a
+// name that resolves to a private address, or is changed to one after it
+// was checked (DNS rebinding), is refused too.
+func refuseDial(network, address string) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return &refusedError{address, "not an IP address"}
+	}
+	if why := privateAddr(ip.Unmap()); why != "" {
+		return &refusedError{host, why}
+	}
+	return nil
+}
+
+// notPublic are the ranges netip's predicates do not name that are still
+// not the public Internet's, with why: a webhook never goes there.
+var notPublic = []struct {
+	prefix netip.Prefix
+	why    string
+}{
+	{netip.MustParsePrefix("0.0.0.0/8"), "an address of \"this network\" (0.0.0.0/8), which reaches the service's own host"},
+	{netip.MustParsePrefix("100.64.0.0/10"), "a private address"}, // carrier-grade NAT
+	{netip.MustParsePrefix("192.0.0.0/24"), "a reserved address (IETF protocol assignments)"},
+	{netip.MustParsePrefix("192.0.2.0/24"), "a reserved address (documentation)"},
+	{netip.MustParsePrefix("198.18.0.0/15"), "a reserved address (benchmarking)"},
+	{netip.MustParsePrefix("198.51.100.0/24"), "a reserved address (documentation)"},
+	{netip.MustParsePrefix("203.0.113.0/24"), "a reserved address (documentation)"},
+	{netip.MustParsePrefix("240.0.0.0/4"), "a reserved address (240.0.0.0/4, and broadcast)"},
+	{netip.MustParsePrefix("fec0::/10"), "a site-local address"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "a local-use NAT64 address (64:ff9b:1::/48), which reaches the service's own network"},
+	// Teredo tunnels through a relay to an IPv4 address the address
+	// hides: it cannot be checked, so it is not taken.
+	{netip.MustParsePrefix("2001::/32"), "a Teredo tunnel address, whose IPv4 end cannot be checked"},
+	{netip.MustParsePrefix("2001:2::/48"), "a reserved address (benchmarking)"},
+	{netip.MustParsePrefix("2001:db8::/32"), "a reserved address (documentation)"},
+	{netip.MustParsePrefix("100::/64"), "a reserved address (discard)"},
+}
+
+// embedding are the IPv6 ranges whose addresses carry an IPv4 address,
+// reached through it: such an address is as public as the one it carries.
+var embedding = []struct {
+	prefix netip.Prefix
+	kind   string
+	at     int // the IPv4 address's first byte in the IPv6 one
+}{
+	{netip.MustParsePrefix("64:ff9b::/96"), "a NAT64 address", 12},
+	{netip.MustParsePrefix("2002::/16"), "a 6to4 address", 2},
+	{netip.MustParsePrefix("::ffff:0:0:0/96"), "an IPv4-translated address", 12},
+	{netip.MustParsePrefix("::/96"), "an IPv4-compatible address", 12}, // after :: and ::1
+}
+
+var globalUnicast = netip.MustParsePrefix("2000::/3")
 
 // privateAddr says why ip is not a public address, or "" when it is.
 func privateAddr(ip netip.Addr) string {
+	ip = ip.Unmap()
 	switch {
 	case ip.IsLoopback():
 		return "a loopback address"
-	case ip.IsPrivate() || sharedAddressSpace.Contains(ip):
-		return "a private address"
-	case ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast():
-		return "a link-local address"
 	case ip.IsUnspecified():
 		return "the unspecified address"
-	case ip.IsMulticast() || ip.IsInterfaceLocalMulticast():
+	case ip.IsMulticast():
 		return "a multicast address"
+	case ip.IsPrivate():
+		return "a private address"
+	case ip.IsLinkLocalUnicast():
+		return "a link-local address"
+	}
+	for _, r := range notPublic {
+		if r.prefix.Contains(ip.WithZone("")) {
+			return r.why
+		}
+	}
+	for _, e := range embedding {
+		if e.prefix.Contains(ip.WithZone("")) {
+			b := ip.As16()
+			v4 := netip.AddrFrom4([4]byte(b[e.at : e.at+4]))
+			if why := privateAddr(v4); why != "" {
+				return e.kind + " of " + v4.String() + ", " + why
+			}
+			return ""
+		}
+	}
+	if ip.Is6() && !globalUnicast.Contains(ip.WithZone("")) {
+		return "an IPv6 address outside the global unicast range (2000::/3)"
 	}
 	return ""
 }
