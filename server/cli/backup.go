@@ -174,12 +174,31 @@ func restore(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("restoring %s: %w; nothing was restored", *from, err)
 	}
+	ended, err := endPendingUploads(ctx, filepath.Join(work, backupDB))
+	if err != nil {
+		return fmt.Errorf("restoring %s: %w; nothing was restored", *from, err)
+	}
 	os.Remove(c.Data) // empty, or absent
 	if err := os.Rename(work, c.Data); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "Restored %s into %s: the database, the secret, the signing keyring and %d blobs. Serve it with betaport serve --data %s.\n", *from, c.Data, n, c.Data)
+	if ended > 0 {
+		fmt.Fprintf(stderr, "%d upload(s) under way at the backup were ended: the backup holds no unpublished zip, so their pipelines request a new upload URL (sign answers 410).\n", ended)
+	}
 	return nil
+}
+
+// endPendingUploads ends the uploads of the restored database at path that
+// wait for a zip or a sign: a backup holds no zip of theirs, and a sign of
+// one would find nothing to read (issue 29: it answered 500).
+func endPendingUploads(ctx context.Context, path string) (int64, error) {
+	db, err := sqlite.Open(ctx, path)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	return db.EndPendingUploads(ctx)
 }
 
 func readBackup(ctx context.Context, from, data string) (int, error) {

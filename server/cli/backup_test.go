@@ -149,3 +149,76 @@ func get(t *testing.T, c *http.Client, url string) []byte {
 }
 
 func urlQuery(s string) string { return strings.NewReplacer("=", "%3D", "&", "%26").Replace(s) }
+
+// Issue 29: an upload whose zip had arrived but was not yet signed when
+// the backup was taken was restored without its zip, and its sign then
+// answered 500. Restore ends such uploads: the sign answers 410 (request
+// a new upload URL), and the pipeline's next submit publishes.
+func TestRestoreEndsUploadsUnderWay(t *testing.T) {
+	ctx := context.Background()
+	start := func(data string) *cli.Main {
+		t.Helper()
+		m := cli.NewMain()
+		m.Config.Addr, m.Config.Data = "127.0.0.1:0", data
+		m.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		if err := m.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close() })
+		return m
+	}
+	dataA := t.TempDir()
+	a := start(dataA)
+	ext := storetest.MustExtension(t, a.Store, storetest.MustTeam(t, a.Store, betaport.PlanProfessional), "Tab Tamer")
+	work := t.TempDir()
+	keyPath := filepath.Join(work, "key.json")
+	if code, _, errOut := run(t, "key", "create", "--label", "CI", "--data", dataA, "--extension", strconv.FormatInt(ext.ID, 10), "--out", keyPath); code != 0 {
+		t.Fatalf("key create: %s", errOut)
+	}
+	var keyFile struct {
+		Service json.RawMessage `json:"service"`
+	}
+	raw, _ := os.ReadFile(keyPath)
+	if err := json.Unmarshal(raw, &keyFile); err != nil || len(keyFile.Service) == 0 {
+		t.Fatalf("key.json: %v %s", err, raw)
+	}
+	post := func(base, path string) (int, []byte) {
+		resp, err := http.Post(base+path, "application/json", bytes.NewReader(keyFile.Service))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, body
+	}
+	// Calls 1 and 2: the zip has arrived; the backup comes before call 3.
+	code, body := post(a.URL(), api.PathSubmitUpload)
+	var u api.UploadURL
+	if code != 200 || json.Unmarshal(body, &u) != nil {
+		t.Fatalf("call 1 = %d %s", code, body)
+	}
+	zip, _ := os.ReadFile(writeZip(t, work, "1.0.0.zip", map[string]string{"manifest.json": `{"manifest_version": 3, "name": "Tab Tamer", "version": "1.0.0"}`}))
+	req, _ := http.NewRequest("PUT", u.URL, bytes.NewReader(zip))
+	req.Header.Set("Content-Type", api.ZipContentType)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("call 2: %v %v", resp, err)
+	}
+	backupFile := filepath.Join(t.TempDir(), "betaport.backup")
+	if code, _, errOut := run(t, "backup", "--data", dataA, "--out", backupFile); code != 0 {
+		t.Fatalf("backup: exit %d: %s", code, errOut)
+	}
+	dataB := filepath.Join(t.TempDir(), "restored")
+	code, _, errOut := run(t, "restore", "--from", backupFile, "--data", dataB)
+	if code != 0 || !strings.Contains(errOut, "1 upload(s) under way at the backup were ended") {
+		t.Fatalf("restore: exit %d: %s", code, errOut)
+	}
+	b := start(dataB)
+
+	code, body = post(b.URL(), api.PathSubmitSign)
+	if code != http.StatusGone || !strings.Contains(string(body), "/problems/upload-expired") {
+		t.Fatalf("sign on the restored service = %d %s, want 410 upload-expired", code, body)
+	}
+	if code, _, errOut := run(t, "submit", "--quiet", "--base-url", b.URL(), "--key", keyPath, filepath.Join(work, "1.0.0.zip")); code != 0 {
+		t.Fatalf("submit again on the restored service: exit %d: %s", code, errOut)
+	}
+}

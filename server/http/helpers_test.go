@@ -48,7 +48,7 @@ func backend() string {
 var fileOnlyTests = []string{
 	"TestSubmitHappyPath", "TestSubmitNormalisesTopFolder", "TestSubmitKeyCalls", "TestSubmitRateLimit",
 	"TestOneSeatSubmitsTwentyTimes", "TestUploadPut", "TestSign", "TestSweeperRemovesDeadUploads",
-	"TestSubmitRaces", "TestLargeZipStreams", "TestNotAZipAtPutListsProblems", "TestSlowUploads", "TestZipPutDuringSignIsRefused", "TestSlowReadersAreCutOff",
+	"TestSubmitRaces", "TestLargeZipStreams", "TestNotAZipAtPutListsProblems", "TestSlowUploads", "TestZipPutDuringSignIsRefused", "TestSlowReadersAreCutOff", "TestSignWithoutTheReceivedZipAnswers410",
 }
 
 // storageFreeTests serve only the embedded assets: running them again on

@@ -212,3 +212,23 @@ func bigValidZip(t *testing.T, version string, size int) []byte {
 	}
 	return buf.Bytes()
 }
+
+// A received upload whose zip is gone from storage (a restore from a
+// backup keeps no unpublished zip) answers its sign with 410 and what to
+// do, never a 500 (issue 29).
+func TestSignWithoutTheReceivedZipAnswers410(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	p := newPipeline(t, e, betaport.PlanProfessional)
+	u := p.requestURL(t)
+	if resp, body := p.put(t, u.URL, api.ZipContentType, validZip(t, "1.0")); resp.StatusCode != 200 {
+		t.Fatalf("PUT = %d %s", resp.StatusCode, body)
+	}
+	for _, key := range e.keys(t, "uploads/") {
+		if err := e.Blobs.Delete(context.Background(), key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, body := p.sign(t)
+	wantProblem(t, resp, body, http.StatusGone, "/problems/upload-expired")
+}

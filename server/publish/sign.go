@@ -194,7 +194,12 @@ func (s *Service) build(ctx context.Context, ext *betaport.Extension, u *betapor
 		ra, local = f, f
 		h := sha256.New()
 		cw := &countingWriter{w: io.MultiWriter(f, h)}
-		if err := s.Blobs.Download(ctx, src, cw, nil); err != nil {
+		if err := s.Blobs.Download(ctx, src, cw, nil); gcerrors.Code(err) == gcerrors.NotFound {
+			// Received, but its zip is not in storage (a restore from a
+			// backup, which keeps no unpublished zip): start again.
+			return fail(betaport.Reasonf(betaport.ECONFLICT, betaport.ReasonUploadExpired,
+				"This upload's zip is no longer stored (was the service restored from a backup?). Request a new upload URL and upload again."))
+		} else if err != nil {
 			return fail(err)
 		}
 		if sum := hex.EncodeToString(h.Sum(nil)); cw.n != u.Size || sum != u.SHA256 {

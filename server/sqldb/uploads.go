@@ -150,6 +150,17 @@ func (s *DB) ExpireUploads(ctx context.Context, now time.Time) error {
 	return err
 }
 
+// EndPendingUploads expires every upload still waiting for its zip or for
+// its sign, and says how many: a restored backup holds none of their zips
+// (it keeps only what bundles name), so their pipelines must start again.
+func (s *DB) EndPendingUploads(ctx context.Context) (int64, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE uploads SET state = 'expired' WHERE state IN ('requested', 'received')`)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // SweepableUploads lists dead uploads whose bytes may still be stored.
 func (s *DB) SweepableUploads(ctx context.Context, limit int) ([]*betaport.Upload, error) {
 	rows, err := s.db.QueryContext(ctx,
