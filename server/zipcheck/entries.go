@@ -21,7 +21,13 @@ func verifyEntries(res *Result, files []*zip.File, manifestPath string) {
 	buf := copyBuffers.Get().(*[]byte)
 	defer copyBuffers.Put(buf)
 	for _, f := range files {
-		if isDir(f.Name) || f.Name == manifestPath {
+		if isDir(f.Name) {
+			if err := verifyFolder(f); err != nil {
+				res.add(CodeEntryCorrupt, f.Name, "The folder entry carries data, and a folder holds none: tools that make the folder without reading it would keep those bytes hidden. Create the zip again with a standard zip tool.")
+			}
+			continue
+		}
+		if f.Name == manifestPath {
 			continue
 		}
 		if err := verifyEntry(f, *buf); err != nil {
@@ -46,6 +52,47 @@ func verifyEntry(f *zip.File, buf []byte) error {
 	}
 	if h.Sum32() != f.CRC32 {
 		return zip.ErrChecksum
+	}
+	return nil
+}
+
+// maxFolderData is the most compressed data a folder entry may carry: the
+// deflate stream of nothing that tools which deflate folders write (2 bytes
+// from java.util.zip), with room for other encoders' ways of saying it.
+const maxFolderData = 64
+
+var errFolderData = errors.New("folder entry with data")
+
+// verifyFolder checks that folder entry f holds nothing: no data at all,
+// or a deflate stream that inflates to nothing and ends where the entry's
+// data ends, so no byte hides behind it.
+func verifyFolder(f *zip.File) error {
+	if f.CompressedSize64 == 0 {
+		return nil
+	}
+	if f.Method != zip.Deflate || f.CompressedSize64 > maxFolderData {
+		return errFolderData
+	}
+	raw, err := f.OpenRaw()
+	if err != nil {
+		return err
+	}
+	data, err := io.ReadAll(raw)
+	if err != nil {
+		return err
+	}
+	if uint64(len(data)) != f.CompressedSize64 {
+		return io.ErrUnexpectedEOF
+	}
+	// A bytes.Reader is an io.ByteReader, so the inflater reads no byte
+	// past the end of the stream: what is left was hidden behind it.
+	br := bytes.NewReader(data)
+	n, err := io.Copy(io.Discard, flate.NewReader(br))
+	if err != nil {
+		return err
+	}
+	if n != 0 || br.Len() != 0 {
+		return errFolderData
 	}
 	return nil
 }

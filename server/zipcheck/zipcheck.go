@@ -327,6 +327,9 @@ func checkEntries(res *Result, files []*zip.File, size int64, lim Limits) {
 			res.add(CodeEntryNotRegular, name, "The entry is a %s, not a file or a folder; unpacking it could write outside the extension's folder. Replace it with the file it stands for.",
 				typeName(t))
 		}
+		if isDir(name) && (f.UncompressedSize64 != 0 || f.CRC32 != 0) {
+			res.add(CodeEntryCorrupt, name, "The folder entry declares content (a size or checksum other than zero); a folder holds none. Create the zip again with a standard zip tool.")
+		}
 		if f.Method != zip.Store && f.Method != zip.Deflate {
 			res.add(CodeUnsupportedCompression, name, "The entry uses compression method %d; only stored (0) and deflated (8) entries are supported. Create the zip with standard deflate compression.",
 				f.Method)
@@ -628,13 +631,14 @@ func (e *errWriter) Write(p []byte) (int, error) {
 // Normalize writes the zip to w with prefix stripped from every entry name
 // and the prefix folder's own entry dropped, so that manifest.json ends up
 // at the root. Entries are copied raw: no decompression, no recompression,
-// the same bytes and checksums. It is meant for a zip that passed Check,
-// with that Result's Prefix; prefix "" copies the zip as it is.
+// the same bytes and checksums, written as [crx.CopyEntry] writes them
+// (folders stored and empty, sizes in the local headers). It is meant for a
+// zip that passed Check, with that Result's Prefix; prefix "" copies every
+// entry.
 //
-// Check reads only the central directory and the manifest, so a zip that
-// passed it can still fail here when another entry's local header or data is
-// damaged; that error wraps [zip.ErrFormat], and any other error is I/O (or
-// a wrong prefix).
+// Given a zip that did not pass Check, it fails where an entry's header or
+// data is damaged; that error wraps [zip.ErrFormat], and any other error is
+// I/O (or a wrong prefix).
 func Normalize(w io.Writer, r io.ReaderAt, size int64, prefix string) error {
 	if prefix != "" {
 		top, rest, found := strings.Cut(prefix, "/")
@@ -669,7 +673,7 @@ func Normalize(w io.Writer, r io.ReaderAt, size int64, prefix string) error {
 			}
 			name = rest
 		}
-		if err := copyEntry(zw, f, name); err != nil {
+		if err := crx.CopyEntry(zw, f, name); err != nil {
 			// Neither side failed, so the entry is damaged (a header
 			// pointing past the end reads as io.EOF): say so the one way.
 			if er.err == nil && ew.err == nil && !errors.Is(err, zip.ErrFormat) {
@@ -682,54 +686,4 @@ func Normalize(w io.Writer, r io.ReaderAt, size int64, prefix string) error {
 		return fmt.Errorf("zipcheck: normalize: %w", err)
 	}
 	return nil
-}
-
-// copyEntry copies f into zw under name, as raw bytes.
-func copyEntry(zw *zip.Writer, f *zip.File, name string) error {
-	raw, err := f.OpenRaw()
-	if err != nil {
-		return err
-	}
-	fh := f.FileHeader // a copy: zw keeps the pointer
-	fh.Name = name
-	// The source's zip64 field records sizes and the entry's old offset; the
-	// writer adds a correct one itself when the entry needs it.
-	fh.Extra = withoutExtra(fh.Extra, zip64ExtraID)
-	fw, err := zw.CreateRaw(&fh)
-	if err != nil {
-		return err
-	}
-	n, err := io.Copy(fw, raw)
-	if err != nil {
-		return err
-	}
-	// Check reads no entry but the manifest, so a short entry shows only
-	// here; copying it would write a zip whose headers promise missing bytes.
-	if uint64(n) != f.CompressedSize64 {
-		return fmt.Errorf("%w: entry data is %d bytes, its header says %d", zip.ErrFormat, n, f.CompressedSize64)
-	}
-	return nil
-}
-
-const zip64ExtraID = 0x0001
-
-// withoutExtra returns extra without the fields of the given id. Malformed
-// trailing bytes are kept as they are: they are not ours to fix.
-func withoutExtra(extra []byte, id uint16) []byte {
-	var out []byte
-	for rest := extra; len(rest) > 0; {
-		if len(rest) < 4 {
-			return append(out, rest...)
-		}
-		tag := uint16(rest[0]) | uint16(rest[1])<<8
-		n := 4 + (int(rest[2]) | int(rest[3])<<8)
-		if n > len(rest) {
-			return append(out, rest...)
-		}
-		if tag != id {
-			out = append(out, rest[:n]...)
-		}
-		rest = rest[n:]
-	}
-	return out
 }
