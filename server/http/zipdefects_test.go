@@ -374,3 +374,39 @@ func TestFailedSignLeavesNoBlob(t *testing.T) {
 		t.Fatalf("after failed signs storage holds %q, want %q", got, want)
 	}
 }
+
+// TestSignRefusesLocalHeadersThatDisagree: a zip that says one thing in its
+// central directory and another to extractors that read local headers (a
+// local "../../evil.js" behind a central "aaaaaaaaaa.js", an entry hidden
+// where no central record points, between entries or in front of them) is
+// refused with the problem named, and nothing changes for testers.
+func TestSignRefusesLocalHeadersThatDisagree(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	p := newPipeline(t, e, betaport.PlanProfessional)
+	p.submitAny(t, validZip(t, "1.0"))
+
+	manifest := ziptest.Deflated("manifest.json", tamer)
+	good := ziptest.Deflated("aaaaaaaaaa.js", "console.log('good')")
+	evil := good.Central
+	evil.Name = "../../evil.js"
+	renamed := good
+	renamed.Local = &evil
+	if got := p.signRejected(t, ziptest.Zip(manifest, renamed)); !slices.Equal(got, []string{"header_mismatch aaaaaaaaaa.js"}) {
+		t.Fatalf("local name: problems %q", got)
+	}
+
+	hiding := manifest
+	evilEntry := ziptest.Stored("../../evil.js", "alert('pwned')")
+	hiding.After = append(ziptest.LocalHeader(evilEntry.Central), evilEntry.Data...)
+	if got := p.signRejected(t, ziptest.Zip(hiding, good)); !slices.Equal(got, []string{"zip_layout aaaaaaaaaa.js"}) {
+		t.Fatalf("hidden entry: problems %q", got)
+	}
+
+	// In front of the zip: the offsets still count from the first entry,
+	// as archive/zip allows (a CRX or a self-extractor is read so).
+	inFront := ziptest.Archive{Leading: hiding.After, Entries: []ziptest.Entry{manifest, good}}.Bytes()
+	if got := p.signRejected(t, inFront); !slices.Equal(got, []string{"zip_layout "}) {
+		t.Fatalf("entry in front: problems %q", got)
+	}
+}

@@ -7,8 +7,8 @@
 //
 // The zip lives in blob storage and may later be read from S3 with ranged
 // reads, so nothing is unpacked to disk or held in memory: [Check] reads the
-// central directory and the manifest entry through an [io.ReaderAt], and
-// [Normalize] copies entries raw, without recompressing them.
+// zip through an [io.ReaderAt], and [Normalize] copies entries raw, without
+// recompressing them.
 //
 // Check reports every problem it finds, not just the first, so that a person
 // fixes their zip in one round trip. Each [Problem] has a stable Code for
@@ -51,10 +51,12 @@
 //   - manifest.json may hold // and /* */ comments, as Chromium accepts;
 //     trailing commas, which Chromium refuses, stay errors.
 //
-// Every entry is inflated once, streaming, after the cheap checks passed:
-// its CRC-32 and declared sizes must match what it inflates to, and reading
-// stops one byte past the declared size, so a lying entry costs no more than
-// an honest one and the declared-size limits hold for what is really
+// Every entry is read once, streaming, after the cheap checks passed. Its
+// local header must agree with its central record, and the entries must
+// fill the zip up to the directory (layout.go says why). Its CRC-32 and
+// declared sizes must match what it inflates to, and reading stops one
+// byte past the declared size, so a lying entry costs no more than an
+// honest one and the declared-size limits hold for what is really
 // unpacked. The zip is read through a read-ahead window, so a storage that
 // answers each read with a request (S3) sees a few large ranged reads.
 // Memory used by [zip.NewReader] is proportional to the central directory,
@@ -100,6 +102,8 @@ const (
 	CodeManifestVersionFormat  = "manifest_version_format"
 	CodeEntryNotRegular        = "entry_not_regular"
 	CodeEntryCorrupt           = "entry_corrupt"
+	CodeHeaderMismatch         = "header_mismatch"
+	CodeZipLayout              = "zip_layout"
 )
 
 const (
@@ -224,7 +228,8 @@ func Check(r io.ReaderAt, size int64, lim Limits) (*Result, error) {
 	// zip whose offsets point outside the file never reaches the storage,
 	// where an out-of-range read could fail like an outage (S3 answers 416).
 	er := &errReaderAt{r: io.NewSectionReader(r, 0, size)}
-	zr, err := zip.NewReader(newReadAhead(er, size), size)
+	ra := newReadAhead(er, size)
+	zr, err := zip.NewReader(ra, size)
 	// ErrInsecurePath (with GODEBUG=zipinsecurepath=0) comes with a usable
 	// reader; the names are checked below, with better messages.
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
@@ -247,13 +252,16 @@ func Check(r io.ReaderAt, size int64, lim Limits) (*Result, error) {
 		return res, nil
 	}
 
+	// Right after archive/zip read the directory, while the read-ahead
+	// window still holds it.
+	dir := readDirectory(res, ra, size, zr.File)
 	checkEntries(res, zr.File, size, lim)
 	if err := checkManifest(res, zr.File); err != nil {
 		return nil, err
 	}
-	if len(res.Problems) == 0 {
+	if len(res.Problems) == 0 && dir != nil {
 		zr.RegisterDecompressor(zip.Deflate, newFlateReader)
-		verifyEntries(res, zr.File, res.Prefix+ManifestName)
+		verifyEntries(res, zr.File, dir, ra, size, res.Prefix+ManifestName)
 	}
 	if er.err != nil {
 		return nil, fmt.Errorf("zipcheck: reading zip: %w", er.err)

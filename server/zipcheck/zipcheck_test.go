@@ -563,6 +563,9 @@ func FuzzCheck(f *testing.F) {
 	for _, s := range hostileSeeds(f) {
 		f.Add(s)
 	}
+	for _, c := range layoutCases() {
+		f.Add(c.zip)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		res, err := Check(bytes.NewReader(data), int64(len(data)), DefaultLimits())
 		if err != nil || res == nil {

@@ -63,6 +63,9 @@ type Entry struct {
 	// Offset, when not nil, is the local header offset the central record
 	// gives instead of the real one.
 	Offset *uint32
+	// CentralOnly writes the central record alone, nothing where the
+	// entries are: with Offset, it points into bytes another entry wrote.
+	CentralOnly bool
 }
 
 // Archive is a whole zip file.
@@ -88,6 +91,9 @@ func (a Archive) Bytes() []byte {
 		offsets[i] = uint32(out.Len() - base)
 		if e.Offset != nil {
 			offsets[i] = *e.Offset
+		}
+		if e.CentralOnly {
+			continue
 		}
 		local := e.Central
 		if e.Local != nil {
