@@ -410,3 +410,38 @@ func TestSignRefusesLocalHeadersThatDisagree(t *testing.T) {
 		t.Fatalf("entry in front: problems %q", got)
 	}
 }
+
+// TestSignRefusesWhatChromeCannotInstall: a zip whose manifest names an
+// icon and a service worker it lacks, sets default_locale without
+// _locales, and holds a 60,000-character file name and a 4,000-character
+// path is refused with each of the five problems listed, at the entry or
+// the manifest field it concerns; testers keep their bundle.
+func TestSignRefusesWhatChromeCannotInstall(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	p := newPipeline(t, e, betaport.PlanProfessional)
+	p.submitAny(t, validZip(t, "1.0"))
+
+	long := strings.Repeat("n", 60_000) + ".js"
+	deep := strings.Repeat("dir/", 1000) + "a.js"
+	got := p.signRejected(t, makeZip(t, map[string]string{
+		"manifest.json": `{"manifest_version": 3, "name": "Tab Tamer", "version": "2.0", "default_locale": "en",
+			"icons": {"128": "icons/128.png"}, "background": {"service_worker": "background.js"}}`,
+		long: "x",
+		deep: "y",
+	}))
+	want := sorted([]string{"file_missing icons/128.png", "file_missing background.js", "locales manifest.json",
+		"path_too_long " + long, "path_too_long " + deep})
+	if !slices.Equal(got, want) {
+		t.Fatalf("problems %.300q, want %.300q", got, want)
+	}
+
+	// The same extension, complete, is published.
+	p.submitAny(t, makeZip(t, map[string]string{
+		"manifest.json": `{"manifest_version": 3, "name": "Tab Tamer", "version": "2.0", "default_locale": "en",
+			"icons": {"128": "icons/128.png"}, "background": {"service_worker": "background.js"}}`,
+		"icons/128.png":             "\x89PNG",
+		"background.js":             "x",
+		"_locales/en/messages.json": "{}",
+	}))
+}

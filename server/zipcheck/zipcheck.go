@@ -211,7 +211,8 @@ func (e *errReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // len(Problems) > 0 means the zip is invalid; an error means reading failed
 // (I/O), not that the zip is bad. Problems come in a fixed order: size and
 // expansion limits, then entries in central directory order, then the
-// manifest.
+// manifest, then what would stop Chrome installing it (CheckInstall), then
+// what reading every entry found.
 func Check(r io.ReaderAt, size int64, lim Limits) (*Result, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("zipcheck: negative zip size %d", size)
@@ -259,6 +260,10 @@ func Check(r io.ReaderAt, size int64, lim Limits) (*Result, error) {
 	if err := checkManifest(res, zr.File); err != nil {
 		return nil, err
 	}
+	for _, p := range CheckInstall(res.Manifest.Raw, treeOf(zr.File, res.Prefix)) {
+		p.Path = res.Prefix + p.Path
+		res.Problems = append(res.Problems, p)
+	}
 	if len(res.Problems) == 0 && dir != nil {
 		zr.RegisterDecompressor(zip.Deflate, newFlateReader)
 		verifyEntries(res, zr.File, dir, ra, size, res.Prefix+ManifestName)
@@ -270,6 +275,18 @@ func Check(r io.ReaderAt, size int64, lim Limits) (*Result, error) {
 }
 
 func isDir(name string) bool { return strings.HasSuffix(name, "/") }
+
+// treeOf is the extension's files as Chrome would unpack them: the entries
+// under prefix (the top folder, or ""), without it.
+func treeOf(files []*zip.File, prefix string) Tree {
+	tree := make(Tree, len(files))
+	for _, f := range files {
+		if rel, ok := strings.CutPrefix(f.Name, prefix); ok && rel != "" {
+			tree[rel] = f.UncompressedSize64
+		}
+	}
+	return tree
+}
 
 // checkExpansion applies the zip-bomb limits to the whole zip.
 func checkExpansion(res *Result, files []*zip.File, size int64, lim Limits) {
