@@ -72,11 +72,11 @@ type record struct {
 	offset        int64 // of the entry's local header
 }
 
-// directory is the central directory: where it lies and its records, in
+// directory is the central directory: where it begins and its records, in
 // the order of archive/zip's File list.
 type directory struct {
-	start, end int64
-	records    []record
+	start   int64
+	records []record
 }
 
 // readDirectory reads the central directory as archive/zip read it into
@@ -105,11 +105,15 @@ func readDirectory(res *Result, r io.ReaderAt, size int64, files []*zip.File) *d
 		return nil
 	}
 	start := int64(dirOffset)
-	if before := endAt - int64(dirSize) - start; before != 0 {
+	switch before := endAt - int64(dirSize) - start; {
+	case before > 0:
 		res.add(CodeZipLayout, "", "The zip's end record does not match where its directory lies: the file has %d bytes before the zip begins (is it a .crx package, or a self-extracting archive?), or the record is damaged. Upload the extension's plain .zip, created again with a standard zip tool.", before)
 		return nil
+	case before < 0:
+		res.add(CodeZipLayout, "", "The zip's end record does not match where its directory lies. Create the zip again with a standard zip tool.")
+		return nil
 	}
-	dir := &directory{start: start, end: endAt, records: make([]record, 0, len(files))}
+	dir := &directory{start: start, records: make([]record, 0, len(files))}
 	br := bufio.NewReader(io.NewSectionReader(r, start, endAt-start))
 	for _, f := range files {
 		rec, err := readRecord(br)
