@@ -128,20 +128,11 @@ func RewriteManifest(w io.Writer, zr *zip.Reader, newManifest []byte) (lastEntry
 			manifest = f
 			continue
 		}
-		raw, err := f.OpenRaw()
-		if err != nil {
-			return 0, fmt.Errorf("crx: open %s: %w", f.Name, err)
-		}
-		hdr := f.FileHeader
-		// Sizes and CRC in the local header, not in a data descriptor
-		// written once the next entry begins: each entry is whole once
-		// copied, so where the last one begins is known (Flush below).
-		hdr.Flags &^= flagDataDesc
-		fw, err := zw.CreateRaw(&hdr)
-		if err != nil {
-			return 0, err
-		}
-		if _, err := io.Copy(fw, raw); err != nil {
+		// CopyEntry writes sizes and CRC in the local header, not in a
+		// data descriptor written once the next entry begins: each entry
+		// is whole once copied, so where the last one begins is known
+		// (Flush below).
+		if err := CopyEntry(zw, f, f.Name); err != nil {
 			return 0, fmt.Errorf("crx: copy %s: %w", f.Name, err)
 		}
 	}

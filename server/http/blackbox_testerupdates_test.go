@@ -1331,7 +1331,7 @@ func TestBBTUManifestFirstInUpload(t *testing.T) {
 		icon[i] = byte(i * 7)
 	}
 	b := w.p.submitAny(t, bbtuOrderedZip(t,
-		bbtuEntry{"manifest.json", []byte(`{"manifest_version": 3, "name": "Tab Tamer", "version": "4.0", "update_url": "https://elsewhere.example/update", "description": "caf\u00e9 \u2603"}`)},
+		bbtuEntry{"manifest.json", []byte(`{"manifest_version": 3, "name": "Tab Tamer", "version": "4.0", "update_url": "https://elsewhere.example/update", "description": "caf\u00e9 \u2603", "default_locale": "en"}`)},
 		bbtuEntry{"js/", nil},
 		bbtuEntry{"js/app.js", big},
 		bbtuEntry{"icons/icon.png", icon},

@@ -11,12 +11,15 @@ import (
 	"io/fs"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
+	"github.com/betaport/betaport/server/credential"
 	"github.com/betaport/betaport/server/storetest"
+	"github.com/betaport/betaport/server/zipcheck/ziptest"
 )
 
 // zipEntry is one entry of a hand-made zip: mode 0 is a plain file.
@@ -252,4 +255,193 @@ func sorted(s []string) []string {
 	s = slices.Clone(s)
 	slices.Sort(s)
 	return s
+}
+
+// javaZip is an extension zipped as java.util.zip.ZipOutputStream does by
+// default (Gradle, Maven and Jenkins pipelines use it): every entry
+// deflated with a data descriptor, folders too, so "js/" is the 2-byte
+// deflate stream of nothing. top is "" or one top folder ("ext/").
+func javaZip(top, version string) []byte {
+	var entries []ziptest.Entry
+	if top != "" {
+		entries = append(entries, ziptest.JavaFolder(top))
+	}
+	entries = append(entries,
+		ziptest.JavaFile(top+"manifest.json", `{"manifest_version": 3, "name": "Tab Tamer", "version": "`+version+`", "background": {"service_worker": "js/background.js"}}`),
+		ziptest.JavaFolder(top+"js/"),
+		ziptest.JavaFile(top+"js/background.js", "console.log('"+version+"')"),
+	)
+	return ziptest.Zip(entries...)
+}
+
+// blobKeys lists every key in the env's storage, sorted.
+func (e *env) blobKeys(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	it := e.Blobs.List(nil)
+	for {
+		obj, err := it.Next(context.Background())
+		if err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, obj.Key)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestSignPublishesJavaZips: a zip whose folders are deflated, at the root
+// or under one top folder, is published, packed and served; nothing is
+// left in storage that no record points to.
+func TestSignPublishesJavaZips(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	p := newPipeline(t, e, betaport.PlanProfessional)
+	admin := e.adminOf(t, mustTeam(t, e, p.ext))
+	for i, top := range []string{"", "ext/"} {
+		version := fmt.Sprintf("1.%d", i)
+		b := p.submitAny(t, javaZip(top, version))
+		resp, data := e.fetchFile(t, "GET", api.BundleCRXPath(p.ext.ID, b.Number), admin)
+		if resp.StatusCode != 200 {
+			t.Fatalf("CRX = %d %s", resp.StatusCode, data)
+		}
+		wantCRX(t, data, e.updates(t, p.ext, admin), version, "")
+		f, _ := openCRX(t, data)
+		zr, err := zip.NewReader(f.Zip, f.ZipSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, zf := range zr.File {
+			names = append(names, zf.Name)
+		}
+		if want := []string{"js/", "js/background.js", "manifest.json"}; !slices.Equal(names, want) {
+			t.Errorf("top %q: the CRX holds %q, want %q", top, names, want)
+		}
+	}
+	wantNoOrphans(t, e, p.ext)
+}
+
+// wantNoOrphans fails unless every blob of ext under bundles/ is the zip
+// or the CRX of one of its bundles.
+func wantNoOrphans(t *testing.T, e *env, ext *betaport.Extension) {
+	t.Helper()
+	ctx := context.Background()
+	referenced := map[string]bool{}
+	last, err := e.DB.LastBundleNumber(ctx, ext.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := int64(1); n <= last; n++ {
+		b, err := e.DB.FindBundle(ctx, ext.ID, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		referenced[b.BlobKey], referenced[b.CRX.BlobKey] = true, true
+	}
+	for _, k := range e.blobKeys(t) {
+		if strings.HasPrefix(k, fmt.Sprintf("bundles/%d/", ext.ID)) && !referenced[k] {
+			t.Errorf("%s is in storage, but no bundle points to it", k)
+		}
+	}
+}
+
+// TestFailedSignLeavesNoBlob: a sign that fails after the zip was checked
+// (here its CRX cannot be signed: the extension's stored key is not a key)
+// answers the failure, and leaves storage as it was but for the upload's
+// own zip, however often it is retried.
+func TestFailedSignLeavesNoBlob(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	p := newPipeline(t, e, betaport.PlanProfessional)
+	if _, err := e.DB.CreateSigning(context.Background(), &betaport.Signing{ExtensionID: p.ext.ID,
+		PrivateKey: []byte("not a key"), UpdateToken: credential.NewToken()}, strings.Repeat("a", 32)); err != nil {
+		t.Fatal(err)
+	}
+	before := e.blobKeys(t)
+	u := p.askURL(t)
+	if resp, body := p.put(t, u.URL, api.ZipContentType, validZip(t, "1.0")); resp.StatusCode != 200 {
+		t.Fatalf("PUT = %d %s", resp.StatusCode, body)
+	}
+	for range 3 {
+		resp, body := p.sign(t)
+		wantProblem(t, resp, body, 500, api.ProblemInternal)
+	}
+	want := sorted(append(slices.Clone(before), fmt.Sprintf("uploads/%d.zip", u.UploadID)))
+	if got := e.blobKeys(t); !slices.Equal(got, want) {
+		t.Fatalf("after failed signs storage holds %q, want %q", got, want)
+	}
+}
+
+// TestSignRefusesLocalHeadersThatDisagree: a zip that says one thing in its
+// central directory and another to extractors that read local headers (a
+// local "../../evil.js" behind a central "aaaaaaaaaa.js", an entry hidden
+// where no central record points, between entries or in front of them) is
+// refused with the problem named, and nothing changes for testers.
+func TestSignRefusesLocalHeadersThatDisagree(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	p := newPipeline(t, e, betaport.PlanProfessional)
+	p.submitAny(t, validZip(t, "1.0"))
+
+	manifest := ziptest.Deflated("manifest.json", tamer)
+	good := ziptest.Deflated("aaaaaaaaaa.js", "console.log('good')")
+	evil := good.Central
+	evil.Name = "../../evil.js"
+	renamed := good
+	renamed.Local = &evil
+	if got := p.signRejected(t, ziptest.Zip(manifest, renamed)); !slices.Equal(got, []string{"header_mismatch aaaaaaaaaa.js"}) {
+		t.Fatalf("local name: problems %q", got)
+	}
+
+	hiding := manifest
+	evilEntry := ziptest.Stored("../../evil.js", "alert('pwned')")
+	hiding.After = append(ziptest.LocalHeader(evilEntry.Central), evilEntry.Data...)
+	if got := p.signRejected(t, ziptest.Zip(hiding, good)); !slices.Equal(got, []string{"zip_layout aaaaaaaaaa.js"}) {
+		t.Fatalf("hidden entry: problems %q", got)
+	}
+
+	// In front of the zip: the offsets still count from the first entry,
+	// as archive/zip allows (a CRX or a self-extractor is read so).
+	inFront := ziptest.Archive{Leading: hiding.After, Entries: []ziptest.Entry{manifest, good}}.Bytes()
+	if got := p.signRejected(t, inFront); !slices.Equal(got, []string{"zip_layout "}) {
+		t.Fatalf("entry in front: problems %q", got)
+	}
+}
+
+// TestSignRefusesWhatChromeCannotInstall: a zip whose manifest names an
+// icon and a service worker it lacks, sets default_locale without
+// _locales, and holds a 60,000-character file name and a 4,000-character
+// path is refused with each of the five problems listed, at the entry or
+// the manifest field it concerns; testers keep their bundle.
+func TestSignRefusesWhatChromeCannotInstall(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	p := newPipeline(t, e, betaport.PlanProfessional)
+	p.submitAny(t, validZip(t, "1.0"))
+
+	long := strings.Repeat("n", 60_000) + ".js"
+	deep := strings.Repeat("dir/", 1000) + "a.js"
+	got := p.signRejected(t, makeZip(t, map[string]string{
+		"manifest.json": `{"manifest_version": 3, "name": "Tab Tamer", "version": "2.0", "default_locale": "en",
+			"icons": {"128": "icons/128.png"}, "background": {"service_worker": "background.js"}}`,
+		long: "x",
+		deep: "y",
+	}))
+	want := sorted([]string{"file_missing icons/128.png", "file_missing background.js", "locales manifest.json",
+		"path_too_long " + long, "path_too_long " + deep})
+	if !slices.Equal(got, want) {
+		t.Fatalf("problems %.300q, want %.300q", got, want)
+	}
+
+	// The same extension, complete, is published.
+	p.submitAny(t, makeZip(t, map[string]string{
+		"manifest.json": `{"manifest_version": 3, "name": "Tab Tamer", "version": "2.0", "default_locale": "en",
+			"icons": {"128": "icons/128.png"}, "background": {"service_worker": "background.js"}}`,
+		"icons/128.png":             "\x89PNG",
+		"background.js":             "x",
+		"_locales/en/messages.json": "{}",
+	}))
 }

@@ -116,26 +116,61 @@ func (s *Service) Sign(ctx context.Context, ext *betaport.Extension) (*betaport.
 		}
 		return nil, rejected(problems)
 	}
-	if err := s.prepareCRX(ctx, ext, b, local); err != nil {
-		return nil, fmt.Errorf("packing upload %d as a CRX: %w", u.ID, err)
-	}
-	published, fresh, err := s.Store.PublishUpload(ctx, u.ID, b)
-	if !fresh && (err != nil || published.CRX.BlobKey != b.CRX.BlobKey) {
-		s.deleteQuietly(ctx, b.CRX.BlobKey) // built for nothing
-	}
-	if s.Direct() {
-		s.afterDirectPublish(ctx, u, b, published, fresh, err)
-	} else if err == nil && fresh {
-		// The bundle has its own copy now: keep the bytes once.
-		s.deleteQuietly(ctx, src)
+	// From here b's zip is in storage (and its CRX, once packed): sign
+	// leaves them there only if a bundle record points to them, so a sign
+	// that fails, however often it is retried, leaves nothing behind.
+	published, fresh, err := s.publishBuilt(ctx, ext, u, b, local)
+	if err != nil || !fresh {
+		s.discardUnpublished(ctx, u, b)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if fresh {
+		// The bundle has its own copy now: keep the bytes once.
+		if s.Direct() {
+			s.deleteQuietly(ctx, uploadBlobKey(u.ID))
+		} else {
+			s.deleteQuietly(ctx, src)
+		}
 		s.warmAfterPublish(ext, published)
 	}
 	return published, nil
+}
+
+// publishBuilt packs b, built from upload u, as a CRX and publishes it.
+// fresh is false when another sign published u first; published is then
+// that sign's bundle.
+func (s *Service) publishBuilt(ctx context.Context, ext *betaport.Extension, u *betaport.Upload, b *betaport.Bundle, local *os.File) (published *betaport.Bundle, fresh bool, err error) {
+	if err := s.prepareCRX(ctx, ext, b, local); err != nil {
+		return nil, false, fmt.Errorf("packing upload %d as a CRX: %w", u.ID, err)
+	}
+	return s.Store.PublishUpload(ctx, u.ID, b)
+}
+
+// discardUnpublished deletes the zip and CRX a sign of upload u stored for
+// b, unless the bundle u was published as points to them: a racing sign
+// that won may have written the same keys (file storage names a bundle's
+// zip after its upload, and a CRX after its hash), and a publish that
+// failed may still have committed. It asks the store rather than trusting
+// the failed call; should that fail too, the blobs are left to the
+// sweeper, which removes what no record points to.
+func (s *Service) discardUnpublished(ctx context.Context, u *betaport.Upload, b *betaport.Bundle) {
+	ctx = context.WithoutCancel(ctx)
+	var kept *betaport.Bundle
+	now, err := s.Store.FindUpload(ctx, u.ID)
+	if err == nil && now.State == betaport.UploadPublished {
+		kept, err = s.Store.FindBundle(ctx, u.ExtensionID, now.BundleNumber)
+	}
+	if err != nil {
+		s.logger().WarnContext(ctx, "a failed sign's blobs are left to the sweeper", "upload", u.ID, "err", err)
+		return
+	}
+	for _, key := range []string{b.BlobKey, b.CRX.BlobKey} {
+		if key != "" && (kept == nil || (key != kept.BlobKey && key != kept.CRX.BlobKey)) {
+			s.deleteQuietly(ctx, key)
+		}
+	}
 }
 
 // versionCeiling refuses a sign once the extension has served the highest
@@ -261,6 +296,7 @@ func (s *Service) build(ctx context.Context, ext *betaport.Extension, u *betapor
 	}
 	if err := bw.Close(); err != nil {
 		normalised.Close()
+		s.deleteQuietly(ctx, b.BlobKey) // should the storage have kept part of it
 		return fail(err)
 	}
 	closeLocal() // the upload's copy: the CRX is packed from the normalised one

@@ -185,8 +185,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // On S3 storage the storage's own presigned PUT URL takes their place, so
 // the zip goes straight to storage and never through a replica; sign then
 // receives the upload (receiveDirect). This file is the seam between the
-// two: issueUploadURL, urlExpiry, Receive, receiveDirect and
-// afterDirectPublish.
+// two: issueUploadURL, urlExpiry, Receive and receiveDirect.
 
 const uploadMethod = http.MethodPut
 
@@ -268,7 +267,7 @@ type direct struct {
 	source, snapshot string
 	// bundleKey is where this sign writes the bundle: its own key, so
 	// signs racing on several replicas never write over each other's
-	// bytes; the one whose publish wins is kept (afterDirectPublish).
+	// bytes; the one whose publish wins is kept (discardUnpublished).
 	bundleKey string
 }
 
@@ -346,20 +345,6 @@ func (s *Service) receiveDirect(ctx context.Context, u *betaport.Upload) (*direc
 	received.State, received.Size, received.SHA256 = betaport.UploadReceived, obj.Size, obj.SHA256
 	d.upload = &received
 	return d, nil, nil
-}
-
-// afterDirectPublish tidies storage after sign published (or tried to) a
-// direct upload: a sign that lost the race to publish deletes the bundle
-// bytes it wrote; the winner deletes the upload's object, which it has
-// copied.
-func (s *Service) afterDirectPublish(ctx context.Context, u *betaport.Upload, mine, published *betaport.Bundle, fresh bool, err error) {
-	if err != nil || !fresh {
-		if published == nil || published.BlobKey != mine.BlobKey {
-			s.deleteQuietly(ctx, mine.BlobKey)
-		}
-		return
-	}
-	s.deleteQuietly(ctx, uploadBlobKey(u.ID))
 }
 
 // deleteQuietly deletes a blob the request no longer needs, even when the

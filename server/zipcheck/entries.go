@@ -12,21 +12,53 @@ import (
 	"github.com/klauspost/compress/flate"
 )
 
-// verifyEntries inflates every file entry but the manifest (already read)
-// once, and reports each one whose data does not match its headers: a CRC-32
-// mismatch, data that inflates past or short of its declared size, or a
-// damaged deflate stream. I/O errors surface through the caller's
-// errReaderAt, which Check returns instead of the problems.
-func verifyEntries(res *Result, files []*zip.File, manifestPath string) {
+// verifyEntries reads every entry once, in the order of the directory (dir,
+// read from r, as files were): its local header, which must agree with
+// its central record (see layout.go), then its data, inflated, except the
+// manifest's (already read), then its data descriptor if it has one. It
+// reports each entry whose data does not match its headers (a CRC-32
+// mismatch, data that inflates past or short of its declared size, a
+// damaged deflate stream, a folder that holds data), then, if all were
+// sound, bytes that belong to no entry. I/O errors surface through the caller's errReaderAt,
+// which Check returns instead of the problems.
+func verifyEntries(res *Result, files []*zip.File, dir *directory, r io.ReaderAt, size int64, manifestPath string) {
 	buf := copyBuffers.Get().(*[]byte)
 	defer copyBuffers.Put(buf)
-	for _, f := range files {
-		if isDir(f.Name) || f.Name == manifestPath {
+	spans := make([]span, 0, len(files))
+	for i, f := range files {
+		rec := dir.records[i]
+		l, ok := checkLocalHeader(res, r, rec)
+		if !ok {
 			continue
 		}
-		if err := verifyEntry(f, *buf); err != nil {
-			res.add(CodeEntryCorrupt, f.Name, "%s Create the zip again; if it happens again, check the disk or the tool that wrote it.", entryDamage(f, err))
+		var damage error
+		switch {
+		case isDir(f.Name):
+			if err := verifyFolder(f); err != nil {
+				res.add(CodeEntryCorrupt, f.Name, "The folder entry carries data, and a folder holds none: tools that make the folder without reading it would keep those bytes hidden. Create the zip again with a standard zip tool.")
+				continue
+			}
+		case f.Name != manifestPath:
+			damage = verifyEntry(f, *buf)
 		}
+		end := l.dataAt + int64(rec.csize)
+		if l.descriptor {
+			// A descriptor that disagrees also fails archive/zip's CRC
+			// check: it is the one problem to report.
+			if end, ok = checkDescriptor(res, r, size, rec, l); !ok {
+				continue
+			}
+		}
+		if damage != nil {
+			res.add(CodeEntryCorrupt, f.Name, "%s Create the zip again; if it happens again, check the disk or the tool that wrote it.", entryDamage(f, damage))
+			continue
+		}
+		spans = append(spans, span{name: rec.name, start: rec.offset, end: end})
+	}
+	// Damaged entries are reported as such, not as the gaps and overlaps
+	// they make.
+	if len(res.Problems) == 0 {
+		checkTiling(res, spans, dir.start)
 	}
 }
 
@@ -46,6 +78,47 @@ func verifyEntry(f *zip.File, buf []byte) error {
 	}
 	if h.Sum32() != f.CRC32 {
 		return zip.ErrChecksum
+	}
+	return nil
+}
+
+// maxFolderData is the most compressed data a folder entry may carry: the
+// deflate stream of nothing that tools which deflate folders write (2 bytes
+// from java.util.zip), with room for other encoders' ways of saying it.
+const maxFolderData = 64
+
+var errFolderData = errors.New("folder entry with data")
+
+// verifyFolder checks that folder entry f holds nothing: no data at all,
+// or a deflate stream that inflates to nothing and ends where the entry's
+// data ends, so no byte hides behind it.
+func verifyFolder(f *zip.File) error {
+	if f.CompressedSize64 == 0 {
+		return nil
+	}
+	if f.Method != zip.Deflate || f.CompressedSize64 > maxFolderData {
+		return errFolderData
+	}
+	raw, err := f.OpenRaw()
+	if err != nil {
+		return err
+	}
+	data, err := io.ReadAll(raw)
+	if err != nil {
+		return err
+	}
+	if uint64(len(data)) != f.CompressedSize64 {
+		return io.ErrUnexpectedEOF
+	}
+	// A bytes.Reader is an io.ByteReader, so the inflater reads no byte
+	// past the end of the stream: what is left was hidden behind it.
+	br := bytes.NewReader(data)
+	n, err := io.Copy(io.Discard, flate.NewReader(br))
+	if err != nil {
+		return err
+	}
+	if n != 0 || br.Len() != 0 {
+		return errFolderData
 	}
 	return nil
 }

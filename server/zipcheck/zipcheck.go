@@ -7,8 +7,8 @@
 //
 // The zip lives in blob storage and may later be read from S3 with ranged
 // reads, so nothing is unpacked to disk or held in memory: [Check] reads the
-// central directory and the manifest entry through an [io.ReaderAt], and
-// [Normalize] copies entries raw, without recompressing them.
+// zip through an [io.ReaderAt], and [Normalize] copies entries raw, without
+// recompressing them.
 //
 // Check reports every problem it finds, not just the first, so that a person
 // fixes their zip in one round trip. Each [Problem] has a stable Code for
@@ -51,10 +51,12 @@
 //   - manifest.json may hold // and /* */ comments, as Chromium accepts;
 //     trailing commas, which Chromium refuses, stay errors.
 //
-// Every entry is inflated once, streaming, after the cheap checks passed:
-// its CRC-32 and declared sizes must match what it inflates to, and reading
-// stops one byte past the declared size, so a lying entry costs no more than
-// an honest one and the declared-size limits hold for what is really
+// Every entry is read once, streaming, after the cheap checks passed. Its
+// local header must agree with its central record, and the entries must
+// fill the zip up to the directory (layout.go says why). Its CRC-32 and
+// declared sizes must match what it inflates to, and reading stops one
+// byte past the declared size, so a lying entry costs no more than an
+// honest one and the declared-size limits hold for what is really
 // unpacked. The zip is read through a read-ahead window, so a storage that
 // answers each read with a request (S3) sees a few large ranged reads.
 // Memory used by [zip.NewReader] is proportional to the central directory,
@@ -100,6 +102,8 @@ const (
 	CodeManifestVersionFormat  = "manifest_version_format"
 	CodeEntryNotRegular        = "entry_not_regular"
 	CodeEntryCorrupt           = "entry_corrupt"
+	CodeHeaderMismatch         = "header_mismatch"
+	CodeZipLayout              = "zip_layout"
 )
 
 const (
@@ -207,7 +211,8 @@ func (e *errReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // len(Problems) > 0 means the zip is invalid; an error means reading failed
 // (I/O), not that the zip is bad. Problems come in a fixed order: size and
 // expansion limits, then entries in central directory order, then the
-// manifest.
+// manifest, then what would stop Chrome installing it (CheckInstall), then
+// what reading every entry found.
 func Check(r io.ReaderAt, size int64, lim Limits) (*Result, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("zipcheck: negative zip size %d", size)
@@ -224,7 +229,8 @@ func Check(r io.ReaderAt, size int64, lim Limits) (*Result, error) {
 	// zip whose offsets point outside the file never reaches the storage,
 	// where an out-of-range read could fail like an outage (S3 answers 416).
 	er := &errReaderAt{r: io.NewSectionReader(r, 0, size)}
-	zr, err := zip.NewReader(newReadAhead(er, size), size)
+	ra := newReadAhead(er, size)
+	zr, err := zip.NewReader(ra, size)
 	// ErrInsecurePath (with GODEBUG=zipinsecurepath=0) comes with a usable
 	// reader; the names are checked below, with better messages.
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
@@ -247,13 +253,20 @@ func Check(r io.ReaderAt, size int64, lim Limits) (*Result, error) {
 		return res, nil
 	}
 
+	// Right after archive/zip read the directory, while the read-ahead
+	// window still holds it.
+	dir := readDirectory(res, ra, size, zr.File)
 	checkEntries(res, zr.File, size, lim)
 	if err := checkManifest(res, zr.File); err != nil {
 		return nil, err
 	}
-	if len(res.Problems) == 0 {
+	for _, p := range CheckInstall(res.Manifest.Raw, treeOf(zr.File, res.Prefix)) {
+		p.Path = res.Prefix + p.Path
+		res.Problems = append(res.Problems, p)
+	}
+	if len(res.Problems) == 0 && dir != nil {
 		zr.RegisterDecompressor(zip.Deflate, newFlateReader)
-		verifyEntries(res, zr.File, res.Prefix+ManifestName)
+		verifyEntries(res, zr.File, dir, ra, size, res.Prefix+ManifestName)
 	}
 	if er.err != nil {
 		return nil, fmt.Errorf("zipcheck: reading zip: %w", er.err)
@@ -262,6 +275,18 @@ func Check(r io.ReaderAt, size int64, lim Limits) (*Result, error) {
 }
 
 func isDir(name string) bool { return strings.HasSuffix(name, "/") }
+
+// treeOf is the extension's files as Chrome would unpack them: the entries
+// under prefix (the top folder, or ""), without it.
+func treeOf(files []*zip.File, prefix string) Tree {
+	tree := make(Tree, len(files))
+	for _, f := range files {
+		if rel, ok := strings.CutPrefix(f.Name, prefix); ok && rel != "" {
+			tree[rel] = f.UncompressedSize64
+		}
+	}
+	return tree
+}
 
 // checkExpansion applies the zip-bomb limits to the whole zip.
 func checkExpansion(res *Result, files []*zip.File, size int64, lim Limits) {
@@ -326,6 +351,9 @@ func checkEntries(res *Result, files []*zip.File, size int64, lim Limits) {
 		if t := f.Mode().Type() &^ fs.ModeDir; t != 0 {
 			res.add(CodeEntryNotRegular, name, "The entry is a %s, not a file or a folder; unpacking it could write outside the extension's folder. Replace it with the file it stands for.",
 				typeName(t))
+		}
+		if isDir(name) && (f.UncompressedSize64 != 0 || f.CRC32 != 0) {
+			res.add(CodeEntryCorrupt, name, "The folder entry declares content (a size or checksum other than zero); a folder holds none. Create the zip again with a standard zip tool.")
 		}
 		if f.Method != zip.Store && f.Method != zip.Deflate {
 			res.add(CodeUnsupportedCompression, name, "The entry uses compression method %d; only stored (0) and deflated (8) entries are supported. Create the zip with standard deflate compression.",
@@ -628,13 +656,14 @@ func (e *errWriter) Write(p []byte) (int, error) {
 // Normalize writes the zip to w with prefix stripped from every entry name
 // and the prefix folder's own entry dropped, so that manifest.json ends up
 // at the root. Entries are copied raw: no decompression, no recompression,
-// the same bytes and checksums. It is meant for a zip that passed Check,
-// with that Result's Prefix; prefix "" copies the zip as it is.
+// the same bytes and checksums, written as [crx.CopyEntry] writes them
+// (folders stored and empty, sizes in the local headers). It is meant for a
+// zip that passed Check, with that Result's Prefix; prefix "" copies every
+// entry.
 //
-// Check reads only the central directory and the manifest, so a zip that
-// passed it can still fail here when another entry's local header or data is
-// damaged; that error wraps [zip.ErrFormat], and any other error is I/O (or
-// a wrong prefix).
+// Given a zip that did not pass Check, it fails where an entry's header or
+// data is damaged; that error wraps [zip.ErrFormat], and any other error is
+// I/O (or a wrong prefix).
 func Normalize(w io.Writer, r io.ReaderAt, size int64, prefix string) error {
 	if prefix != "" {
 		top, rest, found := strings.Cut(prefix, "/")
@@ -669,7 +698,7 @@ func Normalize(w io.Writer, r io.ReaderAt, size int64, prefix string) error {
 			}
 			name = rest
 		}
-		if err := copyEntry(zw, f, name); err != nil {
+		if err := crx.CopyEntry(zw, f, name); err != nil {
 			// Neither side failed, so the entry is damaged (a header
 			// pointing past the end reads as io.EOF): say so the one way.
 			if er.err == nil && ew.err == nil && !errors.Is(err, zip.ErrFormat) {
@@ -682,54 +711,4 @@ func Normalize(w io.Writer, r io.ReaderAt, size int64, prefix string) error {
 		return fmt.Errorf("zipcheck: normalize: %w", err)
 	}
 	return nil
-}
-
-// copyEntry copies f into zw under name, as raw bytes.
-func copyEntry(zw *zip.Writer, f *zip.File, name string) error {
-	raw, err := f.OpenRaw()
-	if err != nil {
-		return err
-	}
-	fh := f.FileHeader // a copy: zw keeps the pointer
-	fh.Name = name
-	// The source's zip64 field records sizes and the entry's old offset; the
-	// writer adds a correct one itself when the entry needs it.
-	fh.Extra = withoutExtra(fh.Extra, zip64ExtraID)
-	fw, err := zw.CreateRaw(&fh)
-	if err != nil {
-		return err
-	}
-	n, err := io.Copy(fw, raw)
-	if err != nil {
-		return err
-	}
-	// Check reads no entry but the manifest, so a short entry shows only
-	// here; copying it would write a zip whose headers promise missing bytes.
-	if uint64(n) != f.CompressedSize64 {
-		return fmt.Errorf("%w: entry data is %d bytes, its header says %d", zip.ErrFormat, n, f.CompressedSize64)
-	}
-	return nil
-}
-
-const zip64ExtraID = 0x0001
-
-// withoutExtra returns extra without the fields of the given id. Malformed
-// trailing bytes are kept as they are: they are not ours to fix.
-func withoutExtra(extra []byte, id uint16) []byte {
-	var out []byte
-	for rest := extra; len(rest) > 0; {
-		if len(rest) < 4 {
-			return append(out, rest...)
-		}
-		tag := uint16(rest[0]) | uint16(rest[1])<<8
-		n := 4 + (int(rest[2]) | int(rest[3])<<8)
-		if n > len(rest) {
-			return append(out, rest...)
-		}
-		if tag != id {
-			out = append(out, rest[:n]...)
-		}
-		rest = rest[n:]
-	}
-	return out
 }
