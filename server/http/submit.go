@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -82,7 +81,10 @@ func (s *Server) authorizeSubmit(r *http.Request, raw map[string]json.RawMessage
 	if err != nil {
 		return nil, err
 	}
-	id, _ := strconv.ParseInt(extID, 10, 64)
+	id, ok := api.ParseID(extID)
+	if !ok {
+		return nil, errNoExtension
+	}
 	ext, err := s.Store.FindExtension(ctx, id)
 	if betaport.ErrorCode(err) == betaport.ENOTFOUND || (err == nil && ext.TeamID != who.user.TeamID) {
 		return nil, errNoExtension
@@ -124,6 +126,11 @@ func (s *Server) handleSubmitUpload(w http.ResponseWriter, r *http.Request, who 
 // handleUploadPut is call 2 on file storage: the zip is PUT to the URL
 // call 1 gave out.
 func (s *Server) handleUploadPut(w http.ResponseWriter, r *http.Request, _ *subject) {
+	// An id spelled otherwise than the URL call 1 gave out names no
+	// upload: 404 on any storage, before the signature is looked at.
+	if _, ok := pathID(w, r, "upload"); !ok {
+		return
+	}
 	start := time.Now()
 	body := &countingBody{r: r.Body}
 	err := s.Publish.Receive(r.Context(), publish.Put{
