@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"time"
-	"unicode/utf8"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
@@ -101,9 +100,8 @@ func (s *Server) handleSubmitUpload(w http.ResponseWriter, r *http.Request, who 
 		// Release notes ride beside the key object in call 1 only.
 		text, present := raw["releaseNotes"]
 		delete(raw, "releaseNotes")
-		// JSON text is UTF-8: the decoder would quietly turn other bytes
-		// into U+FFFD, and publish notes nobody wrote.
-		if present && (!utf8.Valid(text) || json.Unmarshal(text, &notes) != nil) {
+		// Text that is not Unicode was refused by readJSON.
+		if present && json.Unmarshal(text, &notes) != nil {
 			p := problem(http.StatusBadRequest, api.ProblemInvalidNotes,
 				`releaseNotes must be a JSON string of plain text, for example "Fixes the popup on small screens."`)
 			p.Param = "releaseNotes"
