@@ -188,7 +188,7 @@ func (s *Server) routes() http.Handler {
 			// after all, or another one. An API address is spelled one
 			// way.
 			writeProblem(w, problem(http.StatusNotFound, api.ProblemNotFound,
-				"There is no API endpoint at "+strconv.Quote(r.URL.Path)+": API addresses have no empty, \".\" or \"..\" segments and no trailing slash. Check the path against the API reference."))
+				"There is no API endpoint at this address: API addresses have no empty, \".\" or \"..\" segments and no trailing slash. Check the path against the API reference."))
 			return
 		}
 		_, pattern := mux.Handler(r)
