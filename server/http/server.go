@@ -182,6 +182,16 @@ func (s *Server) routes() http.Handler {
 	}
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.RequestURI == "*" {
+			// The mux answers a bare 400 to any request for "*" (but
+			// OPTIONS, which net/http answers before it), as to the
+			// preface of HTTP/2 without TLS, which this service does not
+			// speak.
+			w.Header().Set("Connection", "close")
+			writeProblem(w, problem(http.StatusBadRequest, api.ProblemBadRequest,
+				"The request's target is *, which names nothing here (and HTTP/2 is not spoken without TLS). Send an HTTP/1.1 request for a path, such as GET /healthz."))
+			return
+		}
 		if isAPIPath(r.URL.Path) && path.Clean(r.URL.Path) != r.URL.Path {
 			// The mux would redirect to the cleaned path: an empty id
 			// (/api/extensions//testers) would then name a resource
@@ -243,12 +253,16 @@ func (s *Server) httpServer() *http.Server {
 	s.srvOnce.Do(func() {
 		t := s.Timeouts.withDefaults()
 		s.srv = &http.Server{
-			Handler: s.Handler(),
+			Handler: answering(s.Handler()),
 			// No ReadTimeout or WriteTimeout: a large upload or download
 			// may take long. Bodies get their own deadlines (bodyDeadlines).
 			ReadHeaderTimeout: t.Header,
 			IdleTimeout:       t.Idle,
+			MaxHeaderBytes:    maxHeaderBytes,
 			ErrorLog:          slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
+			// net/http's own error answers become problems (goanswers.go).
+			ConnContext: connContext,
+			ConnState:   connState,
 		}
 		// Event streams end when shutdown starts, instead of holding it.
 		s.srv.RegisterOnShutdown(func() {
@@ -262,7 +276,7 @@ func (s *Server) httpServer() *http.Server {
 // Serve accepts connections on ln until Shutdown (after a Shutdown, it
 // closes ln and returns at once).
 func (s *Server) Serve(ln net.Listener) error {
-	err := s.httpServer().Serve(ln)
+	err := s.httpServer().Serve(answerListener{Listener: ln, s: s})
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
