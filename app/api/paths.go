@@ -45,3 +45,20 @@ func EventsPath(extensionID int64) string { return ExtensionPath(extensionID) + 
 // Revision says what an extension's bundles and testers are at
 // (betaport.Revision).
 type Revision = betaport.Revision
+
+// ParseNumber reads a whole number as the API writes it in paths and
+// queries: decimal digits, "0" or without a leading zero, no sign, no
+// spaces, at most the largest int64. Every number has that one spelling:
+// "+7", "07", " 7" and "" are not 7 (issue 29: DELETE …/testers/03 revoked
+// tester 3), and they are refused rather than read.
+func ParseNumber(s string) (int64, bool) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil && n >= 0 && strconv.FormatInt(n, 10) == s
+}
+
+// ParseID reads an id or a bundle number in a path, a query or a body: a
+// ParseNumber from 1. Any other text names no resource.
+func ParseID(s string) (int64, bool) {
+	n, ok := ParseNumber(s)
+	return n, ok && n > 0
+}

@@ -80,12 +80,12 @@ func rangeParam(w http.ResponseWriter, q url.Values, name string, def, max int, 
 	if !q.Has(name) {
 		return def, true
 	}
-	n, err := strconv.Atoi(q.Get(name))
-	if err != nil || n < 1 || n > max {
+	n, ok := api.ParseID(q.Get(name))
+	if !ok || n > int64(max) {
 		badParam(w, name, detail)
 		return 0, false
 	}
-	return n, true
+	return int(n), true
 }
 
 // The adoption list's keyset position is an hour and a version: the cursor

@@ -5,7 +5,6 @@ import (
 	"math"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -27,8 +26,8 @@ func (s *Server) handleListBundles(w http.ResponseWriter, r *http.Request, _ *su
 	}
 	page := int64(0)
 	if v := q.Get("page"); v != "" || q.Has("page") {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 || n > math.MaxInt32 {
+		n, ok := api.ParseNumber(v)
+		if !ok || n > math.MaxInt32 {
 			badParam(w, "page", "page must be a whole number from 0 (the newest bundles).")
 			return
 		}
@@ -218,7 +217,7 @@ func (s *Server) handleListBuilds(w http.ResponseWriter, r *http.Request, who *s
 // (201), or answers the rollback a racing or retried request published
 // (200).
 func (s *Server) handleRollback(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension) {
-	n, ok := s.bundleNumber(w, r)
+	n, ok := pathID(w, r, "number")
 	if !ok {
 		return
 	}

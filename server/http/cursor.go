@@ -55,12 +55,12 @@ func limitParam(w http.ResponseWriter, q url.Values) (int, bool) {
 	if v == "" {
 		return defaultLimit, true
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > maxLimit {
+	n, ok := api.ParseID(v)
+	if !ok || n > maxLimit {
 		badParam(w, "limit", "limit must be a whole number from 1 to "+strconv.Itoa(maxLimit)+".")
 		return 0, false
 	}
-	return n, true
+	return int(n), true
 }
 
 // pageParams reads a cursor-paged list's ?limit= and ?cursor= (signed for

@@ -25,17 +25,28 @@ const contentSecurityPolicy = "default-src 'self'; " +
 // when not empty, is where the browser PUTs zips (S3 storage's own
 // presigned URLs): the one other origin the page may connect to.
 func securityHeaders(uploadOrigin string, next http.Handler) http.Handler {
+	csp := contentSecurityPolicyFor(uploadOrigin)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		setSecurityHeaders(w.Header(), csp)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// contentSecurityPolicyFor is the policy of a service whose browser PUTs
+// zips to uploadOrigin (none: to the service).
+func contentSecurityPolicyFor(uploadOrigin string) string {
 	extra := ""
 	if uploadOrigin != "" {
 		extra = " " + uploadOrigin
 	}
-	csp := fmt.Sprintf(contentSecurityPolicy, extra)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Security-Policy", csp)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "same-origin")
-		h.Set("X-Frame-Options", "DENY")
-		next.ServeHTTP(w, r)
-	})
+	return fmt.Sprintf(contentSecurityPolicy, extra)
+}
+
+// setSecurityHeaders sets the headers every response carries, with csp
+// its Content-Security-Policy.
+func setSecurityHeaders(h http.Header, csp string) {
+	h.Set("Content-Security-Policy", csp)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("X-Frame-Options", "DENY")
 }

@@ -5,10 +5,12 @@ package http
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
+	"path"
 	"runtime"
 	"strconv"
 	"strings"
@@ -182,6 +184,25 @@ func (s *Server) routes() http.Handler {
 	}
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.RequestURI == "*" {
+			// The mux answers a bare 400 to any request for "*" (but
+			// OPTIONS, which net/http answers before it), as to the
+			// preface of HTTP/2 without TLS, which this service does not
+			// speak.
+			w.Header().Set("Connection", "close")
+			writeProblem(w, problem(http.StatusBadRequest, api.ProblemBadRequest,
+				"The request's target is *, which names nothing here (and HTTP/2 is not spoken without TLS). Send an HTTP/1.1 request for a path, such as GET /healthz."))
+			return
+		}
+		if isAPIPath(r.URL.Path) && path.Clean(r.URL.Path) != r.URL.Path {
+			// The mux would redirect to the cleaned path: an empty id
+			// (/api/extensions//testers) would then name a resource
+			// after all, or another one. An API address is spelled one
+			// way.
+			writeProblem(w, problem(http.StatusNotFound, api.ProblemNotFound,
+				"There is no API endpoint at this address: API addresses have no empty, \".\" or \"..\" segments and no trailing slash. Check the path against the API reference."))
+			return
+		}
 		_, pattern := mux.Handler(r)
 		setRoute(r, pattern)
 		if (pattern == "" || pattern == "GET /") && isAPIPath(r.URL.Path) {
@@ -234,12 +255,16 @@ func (s *Server) httpServer() *http.Server {
 	s.srvOnce.Do(func() {
 		t := s.Timeouts.withDefaults()
 		s.srv = &http.Server{
-			Handler: s.Handler(),
+			Handler: answering(s.Handler()),
 			// No ReadTimeout or WriteTimeout: a large upload or download
 			// may take long. Bodies get their own deadlines (bodyDeadlines).
 			ReadHeaderTimeout: t.Header,
 			IdleTimeout:       t.Idle,
+			MaxHeaderBytes:    maxHeaderBytes,
 			ErrorLog:          slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
+			// net/http's own error answers become problems (goanswers.go).
+			ConnContext: connContext,
+			ConnState:   connState,
 		}
 		// Event streams end when shutdown starts, instead of holding it.
 		s.srv.RegisterOnShutdown(func() {
@@ -253,7 +278,7 @@ func (s *Server) httpServer() *http.Server {
 // Serve accepts connections on ln until Shutdown (after a Shutdown, it
 // closes ln and returns at once).
 func (s *Server) Serve(ln net.Listener) error {
-	err := s.httpServer().Serve(ln)
+	err := s.httpServer().Serve(answerListener{Listener: ln, s: s})
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
@@ -325,13 +350,26 @@ func (s *Server) handleGetExtension(w http.ResponseWriter, r *http.Request, _ *s
 	writeJSON(w, r, http.StatusOK, ext)
 }
 
-// pathID parses a numeric path parameter. Ids that are not numbers name
-// nothing, so they get the same 404 as ids that do not exist.
+// pathIDNames say what each numeric path parameter names.
+var pathIDNames = map[string]string{
+	"id": "extension", "testerId": "tester", "keyId": "key", "webhookId": "webhook",
+	"number": "bundle", "upload": "upload",
+}
+
+// pathID reads a numeric path parameter (an id, or a bundle number) by
+// api.ParseID, the one reading of ids: digits without a sign, spaces or
+// leading zeros. Any other text, "+7" or "07" as much as "x", names no
+// resource, so it gets the 404 of an id that does not exist.
 func pathID(w http.ResponseWriter, r *http.Request, name string) (int64, bool) {
-	id, err := strconv.ParseInt(r.PathValue(name), 10, 64)
-	if err != nil || id <= 0 {
+	raw := r.PathValue(name)
+	id, ok := api.ParseID(raw)
+	if !ok {
+		what := pathIDNames[name]
+		if what == "" {
+			what = name
+		}
 		writeProblem(w, problem(http.StatusNotFound, api.ProblemNotFound,
-			"There is no "+name+" "+strconv.Quote(r.PathValue(name))+"; ids are positive whole numbers."))
+			fmt.Sprintf("There is no %s %s: %ss are numbered 1, 2, 3… and written in digits only, without a sign, spaces or leading zeros.", what, strconv.Quote(raw), what)))
 		return 0, false
 	}
 	return id, true

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -232,35 +233,72 @@ func clientIP(r *http.Request) string {
 const maxJSONBody = 64 << 10
 
 // readJSON decodes a JSON request body into v, answering the problem itself
-// when the body is not what the API takes.
+// when the body is not what the API takes. It is the one reader of JSON
+// bodies: every field of every call is checked here for text that is not
+// Unicode (see invalidText), which encoding/json would quietly replace.
 func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
 		writeProblem(w, problem(http.StatusUnsupportedMediaType, api.ProblemUnsupportedMedia,
 			"Send the body as JSON with the header Content-Type: application/json."))
 		return false
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJSONBody))
-	if err := dec.Decode(v); err != nil {
-		if isTimeout(err) {
-			writeProblem(w, problem(http.StatusRequestTimeout, api.ProblemRequestTimeout,
-				fmt.Sprintf("The body did not arrive within %s. Send the request again.", s.Timeouts.withDefaults().Body)))
-			return false
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
+	if err == nil {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		if err = dec.Decode(v); err == nil {
+			if _, end := dec.Token(); end != io.EOF {
+				writeProblem(w, problem(http.StatusBadRequest, api.ProblemBadRequest,
+					"The body has more after its JSON object. Send exactly one JSON object."))
+				return false
+			}
 		}
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeProblem(w, problem(http.StatusRequestEntityTooLarge, api.ProblemTooLarge,
-				"The body is larger than 64 KiB; send only the fields this call takes."))
-			return false
-		}
+	}
+	var tooBig *http.MaxBytesError
+	switch {
+	case err == nil:
+	case isTimeout(err):
+		writeProblem(w, problem(http.StatusRequestTimeout, api.ProblemRequestTimeout,
+			fmt.Sprintf("The body did not arrive within %s. Send the request again.", s.Timeouts.withDefaults().Body)))
+		return false
+	case errors.As(err, &tooBig):
+		writeProblem(w, problem(http.StatusRequestEntityTooLarge, api.ProblemTooLarge,
+			"The body is larger than 64 KiB; send only the fields this call takes."))
+		return false
+	default:
 		writeProblem(w, problem(http.StatusBadRequest, api.ProblemBadRequest, jsonErrorText(err)))
 		return false
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		writeProblem(w, problem(http.StatusBadRequest, api.ProblemBadRequest,
-			"The body has more after its JSON object. Send exactly one JSON object."))
+	if where, inName, found := invalidText(body); found {
+		writeProblem(w, invalidTextProblem(where, inName))
 		return false
 	}
 	return true
+}
+
+// invalidTextProblem answers a body whose text at where is not Unicode.
+// Release notes keep their own problem type, which says what is wrong
+// with them.
+func invalidTextProblem(where string, inName bool) *api.Problem {
+	const how = " is not Unicode text: it holds half of a UTF-16 surrogate pair (such as \\ud800 alone) or bytes that are not UTF-8. " +
+		"Nothing was stored. Send UTF-8 text; escape a character beyond U+FFFF as its whole pair (\\ud83d\\ude00) or write it as it is."
+	typ := api.ProblemBadRequest
+	var detail string
+	switch {
+	case inName && where == "":
+		detail = "A field's name" + how
+	case inName:
+		detail = "A field's name in " + strconv.Quote(where) + how
+	case where == "":
+		detail = "The body" + how
+	default:
+		detail = strconv.Quote(where) + how
+	}
+	if where == "releaseNotes" && !inName {
+		typ = api.ProblemInvalidNotes
+	}
+	p := problem(http.StatusBadRequest, typ, detail)
+	p.Param = where
+	return p
 }
 
 // jsonErrorText explains a decoding error in JSON's words, never Go's:

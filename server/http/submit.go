@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
@@ -82,7 +80,10 @@ func (s *Server) authorizeSubmit(r *http.Request, raw map[string]json.RawMessage
 	if err != nil {
 		return nil, err
 	}
-	id, _ := strconv.ParseInt(extID, 10, 64)
+	id, ok := api.ParseID(extID)
+	if !ok {
+		return nil, errNoExtension
+	}
 	ext, err := s.Store.FindExtension(ctx, id)
 	if betaport.ErrorCode(err) == betaport.ENOTFOUND || (err == nil && ext.TeamID != who.user.TeamID) {
 		return nil, errNoExtension
@@ -99,9 +100,8 @@ func (s *Server) handleSubmitUpload(w http.ResponseWriter, r *http.Request, who 
 		// Release notes ride beside the key object in call 1 only.
 		text, present := raw["releaseNotes"]
 		delete(raw, "releaseNotes")
-		// JSON text is UTF-8: the decoder would quietly turn other bytes
-		// into U+FFFD, and publish notes nobody wrote.
-		if present && (!utf8.Valid(text) || json.Unmarshal(text, &notes) != nil) {
+		// Text that is not Unicode was refused by readJSON.
+		if present && json.Unmarshal(text, &notes) != nil {
 			p := problem(http.StatusBadRequest, api.ProblemInvalidNotes,
 				`releaseNotes must be a JSON string of plain text, for example "Fixes the popup on small screens."`)
 			p.Param = "releaseNotes"
@@ -124,6 +124,11 @@ func (s *Server) handleSubmitUpload(w http.ResponseWriter, r *http.Request, who 
 // handleUploadPut is call 2 on file storage: the zip is PUT to the URL
 // call 1 gave out.
 func (s *Server) handleUploadPut(w http.ResponseWriter, r *http.Request, _ *subject) {
+	// An id spelled otherwise than the URL call 1 gave out names no
+	// upload: 404 on any storage, before the signature is looked at.
+	if _, ok := pathID(w, r, "upload"); !ok {
+		return
+	}
 	start := time.Now()
 	body := &countingBody{r: r.Body}
 	err := s.Publish.Receive(r.Context(), publish.Put{

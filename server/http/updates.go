@@ -3,7 +3,6 @@ package http
 import (
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -129,7 +128,7 @@ func (s *Server) serveTesterCRX(w http.ResponseWriter, r *http.Request, ext *bet
 
 // bundleFromPath finds the bundle the {number} path parameter names.
 func (s *Server) bundleFromPath(w http.ResponseWriter, r *http.Request, ext *betaport.Extension) (*betaport.Bundle, bool) {
-	n, ok := s.bundleNumber(w, r)
+	n, ok := pathID(w, r, "number")
 	if !ok {
 		return nil, false
 	}
@@ -139,19 +138,6 @@ func (s *Server) bundleFromPath(w http.ResponseWriter, r *http.Request, ext *bet
 		return nil, false
 	}
 	return b, true
-}
-
-// bundleNumber reads the {number} path parameter; a number no bundle can
-// have is a 404, as a bundle that does not exist is. A bundle has one
-// address: "01" and "+1" are not bundle 1.
-func (s *Server) bundleNumber(w http.ResponseWriter, r *http.Request) (int64, bool) {
-	raw := r.PathValue("number")
-	n, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil || n <= 0 || strconv.FormatInt(n, 10) != raw {
-		s.Error(w, r, betaport.Errorf(betaport.ENOTFOUND, "Bundles are numbered 1, 2, 3…; %q is not a bundle number.", r.PathValue("number")))
-		return 0, false
-	}
-	return n, true
 }
 
 // fileName makes a bundle's name safe for a download's file name.

@@ -132,8 +132,8 @@ type Feed struct {
 // without a key yet and a wrong or replaced token all get one answer (the
 // shared token compared in constant time; a tester's found by its hash).
 func (s *Service) UpdateFeed(ctx context.Context, extensionID, token string) (*Feed, error) {
-	id, err := strconv.ParseInt(extensionID, 10, 64)
-	if err != nil || token == "" {
+	id, ok := api.ParseID(extensionID)
+	if !ok || token == "" {
 		return nil, errStaleUpdateURL
 	}
 	feed := &Feed{Token: token}
@@ -158,9 +158,11 @@ func (s *Service) UpdateFeed(ctx context.Context, extensionID, token string) (*F
 			return nil, errStaleUpdateURL
 		}
 	}
-	if feed.Extension, err = s.Store.FindExtension(ctx, id); err != nil {
+	ext, err := s.Store.FindExtension(ctx, id)
+	if err != nil {
 		return nil, err
 	}
+	feed.Extension = ext
 	return feed, nil
 }
 

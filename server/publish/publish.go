@@ -27,7 +27,6 @@ package publish
 import (
 	"context"
 	"log/slog"
-	"strconv"
 	"sync"
 	"time"
 
@@ -159,8 +158,8 @@ var errBadKey = &betaport.Error{Code: betaport.EUNAUTHORIZED, Reason: betaport.R
 // team's plan and the key's rate limit. It returns the extension the key
 // submits to, and records the key as used.
 func (s *Service) Authorize(ctx context.Context, key api.ServiceKey) (*betaport.Extension, error) {
-	id, err := strconv.ParseInt(key.ExtensionID, 10, 64)
-	if err != nil || id <= 0 {
+	id, ok := api.ParseID(key.ExtensionID)
+	if !ok {
 		return nil, errBadKey
 	}
 	// Unknown extension, no key, wrong key and revoked key get one answer.

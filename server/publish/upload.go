@@ -50,8 +50,8 @@ func (s *Service) Receive(ctx context.Context, p Put) error {
 		return betaport.Reasonf(betaport.EFORBIDDEN, betaport.ReasonBadSignature,
 			"This service takes zips straight into its storage: PUT the zip to the URL that POST /api/submit/upload answered.")
 	}
-	id, err := strconv.ParseInt(p.UploadID, 10, 64)
-	if err != nil || id <= 0 {
+	id, ok := api.ParseID(p.UploadID)
+	if !ok {
 		return betaport.Reasonf(betaport.EFORBIDDEN, betaport.ReasonBadSignature, "This is not an upload URL Betaport gave out.")
 	}
 	if e := s.checkUploadURL(p.Path, p.Query, id); e != nil {
@@ -216,8 +216,10 @@ func (s *Service) uploadURL(uploadID int64, expires time.Time) string {
 // and query and returns the error to answer when they do not hold.
 func (s *Service) checkUploadURL(path string, q url.Values, uploadID int64) *betaport.Error {
 	sig, expStr := q.Get("signature"), q.Get("expires")
-	exp, err := strconv.ParseInt(expStr, 10, 64)
-	if sig == "" || err != nil {
+	// The signature covers the time, not its text: "+1790000000" or
+	// "01790000000" would pass as well, so only the one spelling is read.
+	exp, ok := api.ParseNumber(expStr)
+	if sig == "" || !ok {
 		return betaport.Reasonf(betaport.EFORBIDDEN, betaport.ReasonBadSignature,
 			"This upload URL is not signed. Use the exact URL that POST /api/submit/upload answered.")
 	}
