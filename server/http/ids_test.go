@@ -16,6 +16,7 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/storetest"
+	"github.com/betaport/betaport/server/webhook"
 )
 
 // respellings are other spellings of the number v (canonical digits), as
@@ -70,7 +71,7 @@ func TestIDsHaveOneSpelling(t *testing.T) {
 	tester, _ := e.testerOf(t, ext, betaport.TesterActive)
 	key := storetest.MustKey(t, e.DB, ext.ID, "To keep", "to-keep-secret")
 	hook := &betaport.Webhook{ExtensionID: ext.ID, URL: "https://hooks.example.com/a", Secret: "whsec_a", CreatedBy: "admin@example.com"}
-	if err := e.DB.CreateWebhook(ctx, hook); err != nil {
+	if err := e.DB.CreateWebhook(ctx, hook, webhook.Sealer(testKeyring)); err != nil {
 		t.Fatal(err)
 	}
 	e.publish(t, ext, "1.0.0")
