@@ -23,6 +23,18 @@ func doubleClickAt(t *testing.T, ctx context.Context, x, y float64) {
 		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, x, y, chromedp.ButtonLeft, chromedp.ClickCount(2)))
 }
 
+// waitListQuiet waits until the list whose rows are rowsID has done what
+// opening it does (no read under way, no page being added) and the page
+// has drawn it: a click then lands on the rows the app answers, as a
+// person's does once the page looks still. (A double-click made while
+// the list added its second page was lost under a busy CI machine.)
+func waitListQuiet(t *testing.T, ctx context.Context, rowsID string) {
+	t.Helper()
+	waitJS(t, ctx, fmt.Sprintf(`(() => { const s = document.getElementById(%q)?.closest("[data-validating]");
+		return !!s && s.dataset.validating === "false" && s.dataset.loadingMore === "false" })()`, rowsID))
+	bbFrames(t, ctx)
+}
+
 // TestDoubleClickOnRollBackDoesNotRollBack: a double-click on "Roll back
 // to #N" (issue 28: its second click confirmed the rollback) asks and
 // nothing more; the question's Yes is not where the button was, the
@@ -39,6 +51,7 @@ func TestDoubleClickOnRollBackDoesNotRollBack(t *testing.T) {
 	row := fmt.Sprintf(`#bundle-rows [data-bundle="%d"]`, target)
 	button := fmt.Sprintf(`document.querySelector('%s .rollback')`, row)
 	waitJS(t, ctx, button+` !== null`)
+	waitListQuiet(t, ctx, "bundle-rows")
 	x, y := bbkFind(t, ctx, "the button that asks", button)
 
 	doubleClickAt(t, ctx, x, y)
@@ -71,6 +84,7 @@ func TestDoubleClickOnRevokeDoesNotRevoke(t *testing.T) {
 	ctx := adminTab(t, m, d)
 	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/testers", m.URL(), ext.ID))
 	waitJS(t, ctx, `!!document.querySelector("#testers [data-tester] .revoke")`)
+	waitListQuiet(t, ctx, "testers")
 	id := evalJS[string](t, ctx, `document.querySelector("#testers [data-tester] .revoke").closest("[data-tester]").dataset.tester`)
 	row := `#testers [data-tester="` + id + `"]`
 	button := `document.querySelector('` + row + ` .revoke')`
