@@ -29,17 +29,7 @@ import (
 // snapshot, and every blob it names is in the backup.
 func TestBackupDuringUploadsRestores(t *testing.T) {
 	ctx := context.Background()
-	start := func(data string) *cli.Main {
-		t.Helper()
-		m := cli.NewMain()
-		m.Config.Addr, m.Config.Data = "127.0.0.1:0", data
-		m.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-		if err := m.Run(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { m.Close() })
-		return m
-	}
+	start := func(data string) *cli.Main { return startServing(t, data) }
 	dataA := t.TempDir()
 	a := start(dataA)
 	team := storetest.MustTeam(t, a.Store, betaport.PlanProfessional)
@@ -155,20 +145,8 @@ func urlQuery(s string) string { return strings.NewReplacer("=", "%3D", "&", "%2
 // answered 500. Restore ends such uploads: the sign answers 410 (request
 // a new upload URL), and the pipeline's next submit publishes.
 func TestRestoreEndsUploadsUnderWay(t *testing.T) {
-	ctx := context.Background()
-	start := func(data string) *cli.Main {
-		t.Helper()
-		m := cli.NewMain()
-		m.Config.Addr, m.Config.Data = "127.0.0.1:0", data
-		m.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-		if err := m.Run(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { m.Close() })
-		return m
-	}
 	dataA := t.TempDir()
-	a := start(dataA)
+	a := startServing(t, dataA)
 	ext := storetest.MustExtension(t, a.Store, storetest.MustTeam(t, a.Store, betaport.PlanProfessional), "Tab Tamer")
 	work := t.TempDir()
 	keyPath := filepath.Join(work, "key.json")
@@ -212,7 +190,7 @@ func TestRestoreEndsUploadsUnderWay(t *testing.T) {
 	if code != 0 || !strings.Contains(errOut, "1 upload(s) under way at the backup were ended") {
 		t.Fatalf("restore: exit %d: %s", code, errOut)
 	}
-	b := start(dataB)
+	b := startServing(t, dataB)
 
 	code, body = post(b.URL(), api.PathSubmitSign)
 	if code != http.StatusGone || !strings.Contains(string(body), "/problems/upload-expired") {
@@ -221,4 +199,18 @@ func TestRestoreEndsUploadsUnderWay(t *testing.T) {
 	if code, _, errOut := run(t, "submit", "--quiet", "--base-url", b.URL(), "--key", keyPath, filepath.Join(work, "1.0.0.zip")); code != 0 {
 		t.Fatalf("submit again on the restored service: exit %d: %s", code, errOut)
 	}
+}
+
+// startServing runs the service on the data dir data, on a free port, until
+// the test ends.
+func startServing(t *testing.T, data string) *cli.Main {
+	t.Helper()
+	m := cli.NewMain()
+	m.Config.Addr, m.Config.Data = "127.0.0.1:0", data
+	m.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if err := m.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
 }
