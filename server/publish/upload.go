@@ -81,7 +81,7 @@ func (s *Service) Receive(ctx context.Context, p Put) error {
 	// publishes (issue 29: a zip PUT during sign was published unchecked),
 	// and a refused PUT leaves nothing behind.
 	staging := uploadBlobKey(id) + ".put-" + credential.NewToken()[:16]
-	defer s.deleteQuietly(context.WithoutCancel(ctx), staging)
+	defer s.deleteQuietly(ctx, staging) // it outlives a cancelled request itself
 	size, sum, refused, err := s.storeZip(ctx, staging, p.Body, cfg.MaxUploadSize)
 	if refused != nil {
 		return refused
