@@ -90,9 +90,10 @@ func TestWheelThenIdleStopsLoading(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond) // the hand's pace, not a wait for the app
 	}
-	// Let what the wheel asked for arrive, then measure the idle hand: the
-	// window is the measurement, as the issue's probe did.
-	time.Sleep(time.Second)
+	// Let what the wheel asked for arrive (the page still, no page on its
+	// way), then measure the idle hand: the window is the measurement, as
+	// the issue's probe did.
+	settledCount(t, ctx)
 	before := requests.Load()
 	loaded := readList(t, ctx, "testers", "x").Count
 	blank := 0
@@ -580,7 +581,7 @@ func TestKeyboardScrollingLoadsAndStops(t *testing.T) {
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`+document.getElementById("testers").dataset.count > %d`, first))); err != nil {
 		t.Fatalf("keys moved through the list but nothing more loaded: %v", err)
 	}
-	time.Sleep(time.Second) // what the keys asked for arrives
+	settledCount(t, ctx) // what the keys asked for arrives
 	before, loaded := requests.Load(), readList(t, ctx, "testers", "x").Count
 	time.Sleep(3 * time.Second) // the idle hand: the window is the measurement
 	if idle := requests.Load() - before; idle > 1 {
@@ -816,7 +817,7 @@ func TestTrackpadScrollbarAndPointer(t *testing.T) {
 	if moved, _ := chromedp.Run(ctx, chromedp.Evaluate[float64](`scrollY`)); moved < top+600 {
 		t.Fatalf("150 trackpad deltas of 6 px moved the page from %v to %v", top, moved)
 	}
-	time.Sleep(500 * time.Millisecond) // what the fingers asked for arrives
+	settledCount(t, ctx) // what the fingers asked for arrives
 	before := requests.Load()
 	time.Sleep(2 * time.Second) // the idle hand: the window is the measurement
 	if idle := requests.Load() - before; idle > 1 {
