@@ -44,6 +44,15 @@ type SignIn struct {
 type Invite struct {
 	Email string `json:"email"`
 	Name  string `json:"name"`
+	// ExpiresInDays is how long the link works unused, 1 to 90 days; 0 is
+	// the service's default (14 days unless its operator set another).
+	ExpiresInDays int `json:"expiresInDays,omitempty"`
+}
+
+// NewLink is the optional body of a restore or a new link: how long the
+// new link works unused, as in Invite.
+type NewLink struct {
+	ExpiresInDays int `json:"expiresInDays,omitempty"`
 }
 
 // Invited answers an invite: the tester and their personal link, shown once.

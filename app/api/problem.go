@@ -26,6 +26,11 @@ const (
 	ProblemInternal            = "/problems/internal"
 	ProblemRequestTimeout      = "/problems/request-timeout"
 	ProblemRangeNotSatisfiable = "/problems/range-not-satisfiable"
+	// ProblemInviteUsed: an invite link that signed a browser in already
+	// (each works once); ProblemInviteExpired: one past its expiry. Both
+	// 410: the tester asks their admin for a new link.
+	ProblemInviteUsed    = "/problems/invite-used"
+	ProblemInviteExpired = "/problems/invite-expired"
 )
 
 // Problem is an RFC 9457 problem details object.

@@ -259,30 +259,34 @@ type TesterStore interface {
 	// CreateTesters inserts testers in one transaction (seeding, bulk
 	// loads).
 	CreateTesters(ctx context.Context, ts []*Tester) error
-	// InviteTester adds one tester who signs in with the link whose token
-	// hashes to inviteHash, and records actor in the audit trail.
-	InviteTester(ctx context.Context, t *Tester, inviteHash, actor string) error
+	// InviteTester adds one tester who signs in with link (once, before it
+	// expires), and records actor in the audit trail.
+	InviteTester(ctx context.Context, t *Tester, link InviteLink, actor string) error
 	FindTester(ctx context.Context, id int64) (*Tester, error)
 	FindTesterByInvite(ctx context.Context, inviteHash string) (*Tester, error)
 	// FindTesterByEmail returns an extension's tester with the e-mail (in
 	// any case).
 	FindTesterByEmail(ctx context.Context, extensionID int64, email string) (*Tester, error)
 	FindTesters(ctx context.Context, f TesterFilter) ([]*Tester, error)
-	// ActivateTester marks a tester who opened their link active and seen.
-	ActivateTester(ctx context.Context, id int64) error
+	// UseInvite signs a tester in with the link whose token hashes to
+	// inviteHash at now: it marks the link used (it works for no other
+	// browser), the tester active and seen, and returns the tester. A link
+	// used already, even by a racing request, is an ECONFLICT with
+	// ReasonInviteUsed; one expired at now ReasonInviteExpired; a revoked
+	// tester's an EFORBIDDEN; an unknown one ENOTFOUND.
+	UseInvite(ctx context.Context, inviteHash string, now time.Time) (*Tester, error)
 	// RevokeTester revokes a tester and records actor as who did. Their
 	// sessions are kept (so their browser can be told access ended), and
 	// every request refuses them by the tester's status.
 	RevokeTester(ctx context.Context, id int64, actor string) error
 	// RestoreTester makes a revoked tester invited again, the same record
-	// with a new link whose token hashes to inviteHash; the sessions of
-	// before the revoke are deleted.
-	RestoreTester(ctx context.Context, id int64, inviteHash, actor string) (*Tester, error)
-	// ResendInvite gives a tester who is not revoked a new link whose token
-	// hashes to inviteHash; the old link stops working, and so does their
+	// with a new link; the sessions of before the revoke are deleted.
+	RestoreTester(ctx context.Context, id int64, link InviteLink, actor string) (*Tester, error)
+	// ResendInvite gives a tester who is not revoked a new link; the old
+	// link stops working, and so does their
 	// update token (the copy installed from it no longer updates; the
 	// next CRX they get carries a new one).
-	ResendInvite(ctx context.Context, id int64, inviteHash, actor string) (*Tester, error)
+	ResendInvite(ctx context.Context, id int64, link InviteLink, actor string) (*Tester, error)
 	// TesterUpdateToken returns a tester's update token, sealed ("" before
 	// one was made).
 	TesterUpdateToken(ctx context.Context, testerID int64) (sealed string, err error)

@@ -68,6 +68,11 @@ const (
 	// ReasonAlreadyCurrent (ECONFLICT): a rollback to the bundle testers
 	// already get.
 	ReasonAlreadyCurrent = "already_current"
+	// ReasonInviteUsed (ECONFLICT): an invite link that already signed a
+	// browser in; each link works once.
+	ReasonInviteUsed = "invite_used"
+	// ReasonInviteExpired (ECONFLICT): an invite link past its expiry.
+	ReasonInviteExpired = "invite_expired"
 )
 
 // Error is a domain error whose message is safe to show to the person who

@@ -141,6 +141,11 @@ type Tester struct {
 	// or, for testers loaded in bulk as invited, when they were added (nil
 	// for the others loaded in bulk).
 	InvitedAt *time.Time `json:"invitedAt,omitempty"`
+	// InviteExpiresAt is when the tester's current link stops working if
+	// unused; InviteUsedAt when it signed a browser in (after which it
+	// works for no other). Both nil for testers loaded in bulk.
+	InviteExpiresAt *time.Time `json:"inviteExpiresAt,omitempty"`
+	InviteUsedAt    *time.Time `json:"inviteUsedAt,omitempty"`
 	// RevokedBy is who revoked the tester (an admin's e-mail, or
 	// ActorCommandLine); empty unless revoked.
 	RevokedBy string `json:"revokedBy,omitempty"`
@@ -189,6 +194,39 @@ type Revision struct {
 	// copy's checks written. A "bundles" event does not carry it.
 	Testers int64 `json:"testers"`
 }
+
+// DefaultInviteExpiry is how long an invite link works unless the admin
+// says otherwise: long enough for a tester back from a holiday, short
+// enough that a forwarded or leaked link does not stay a way in.
+const DefaultInviteExpiry = 14 * 24 * time.Hour
+
+// MaxInviteExpiry is the longest an admin may make a link work.
+const MaxInviteExpiry = 90 * 24 * time.Hour
+
+// InviteLink is a tester's personal sign-in link as the store keeps it:
+// the hash of its token and when it stops working unused.
+type InviteLink struct {
+	Hash      string
+	ExpiresAt time.Time
+}
+
+// InviteLinkState is what a tester's current link can still do at now.
+func (t *Tester) InviteLinkState(now time.Time) string {
+	switch {
+	case t.InviteUsedAt != nil:
+		return InviteUsed
+	case t.InviteExpiresAt != nil && !now.Before(*t.InviteExpiresAt):
+		return InviteExpired
+	}
+	return InviteOpen
+}
+
+// States of an invite link.
+const (
+	InviteOpen    = "open"
+	InviteUsed    = "used"
+	InviteExpired = "expired"
+)
 
 // Normalize trims a tester's e-mail (lower-cased) and name, and makes a
 // new tester invited.

@@ -510,7 +510,7 @@ func TestBlackBoxKeysRevokedTesterSeesAccessEnded(t *testing.T) {
 	}
 	token := credential.NewToken()
 	lin := &betaport.Tester{ExtensionID: ext.ID, Email: "lin@example.com", Name: "Lin"}
-	if err := m.Store.InviteTester(bg, lin, credential.HashToken(token), d.Admins[0].Email); err != nil {
+	if err := m.Store.InviteTester(bg, lin, storetest.Link(credential.HashToken(token)), d.Admins[0].Email); err != nil {
 		t.Fatal(err)
 	}
 	link := m.URL() + api.InvitePrefix + token

@@ -36,6 +36,7 @@ import (
 	"github.com/betaport/betaport/server/cli"
 	"github.com/betaport/betaport/server/credential"
 	"github.com/betaport/betaport/server/demo"
+	"github.com/betaport/betaport/server/storetest"
 )
 
 // ---------------------------------------------------------------- helpers
@@ -765,7 +766,7 @@ func TestBBTLBScrolledListKeepsItsPlaceWhenEventsArrive(t *testing.T) {
 	// Thirty newer testers: Lin's row is far below the top of the list.
 	for i := range 30 {
 		tt := &betaport.Tester{ExtensionID: ext.ID, Email: fmt.Sprintf("filler%02d.bbtlb@example.com", i), Name: fmt.Sprintf("Filler %02d", i)}
-		if err := m.Store.InviteTester(context.Background(), tt, credential.HashToken(credential.NewToken()), d.Admins[0].Email); err != nil {
+		if err := m.Store.InviteTester(context.Background(), tt, storetest.Link(credential.HashToken(credential.NewToken())), d.Admins[0].Email); err != nil {
 			t.Fatal(err)
 		}
 	}

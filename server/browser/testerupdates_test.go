@@ -22,6 +22,7 @@ import (
 	"github.com/betaport/betaport/server/cli"
 	"github.com/betaport/betaport/server/credential"
 	"github.com/betaport/betaport/server/crx"
+	"github.com/betaport/betaport/server/storetest"
 )
 
 // TestTesterUpdatesStopWhenRevoked: Chromium's own updater, with the Linux
@@ -58,7 +59,7 @@ func TestTesterUpdatesStopWhenRevoked(t *testing.T) {
 	// policy file from their builds page's address.
 	token := credential.NewToken()
 	lin := &betaport.Tester{ExtensionID: ext.ID, Email: "lin@example.com", Name: "Lin"}
-	if err := m.Store.InviteTester(t.Context(), lin, credential.HashToken(token), admin.Email); err != nil {
+	if err := m.Store.InviteTester(t.Context(), lin, storetest.Link(credential.HashToken(token)), admin.Email); err != nil {
 		t.Fatal(err)
 	}
 	jar, _ := cookiejar.New(nil)
@@ -174,7 +175,7 @@ func TestTesterUpdatesStopWhenRevoked(t *testing.T) {
 	t.Logf("revoked: Lin's copy checked with their URL, was answered noupdate and kept %s with %s published", versionB, versionC)
 
 	// Restored, the same URL gets C.
-	if _, err := m.Store.RestoreTester(t.Context(), lin.ID, credential.HashToken(credential.NewToken()), admin.Email); err != nil {
+	if _, err := m.Store.RestoreTester(t.Context(), lin.ID, storetest.Link(credential.HashToken(credential.NewToken())), admin.Email); err != nil {
 		t.Fatal(err)
 	}
 	checkNow()

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/keyring"
 )
 
@@ -45,6 +46,9 @@ type Config struct {
 	// WebhookAllowPrivate lets webhooks reach loopback, private and
 	// link-local addresses (serve only; tests, one private network).
 	WebhookAllowPrivate bool
+	// InviteDays is how many days a new invite link works unused unless
+	// the admin says otherwise (serve only).
+	InviteDays int
 	// LogFormat is text or json, LogLevel the least level logged (serve
 	// only; used when Main's Logger is not set by its caller).
 	LogFormat string
@@ -64,7 +68,8 @@ const DefaultAdoptionFlush = 10 * time.Second
 // files under ./data.
 func DefaultConfig() Config {
 	return Config{Addr: "127.0.0.1:8080", Data: "./data", AdoptionFlush: DefaultAdoptionFlush, WebhookRetryMin: 10 * time.Second,
-		LogFormat: "text", LogLevel: slog.LevelInfo}
+		InviteDays: int(betaport.DefaultInviteExpiry.Hours() / 24),
+		LogFormat:  "text", LogLevel: slog.LevelInfo}
 }
 
 // storageFlags registers the settings that choose storage.
@@ -175,6 +180,16 @@ var serveSettings = []*setting{
 		def: func(c *Config) string { return durationText(c.WebhookRetryMin) }},
 	{flag: "webhooks-allow-private", env: "BETAPORT_WEBHOOKS_ALLOW_PRIVATE", boolean: true, usage: "let webhooks reach addresses that are not public: loopback, private, link-local, reserved (env BETAPORT_WEBHOOKS_ALLOW_PRIVATE=1; default: refused)",
 		set: func(c *Config, v string) (err error) { c.WebhookAllowPrivate, err = parseSwitch(v); return err }},
+	{flag: "invite-days", env: "BETAPORT_INVITE_DAYS", usage: "how many `days` a new invite link works unused, 1 to 90, unless the admin gives another when inviting (env BETAPORT_INVITE_DAYS)",
+		set: func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || time.Duration(n)*24*time.Hour > betaport.MaxInviteExpiry {
+				return errors.New("is not a number of days from 1 to 90; give one like 14")
+			}
+			c.InviteDays = n
+			return nil
+		},
+		def: func(c *Config) string { return strconv.Itoa(c.InviteDays) }},
 	{flag: "log-format", env: "BETAPORT_LOG_FORMAT", usage: "log lines as `format` text (key=value) or json, one object per line (env BETAPORT_LOG_FORMAT)",
 		set: func(c *Config, v string) error {
 			if v != "text" && v != "json" {

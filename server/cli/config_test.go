@@ -55,23 +55,24 @@ func TestConfigGoodValues(t *testing.T) {
 			"--addr", "0.0.0.0:9000", "--data", "/var/lib/betaport", "--db", "sqlite:///var/lib/betaport/b.db",
 			"--blob", "file:///var/lib/betaport/blobs", "--base-url", "https://beta.example.com/", "--secret", secret,
 			"--signing-keyring", ring, "--no-ui", "--metrics-addr", "127.0.0.1:9090", "--adoption-flush", "30s",
-			"--webhook-retry-min", "250ms", "--webhooks-allow-private",
+			"--webhook-retry-min", "250ms", "--webhooks-allow-private", "--invite-days", "3",
 		}, Config{
 			Addr: "0.0.0.0:9000", Data: "/var/lib/betaport", DB: "sqlite:///var/lib/betaport/b.db",
 			Blob: "file:///var/lib/betaport/blobs", BaseURL: "https://beta.example.com/", Secret: secret,
 			SigningKeyring: ring, NoUI: true, MetricsAddr: "127.0.0.1:9090", AdoptionFlush: 30 * time.Second,
-			WebhookRetryMin: 250 * time.Millisecond, WebhookAllowPrivate: true, LogFormat: "text", LogLevel: slog.LevelInfo,
+			WebhookRetryMin: 250 * time.Millisecond, WebhookAllowPrivate: true, InviteDays: 3, LogFormat: "text", LogLevel: slog.LevelInfo,
 		}},
 		{"environment", map[string]string{
 			"BETAPORT_ADDR": ":8080", "BETAPORT_DATA": "data2", "BETAPORT_DB": "postgres://betaport:pw@db.internal:5432/betaport?sslmode=require&pool_max_conns=8",
 			"BETAPORT_BLOB": "s3://betaport-zips?endpoint=http://127.0.0.1:7070&region=us-east-1", "BETAPORT_BASE_URL": "http://beta.example.com:8080/bp",
 			"BETAPORT_SECRET": secret, "BETAPORT_SIGNING_KEYRING": ring + "," + keyring.Generate(), "BETAPORT_METRICS_ADDR": "[::1]:9090",
 			"BETAPORT_ADOPTION_FLUSH": "2m", "BETAPORT_WEBHOOK_RETRY_MIN": "2s", "BETAPORT_WEBHOOKS_ALLOW_PRIVATE": "1",
+			"BETAPORT_INVITE_DAYS": "90",
 		}, nil, Config{
 			Addr: ":8080", Data: "data2", DB: "postgres://betaport:pw@db.internal:5432/betaport?sslmode=require&pool_max_conns=8",
 			Blob: "s3://betaport-zips?endpoint=http://127.0.0.1:7070&region=us-east-1", BaseURL: "http://beta.example.com:8080/bp",
 			Secret: secret, MetricsAddr: "[::1]:9090", AdoptionFlush: 2 * time.Minute, WebhookRetryMin: 2 * time.Second, WebhookAllowPrivate: true,
-			LogFormat: "text", LogLevel: slog.LevelInfo,
+			InviteDays: 90, LogFormat: "text", LogLevel: slog.LevelInfo,
 		}},
 		{"a flag overrides its variable", map[string]string{
 			"BETAPORT_ADDR": "bad", "BETAPORT_WEBHOOK_RETRY_MIN": "soon", "BETAPORT_WEBHOOKS_ALLOW_PRIVATE": "1", "BETAPORT_DATA": "from-env",
@@ -155,6 +156,9 @@ func TestConfigBadValues(t *testing.T) {
 		{"webhook-retry-min", "BETAPORT_WEBHOOK_RETRY_MIN", "", "not a duration", "10s"},
 		{"webhooks-allow-private", "BETAPORT_WEBHOOKS_ALLOW_PRIVATE", "yes", "neither on nor off", "1 (on) or 0 (off)"},
 		{"webhooks-allow-private", "BETAPORT_WEBHOOKS_ALLOW_PRIVATE", "", "neither on nor off", "1 (on) or 0 (off)"},
+		{"invite-days", "BETAPORT_INVITE_DAYS", "0", "not a number of days from 1 to 90", "14"},
+		{"invite-days", "BETAPORT_INVITE_DAYS", "91", "not a number of days from 1 to 90", "14"},
+		{"invite-days", "BETAPORT_INVITE_DAYS", "2w", "not a number of days from 1 to 90", "14"},
 	}
 	for _, tt := range tests {
 		for _, fromEnv := range []bool{false, true} {

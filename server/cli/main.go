@@ -190,6 +190,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Metrics: m.Metrics,
 		// Webhooks the worker would refuse to send to are refused when made.
 		WebhookAllowPrivate: m.Config.WebhookAllowPrivate,
+		InviteExpiry:        time.Duration(m.Config.InviteDays) * 24 * time.Hour,
 		// Their X-Request-Id is kept as the request's id.
 		TrustedProxies: m.Config.TrustedProxies,
 		// The upload panel PUTs straight to S3: the page may connect there.

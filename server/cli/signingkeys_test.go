@@ -80,7 +80,7 @@ func TestSigningKeyRotationLosesNothing(t *testing.T) {
 	identity, first := chromeID(m), sealedWith(m)
 	// A tester's update URL holds a token sealed with the same keyring.
 	lin := &betaport.Tester{ExtensionID: ext.ID, Email: "lin@example.com", Name: "Lin"}
-	if err := m.Store.InviteTester(ctx, lin, "invite-lin", "admin@example.com"); err != nil {
+	if err := m.Store.InviteTester(ctx, lin, storetest.Link("invite-lin"), "admin@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	linURL := func(m *cli.Main) string {

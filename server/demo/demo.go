@@ -114,7 +114,10 @@ func Load(ctx context.Context, store betaport.Store, blobs *blob.Bucket, size Si
 		if i == 0 {
 			token := credential.NewToken()
 			t := &betaport.Tester{ExtensionID: e.ID, Email: "tester@example.com", Name: "Demo Tester"}
-			if err := store.InviteTester(ctx, t, credential.HashToken(token), betaport.ActorCommandLine); err != nil {
+			// The demo's link works once, as every invite link does: make
+			// run prints it for the person trying the service.
+			link := betaport.InviteLink{Hash: credential.HashToken(token), ExpiresAt: betaport.Now().Add(betaport.DefaultInviteExpiry)}
+			if err := store.InviteTester(ctx, t, link, betaport.ActorCommandLine); err != nil {
 				return nil, err
 			}
 			r.TesterLink = api.InvitePrefix + token

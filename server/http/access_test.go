@@ -58,7 +58,7 @@ func (e *env) testerOf(t *testing.T, ext *betaport.Extension, status string) (*b
 	t.Helper()
 	token := credential.NewToken()
 	tt := &betaport.Tester{ExtensionID: ext.ID, Email: uniqueEmail("tester"), Name: "T", Status: status}
-	if err := e.DB.InviteTester(context.Background(), tt, credential.HashToken(token), "admin@example.com"); err != nil {
+	if err := e.DB.InviteTester(context.Background(), tt, storetest.Link(credential.HashToken(token)), "admin@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	return tt, token

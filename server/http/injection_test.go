@@ -44,7 +44,7 @@ func TestPagesEscapeHostileText(t *testing.T) {
 	// one with quotes cannot exist).
 	token := credential.NewToken()
 	tester := &betaport.Tester{ExtensionID: ext.ID, Email: uniqueEmail("o'brien+x"), Name: hostile, Status: betaport.TesterActive}
-	if err := e.DB.InviteTester(ctx, tester, credential.HashToken(token), "admin@example.com"); err != nil {
+	if err := e.DB.InviteTester(ctx, tester, storetest.Link(credential.HashToken(token)), "admin@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	testerCookie := e.cookie(t, betaport.Session{TesterID: tester.ID})

@@ -89,6 +89,8 @@ var reasonStatus = map[string]wire{
 	betaport.ReasonUploadExpired:        {http.StatusGone, api.ProblemUploadExpired},
 	betaport.ReasonUploadClosed:         {http.StatusConflict, api.ProblemAlreadyDone},
 	betaport.ReasonAlreadyCurrent:       {http.StatusConflict, api.ProblemAlreadyCurrent},
+	betaport.ReasonInviteUsed:           {http.StatusGone, api.ProblemInviteUsed},
+	betaport.ReasonInviteExpired:        {http.StatusGone, api.ProblemInviteExpired},
 }
 
 // ProblemFor is the problem a client is answered for err, the one mapping

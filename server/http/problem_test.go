@@ -66,6 +66,8 @@ func TestErrorMapsCodesAndReasons(t *testing.T) {
 		{betaport.ECONFLICT, betaport.ReasonUploadExpired, 410, api.ProblemUploadExpired},
 		{betaport.ECONFLICT, betaport.ReasonUploadClosed, 409, api.ProblemAlreadyDone},
 		{betaport.ECONFLICT, betaport.ReasonAlreadyCurrent, 409, api.ProblemAlreadyCurrent},
+		{betaport.ECONFLICT, betaport.ReasonInviteUsed, 410, api.ProblemInviteUsed},
+		{betaport.ECONFLICT, betaport.ReasonInviteExpired, 410, api.ProblemInviteExpired},
 
 		// A reason the http package does not know is answered by its code.
 		{betaport.ECONFLICT, "no_such_reason", 409, api.ProblemConflict},

@@ -73,6 +73,10 @@ type Server struct {
 	WebhookAllowPrivate bool
 	// Timeouts bound slow clients; the zero value means the defaults.
 	Timeouts Timeouts
+	// InviteExpiry is how long a new invite link works unused unless the
+	// admin gives another; 0 means betaport.DefaultInviteExpiry (serve
+	// --invite-days).
+	InviteExpiry time.Duration
 	// Now is the clock upload URLs expire by; nil means time.Now. Tests
 	// move it instead of sleeping.
 	Now func() time.Time

@@ -2,6 +2,8 @@ package http
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -24,9 +26,12 @@ func (s *Server) handleInviteTester(w http.ResponseWriter, r *http.Request, who 
 		return
 	}
 	ctx := r.Context()
-	token := credential.NewToken()
+	link, token, ok := s.newLink(w, in.ExpiresInDays)
+	if !ok {
+		return
+	}
 	t := &betaport.Tester{ExtensionID: ext.ID, Email: in.Email, Name: in.Name, Status: betaport.TesterInvited}
-	err := s.Store.InviteTester(ctx, t, credential.HashToken(token), who.user.Email)
+	err := s.Store.InviteTester(ctx, t, link, who.user.Email)
 	if betaport.ErrorCode(err) == betaport.ECONFLICT {
 		if old, ferr := s.Store.FindTesterByEmail(ctx, ext.ID, t.Email); ferr == nil && old.Status == betaport.TesterRevoked {
 			writeProblem(w, &api.Problem{Type: api.ProblemTesterRevoked, Status: http.StatusConflict, Param: "email",
@@ -41,6 +46,30 @@ func (s *Server) handleInviteTester(w http.ResponseWriter, r *http.Request, who 
 	}
 	w.Header().Set("Location", api.TesterPath(ext.ID, t.ID))
 	writeJSON(w, r, http.StatusCreated, s.invited(t, token))
+}
+
+// newLink makes a personal link that works once, for days (0: the
+// service's default), answering a bad number of days.
+func (s *Server) newLink(w http.ResponseWriter, days int) (betaport.InviteLink, string, bool) {
+	expiry := s.inviteExpiry()
+	if days != 0 {
+		expiry = time.Duration(days) * 24 * time.Hour
+		if days < 0 || expiry > betaport.MaxInviteExpiry {
+			badParam(w, "expiresInDays", fmt.Sprintf("expiresInDays is how many days the link works unused: 1 to %d, or absent for the default (%d).",
+				int(betaport.MaxInviteExpiry.Hours()/24), int(s.inviteExpiry().Hours()/24)))
+			return betaport.InviteLink{}, "", false
+		}
+	}
+	token := credential.NewToken()
+	return betaport.InviteLink{Hash: credential.HashToken(token), ExpiresAt: s.now().Add(expiry)}, token, true
+}
+
+// inviteExpiry is how long a link works unless the admin says otherwise.
+func (s *Server) inviteExpiry() time.Duration {
+	if s.InviteExpiry > 0 {
+		return s.InviteExpiry
+	}
+	return betaport.DefaultInviteExpiry
 }
 
 // invited is a tester with their new personal link.
@@ -76,13 +105,21 @@ func (s *Server) handleResendInvite(w http.ResponseWriter, r *http.Request, who 
 }
 
 func (s *Server) newInviteLink(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension,
-	renew func(ctx context.Context, id int64, inviteHash, actor string) (*betaport.Tester, error)) {
+	renew func(ctx context.Context, id int64, link betaport.InviteLink, actor string) (*betaport.Tester, error)) {
+	// The body is optional: without one the link works for the default.
+	var in api.NewLink
+	if (r.ContentLength > 0 || r.Header.Get("Content-Type") != "") && !s.readJSON(w, r, &in) {
+		return
+	}
 	t, ok := s.testerOf(w, r, ext)
 	if !ok {
 		return
 	}
-	token := credential.NewToken()
-	t, err := renew(r.Context(), t.ID, credential.HashToken(token), who.user.Email)
+	link, token, ok := s.newLink(w, in.ExpiresInDays)
+	if !ok {
+		return
+	}
+	t, err := renew(r.Context(), t.ID, link, who.user.Email)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -160,50 +197,69 @@ func (s *Server) handleRevokeTester(w http.ResponseWriter, r *http.Request, who 
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// handleInviteLink signs a tester in from their personal link and sends them
-// to their builds. A link that no longer works sends a browser to the sign-in
-// page, which says so; other clients get a problem.
-func (s *Server) handleInviteLink(w http.ResponseWriter, r *http.Request, _ *subject) {
-	t, err := s.Store.FindTesterByInvite(r.Context(), credential.HashToken(r.PathValue("token")))
-	if err == nil && t.Status == betaport.TesterRevoked {
-		// A session that says so: the app tells the tester their access
-		// ended and whom to ask, rather than showing the admins' sign-in.
-		if err := s.startSession(w, r, &betaport.Session{TesterID: t.ID}); err != nil {
+// handleInviteLink signs a tester in from their personal link, once, and
+// sends them to their builds. A link that no longer works (used by another
+// browser, expired, replaced) sends a browser to the sign-in page, which
+// says why and to ask for a new one; other clients get a problem. Opened
+// again in the browser it signed in, the link goes to the builds.
+func (s *Server) handleInviteLink(w http.ResponseWriter, r *http.Request, who *subject) {
+	hash := credential.HashToken(r.PathValue("token"))
+	html := strings.Contains(r.Header.Get("Accept"), "text/html")
+	used, err := s.Store.UseInvite(r.Context(), hash, s.now())
+	if err == nil {
+		if err := s.startSession(w, r, &betaport.Session{TesterID: used.ID}); err != nil {
 			s.Error(w, r, err)
 			return
 		}
+		s.Metrics.Session(metrics.SessionTesterLink)
+		// The token must not stay in the address bar or the history.
 		w.Header().Set("Cache-Control", "no-store")
-		if strings.Contains(r.Header.Get("Accept"), "text/html") {
-			http.Redirect(w, r, ui.PathEnded, http.StatusSeeOther)
-			return
-		}
-		s.Error(w, r, s.accessEnded(r.Context(), t))
+		http.Redirect(w, r, "/builds", http.StatusSeeOther)
 		return
 	}
-	if betaport.ErrorCode(err) == betaport.ENOTFOUND {
-		if strings.Contains(r.Header.Get("Accept"), "text/html") {
-			http.Redirect(w, r, "/login?link=invalid", http.StatusSeeOther)
-			return
-		}
-		writeProblem(w, problem(http.StatusNotFound, api.ProblemNotFound,
-			"This invite link no longer works. Ask the extension's admin for a new one."))
-		return
-	} else if err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	if err := s.Store.ActivateTester(r.Context(), t.ID); err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	if err := s.startSession(w, r, &betaport.Session{TesterID: t.ID}); err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	s.Metrics.Session(metrics.SessionTesterLink)
-	// The token must not stay in the address bar or the history.
 	w.Header().Set("Cache-Control", "no-store")
-	http.Redirect(w, r, "/builds", http.StatusSeeOther)
+	var refused *betaport.Error
+	if errors.As(err, &refused) && (refused.Reason == betaport.ReasonInviteUsed || refused.Reason == betaport.ReasonInviteExpired) {
+		if t, ferr := s.Store.FindTesterByInvite(r.Context(), hash); ferr == nil && who.tester != nil && who.tester.ID == t.ID {
+			http.Redirect(w, r, "/builds", http.StatusSeeOther)
+			return
+		}
+		s.Logger.InfoContext(r.Context(), "invite link refused", "reason", refused.Reason)
+		if html {
+			http.Redirect(w, r, "/login?link="+strings.TrimPrefix(refused.Reason, "invite_"), http.StatusSeeOther)
+			return
+		}
+		s.Error(w, r, err)
+		return
+	}
+	if betaport.ErrorCode(err) == betaport.EFORBIDDEN {
+		// A revoked tester's link: a session that says so, so that the
+		// app tells them their access ended and whom to ask, rather than
+		// showing the admins' sign-in.
+		t, err := s.Store.FindTesterByInvite(r.Context(), hash)
+		if err == nil {
+			err = s.startSession(w, r, &betaport.Session{TesterID: t.ID})
+		}
+		switch {
+		case err != nil:
+			s.Error(w, r, err)
+		case html:
+			http.Redirect(w, r, ui.PathEnded, http.StatusSeeOther)
+		default:
+			s.Error(w, r, s.accessEnded(r.Context(), t))
+		}
+		return
+	}
+	if betaport.ErrorCode(err) != betaport.ENOTFOUND {
+		s.Error(w, r, err)
+		return
+	}
+	if html {
+		http.Redirect(w, r, "/login?link=invalid", http.StatusSeeOther)
+		return
+	}
+	writeProblem(w, problem(http.StatusNotFound, api.ProblemNotFound,
+		"This invite link no longer works. Ask the extension's admin for a new one."))
 }
 
 // handleInstalls counts the extension's testers by the build their copies

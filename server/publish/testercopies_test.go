@@ -6,6 +6,7 @@ import (
 
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/publish"
+	"github.com/betaport/betaport/server/storetest"
 )
 
 // TestWarmTesterCopies: after a publish, WarmTesterCopies makes the copies
@@ -66,7 +67,7 @@ func TestWarmTesterCopies(t *testing.T) {
 	}
 
 	// A new link drops the token: the next copy names a new one.
-	if _, err := w.db.ResendInvite(w.ctx, installed.ID, "invite-2", "admin@example.com"); err != nil {
+	if _, err := w.db.ResendInvite(w.ctx, installed.ID, storetest.Link("invite-2"), "admin@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	renewed, err := w.svc.TesterCRX(w.ctx, ext, b, find(installed))

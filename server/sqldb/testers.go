@@ -169,19 +169,19 @@ func testerExists(email string) error {
 		Message: email + " is already a tester of this extension."}
 }
 
-// InviteTester inserts one tester with the hash of their invite link, and
-// its audit event, in one transaction.
-func (s *DB) InviteTester(ctx context.Context, t *betaport.Tester, inviteHash, actor string) error {
+// InviteTester inserts one tester with their invite link, and its audit
+// event, in one transaction.
+func (s *DB) InviteTester(ctx context.Context, t *betaport.Tester, link betaport.InviteLink, actor string) error {
 	if err := normalizeTester(t, betaport.Now()); err != nil {
 		return err
 	}
-	invited := t.CreatedAt
-	t.InvitedAt = &invited
+	invited, expires := t.CreatedAt, link.ExpiresAt.UTC().Truncate(time.Millisecond)
+	t.InvitedAt, t.InviteExpiresAt, t.InviteUsedAt = &invited, &expires, nil
 	err := s.inTx(ctx, func(tx *Tx) error {
 		err := tx.QueryRowContext(ctx,
-			`INSERT INTO testers (extension_id, email, name, status, created_at, invite_hash, invited_at)
-			 VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			t.ExtensionID, t.Email, t.Name, t.Status, millis(t.CreatedAt), inviteHash, millis(invited)).Scan(&t.ID)
+			`INSERT INTO testers (extension_id, email, name, status, created_at, invite_hash, invited_at, invite_expires_at)
+			 VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			t.ExtensionID, t.Email, t.Name, t.Status, millis(t.CreatedAt), link.Hash, millis(invited), millis(expires)).Scan(&t.ID)
 		if err != nil {
 			return err
 		}
@@ -198,18 +198,19 @@ func (s *DB) InviteTester(ctx context.Context, t *betaport.Tester, inviteHash, a
 
 // testerColumns are read from the testers table named t.
 const testerColumns = `t.id, t.extension_id, t.email, t.name, t.status, t.created_at, t.last_seen_at, t.invited_at, COALESCE(t.revoked_by, ''),
-	t.installed_version, t.last_check_at, COALESCE(t.update_token_hash, '')`
+	t.installed_version, t.last_check_at, COALESCE(t.update_token_hash, ''), t.invite_expires_at, t.invite_used_at`
 
 func scanTester(row interface{ Scan(...any) error }) (*betaport.Tester, error) {
 	var t betaport.Tester
 	var created int64
-	var seen, invited, checked sql.NullInt64
+	var seen, invited, checked, expires, used sql.NullInt64
 	if err := row.Scan(&t.ID, &t.ExtensionID, &t.Email, &t.Name, &t.Status, &created, &seen, &invited, &t.RevokedBy,
-		&t.InstalledVersion, &checked, &t.UpdateTokenHash); err != nil {
+		&t.InstalledVersion, &checked, &t.UpdateTokenHash, &expires, &used); err != nil {
 		return nil, err
 	}
 	t.CreatedAt, t.LastSeenAt, t.InvitedAt = fromMillis(created), fromNullMillis(seen), fromNullMillis(invited)
 	t.LastCheckAt = fromNullMillis(checked)
+	t.InviteExpiresAt, t.InviteUsedAt = fromNullMillis(expires), fromNullMillis(used)
 	return &t, nil
 }
 
@@ -297,21 +298,53 @@ func (s *DB) testersQuery(f betaport.TesterFilter) (string, []any) {
 	return q, append(args, f.Limit)
 }
 
-// ActivateTester marks a tester active and seen now; a revoked tester stays
-// revoked.
-func (s *DB) ActivateTester(ctx context.Context, id int64) error {
-	return s.inTx(ctx, func(tx *Tx) error {
-		var extensionID int64
+// UseInvite signs a tester in with their link: the link is marked used,
+// the tester active and seen, in one statement whose conditions make two
+// browsers racing with one link sign one in.
+func (s *DB) UseInvite(ctx context.Context, inviteHash string, now time.Time) (*betaport.Tester, error) {
+	var t *betaport.Tester
+	err := s.inTx(ctx, func(tx *Tx) error {
+		at := millis(now)
+		var id int64
 		err := tx.QueryRowContext(ctx,
-			`UPDATE testers SET status = 'active', last_seen_at = ? WHERE id = ? AND status <> 'revoked' RETURNING extension_id`,
-			millis(betaport.Now()), id).Scan(&extensionID)
+			`UPDATE testers SET status = 'active', last_seen_at = ?, invite_used_at = ?
+			 WHERE invite_hash = ? AND status <> 'revoked' AND invite_used_at IS NULL
+			   AND (invite_expires_at IS NULL OR invite_expires_at > ?) RETURNING id`,
+			at, at, inviteHash, at).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil
+			// Say why: read the link as it is.
+			t, err = scanTester(tx.QueryRowContext(ctx, `SELECT `+testerColumns+` FROM testers t WHERE t.invite_hash = ?`, inviteHash))
+			if errors.Is(err, sql.ErrNoRows) {
+				return errNoTester
+			} else if err != nil {
+				return err
+			}
+			return inviteRefused(t, now)
 		} else if err != nil {
 			return err
 		}
-		return moveTestersRevision(ctx, tx, extensionID)
+		if t, err = scanTester(tx.QueryRowContext(ctx, `SELECT `+testerColumns+` FROM testers t WHERE t.id = ?`, id)); err != nil {
+			return err
+		}
+		return moveTestersRevision(ctx, tx, t.ExtensionID)
 	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// inviteRefused says why t's link signs no one in at now.
+func inviteRefused(t *betaport.Tester, now time.Time) error {
+	if t.Status == betaport.TesterRevoked {
+		return &betaport.Error{Code: betaport.EFORBIDDEN, Message: "This tester's access was revoked."}
+	}
+	if t.InviteLinkState(now) == betaport.InviteExpired {
+		return &betaport.Error{Code: betaport.ECONFLICT, Reason: betaport.ReasonInviteExpired,
+			Message: "This invite link expired. Ask the extension's admin for a new one."}
+	}
+	return &betaport.Error{Code: betaport.ECONFLICT, Reason: betaport.ReasonInviteUsed,
+		Message: "This invite link was used already: each link signs in one browser. Ask the extension's admin for a new one."}
 }
 
 // RevokeTester revokes a tester, recording who did. Their sessions stop
@@ -344,20 +377,20 @@ func (s *DB) RevokeTester(ctx context.Context, id int64, actor string) error {
 }
 
 // RestoreTester makes a revoked tester invited again with a new link.
-func (s *DB) RestoreTester(ctx context.Context, id int64, inviteHash, actor string) (*betaport.Tester, error) {
-	return s.newInvite(ctx, id, inviteHash, actor, betaport.AuditTesterRestored)
+func (s *DB) RestoreTester(ctx context.Context, id int64, link betaport.InviteLink, actor string) (*betaport.Tester, error) {
+	return s.newInvite(ctx, id, link, actor, betaport.AuditTesterRestored)
 }
 
 // ResendInvite gives a tester who is not revoked a new link.
-func (s *DB) ResendInvite(ctx context.Context, id int64, inviteHash, actor string) (*betaport.Tester, error) {
-	return s.newInvite(ctx, id, inviteHash, actor, betaport.AuditInviteResent)
+func (s *DB) ResendInvite(ctx context.Context, id int64, link betaport.InviteLink, actor string) (*betaport.Tester, error) {
+	return s.newInvite(ctx, id, link, actor, betaport.AuditInviteResent)
 }
 
 // newInvite replaces a tester's invite link: a restore (action
 // AuditTesterRestored) takes a revoked tester back to invited, a resend
 // keeps an invited or active tester's status. The old link stops working
 // in the same transaction.
-func (s *DB) newInvite(ctx context.Context, id int64, inviteHash, actor, action string) (*betaport.Tester, error) {
+func (s *DB) newInvite(ctx context.Context, id int64, link betaport.InviteLink, actor, action string) (*betaport.Tester, error) {
 	var t *betaport.Tester
 	err := s.inTx(ctx, func(tx *Tx) error {
 		var err error
@@ -376,8 +409,8 @@ func (s *DB) newInvite(ctx context.Context, id int64, inviteHash, actor, action 
 		case restore:
 			t.Status, t.RevokedBy = betaport.TesterInvited, ""
 		}
-		now := betaport.Now()
-		t.InvitedAt = &now
+		now, expires := betaport.Now(), link.ExpiresAt.UTC().Truncate(time.Millisecond)
+		t.InvitedAt, t.InviteExpiresAt, t.InviteUsedAt = &now, &expires, nil
 		// Only from the status read: of racing restores one changes the
 		// row (which locks it), the others find it restored already.
 		// A new link (not a restore) replaces the update token too: the
@@ -386,8 +419,9 @@ func (s *DB) newInvite(ctx context.Context, id int64, inviteHash, actor, action 
 		if !restore {
 			update = `, update_token_hash = NULL, update_token_sealed = NULL`
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE testers SET status = ?, revoked_by = NULL, invite_hash = ?, invited_at = ?`+update+` WHERE id = ? AND status = ?`,
-			t.Status, inviteHash, millis(now), id, was)
+		res, err := tx.ExecContext(ctx, `UPDATE testers SET status = ?, revoked_by = NULL, invite_hash = ?, invited_at = ?,
+			invite_expires_at = ?, invite_used_at = NULL`+update+` WHERE id = ? AND status = ?`,
+			t.Status, link.Hash, millis(now), millis(expires), id, was)
 		if err != nil {
 			return err
 		}

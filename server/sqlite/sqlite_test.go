@@ -83,7 +83,7 @@ func TestSearchIndexIntegrity(t *testing.T) {
 	if err := s.CreateTesters(ctx, ts); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.InviteTester(ctx, &betaport.Tester{ExtensionID: e.ID, Email: "one@example.com", Name: "One"}, "one", "admin@example.com"); err != nil {
+	if err := s.InviteTester(ctx, &betaport.Tester{ExtensionID: e.ID, Email: "one@example.com", Name: "One"}, storetest.Link("one"), "admin@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
@@ -116,7 +116,7 @@ func FuzzTesterSearch(f *testing.F) {
 	var all []*betaport.Tester
 	for i, name := range []string{"Ada Lovelace", `Nina "Q" O'Neil`, `Perc\y 100%_Sure`, "Nor (OR) AND* ^Not: NEAR", "Élodie Ångström", "Иван Петров"} {
 		tt := &betaport.Tester{ExtensionID: e.ID, Email: fmt.Sprintf("t%d.%s@example.com", i, strings.ToLower(strings.Fields(name)[0])), Name: name}
-		if err := s.InviteTester(ctx, tt, fmt.Sprint(i), "admin@example.com"); err != nil {
+		if err := s.InviteTester(ctx, tt, storetest.Link(fmt.Sprint(i)), "admin@example.com"); err != nil {
 			f.Fatal(err)
 		}
 		all = append(all, tt)

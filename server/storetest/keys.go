@@ -102,18 +102,18 @@ func testAuditTrail(t *testing.T, s betaport.Store) {
 	s.RevokeKey(ctx, e.ID, k.ID, "grace@example.com")
 	s.RevokeKey(ctx, e.ID, k.ID, "grace@example.com") // nothing new
 	tt := &betaport.Tester{ExtensionID: e.ID, Email: "tim@example.com"}
-	if err := s.InviteTester(ctx, tt, "audit-invite", betaport.ActorCommandLine); err != nil {
+	if err := s.InviteTester(ctx, tt, Link("audit-invite"), betaport.ActorCommandLine); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, s.InviteTester(ctx, &betaport.Tester{ExtensionID: e.ID, Email: "TIM@example.com"}, "audit-invite-2", "ada@example.com"), betaport.ECONFLICT)
-	if _, err := s.ResendInvite(ctx, tt.ID, "audit-resend", "ada@example.com"); err != nil {
+	wantCode(t, s.InviteTester(ctx, &betaport.Tester{ExtensionID: e.ID, Email: "TIM@example.com"}, Link("audit-invite-2"), "ada@example.com"), betaport.ECONFLICT)
+	if _, err := s.ResendInvite(ctx, tt.ID, Link("audit-resend"), "ada@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	s.RevokeTester(ctx, tt.ID, "ada@example.com")
-	if _, err := s.RestoreTester(ctx, tt.ID, "audit-restore", "grace@example.com"); err != nil {
+	if _, err := s.RestoreTester(ctx, tt.ID, Link("audit-restore"), "grace@example.com"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.InviteTester(ctx, &betaport.Tester{ExtensionID: other.ID, Email: "o@example.com"}, "audit-other", "ada@example.com"); err != nil {
+	if err := s.InviteTester(ctx, &betaport.Tester{ExtensionID: other.ID, Email: "o@example.com"}, Link("audit-other"), "ada@example.com"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -155,7 +155,7 @@ func testRestoreAndResend(t *testing.T, s betaport.Store) {
 	team := MustTeam(t, s, betaport.PlanProfessional)
 	e := MustExtension(t, s, team, "E")
 	tt := &betaport.Tester{ExtensionID: e.ID, Email: "Ada@Example.com", Name: "Ada"}
-	if err := s.InviteTester(ctx, tt, "first-link", "admin@example.com"); err != nil {
+	if err := s.InviteTester(ctx, tt, Link("first-link"), "admin@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	if tt.InvitedAt == nil {
@@ -165,7 +165,7 @@ func testRestoreAndResend(t *testing.T, s betaport.Store) {
 		t.Fatalf("FindTesterByEmail = %+v", got)
 	}
 
-	resent, err := s.ResendInvite(ctx, tt.ID, "second-link", "admin@example.com")
+	resent, err := s.ResendInvite(ctx, tt.ID, Link("second-link"), "admin@example.com")
 	if err != nil || resent.Status != betaport.TesterInvited || resent.InvitedAt.Before(*tt.InvitedAt) {
 		t.Fatalf("ResendInvite = %+v, %v", resent, err)
 	}
@@ -174,20 +174,20 @@ func testRestoreAndResend(t *testing.T, s betaport.Store) {
 	if got, err := s.FindTesterByInvite(ctx, "second-link"); err != nil || got.ID != tt.ID {
 		t.Fatalf("the new link finds %+v, %v", got, err)
 	}
-	_, err = s.RestoreTester(ctx, tt.ID, "x", "admin@example.com")
+	_, err = s.RestoreTester(ctx, tt.ID, Link("x"), "admin@example.com")
 	wantCode(t, err, betaport.ECONFLICT) // not revoked
 
-	s.ActivateTester(ctx, tt.ID)
+	mustUseInvite(t, s, "second-link")
 	if err := s.CreateSession(ctx, &betaport.Session{TokenHash: "before-revoke", TesterID: tt.ID, ExpiresAt: betaport.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.RevokeTester(ctx, tt.ID, "admin@example.com"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.ResendInvite(ctx, tt.ID, "y", "admin@example.com")
+	_, err = s.ResendInvite(ctx, tt.ID, Link("y"), "admin@example.com")
 	wantCode(t, err, betaport.ECONFLICT) // revoked: restore instead
 
-	restored, err := s.RestoreTester(ctx, tt.ID, "third-link", "admin@example.com")
+	restored, err := s.RestoreTester(ctx, tt.ID, Link("third-link"), "admin@example.com")
 	if err != nil || restored.ID != tt.ID || restored.Status != betaport.TesterInvited || restored.RevokedBy != "" {
 		t.Fatalf("RestoreTester = %+v, %v", restored, err)
 	}
@@ -199,6 +199,6 @@ func testRestoreAndResend(t *testing.T, s betaport.Store) {
 	if got, err := s.FindTesterByInvite(ctx, "third-link"); err != nil || got.ID != tt.ID {
 		t.Fatalf("the restored tester's link finds %+v, %v", got, err)
 	}
-	_, err = s.RestoreTester(ctx, tt.ID+1000, "z", "admin@example.com")
+	_, err = s.RestoreTester(ctx, tt.ID+1000, Link("z"), "admin@example.com")
 	wantCode(t, err, betaport.ENOTFOUND)
 }

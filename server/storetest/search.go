@@ -50,19 +50,19 @@ func testTesterSearchIndex(t *testing.T, s betaport.Store) {
 	var all []*betaport.Tester
 	for i, st := range searchTesters {
 		tt := &betaport.Tester{ExtensionID: e.ID, Email: st.email, Name: st.name}
-		if err := s.InviteTester(ctx, tt, fmt.Sprintf("search-%d", i), "admin@example.com"); err != nil {
+		if err := s.InviteTester(ctx, tt, Link(fmt.Sprintf("search-%d", i)), "admin@example.com"); err != nil {
 			t.Fatal(err)
 		}
 		all = append(all, tt)
 	}
 	// The same people testing another extension: never in E's results.
 	for i, st := range searchTesters {
-		if err := s.InviteTester(ctx, &betaport.Tester{ExtensionID: other.ID, Email: st.email, Name: st.name}, fmt.Sprintf("other-%d", i), "admin@example.com"); err != nil {
+		if err := s.InviteTester(ctx, &betaport.Tester{ExtensionID: other.ID, Email: st.email, Name: st.name}, Link(fmt.Sprintf("other-%d", i)), "admin@example.com"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	s.ActivateTester(ctx, all[1].ID)                    // Grace
-	s.ActivateTester(ctx, all[8].ID)                    // Søren
+	mustUseInvite(t, s, "search-1")                     // Grace
+	mustUseInvite(t, s, "search-8")                     // Søren
 	s.RevokeTester(ctx, all[0].ID, "admin@example.com") // Ada
 
 	for _, tt := range []struct {
@@ -164,7 +164,10 @@ func testTesterSearchFollowsChanges(t *testing.T, s betaport.Store, db *sql.DB) 
 	}
 
 	// Signing in and revoking change no e-mail or name.
-	s.ActivateTester(ctx, grace.ID)
+	if _, err := s.ResendInvite(ctx, grace.ID, Link("grace"), "admin@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	mustUseInvite(t, s, "grace")
 	s.RevokeTester(ctx, alan.ID, "admin@example.com")
 	if got := find("hopper"); got != "Grace" {
 		t.Errorf("after sign-in, hopper finds %q", got)
@@ -215,7 +218,7 @@ func testTesterSearchFollowsChanges(t *testing.T, s betaport.Store, db *sql.DB) 
 		}
 	}
 	late := &betaport.Tester{ExtensionID: e.ID, Email: "late@example.com", Name: "Late Bulk"}
-	if err := s.InviteTester(ctx, late, "late", "admin@example.com"); err != nil {
+	if err := s.InviteTester(ctx, late, Link("late"), "admin@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	if late.ID <= batch[len(batch)-1].ID {

@@ -43,6 +43,7 @@ func Run(t *testing.T, open Opener) {
 		{"NamedKeys", testNamedKeys},
 		{"AuditTrail", testAuditTrail},
 		{"RestoreAndResend", testRestoreAndResend},
+		{"InviteLinks", testInviteLinks},
 		{"UsersAndSessions", testUsersAndSessions},
 		{"TesterSearch", testTesterSearch},
 		{"TesterSearchIndex", testTesterSearchIndex},
@@ -522,17 +523,17 @@ func testTesterSearch(t *testing.T, s betaport.Store) {
 	var ts []*betaport.Tester
 	for i, name := range []string{"Ada Lovelace", "Grace Hopper", "Alan Turing", "Barbara Liskov", "Adele Goldberg"} {
 		tt := &betaport.Tester{ExtensionID: e.ID, Email: fmt.Sprintf("t%d@%s.example", i, strings.ToLower(strings.Fields(name)[1])), Name: name}
-		if err := s.InviteTester(ctx, tt, fmt.Sprintf("invite-%d", i), "admin@example.com"); err != nil {
+		if err := s.InviteTester(ctx, tt, Link(fmt.Sprintf("invite-%d", i)), "admin@example.com"); err != nil {
 			t.Fatal(err)
 		}
 		ts = append(ts, tt)
 	}
-	if err := s.InviteTester(ctx, &betaport.Tester{ExtensionID: other.ID, Email: "t0@lovelace.example", Name: "Ada"}, "invite-other", "admin@example.com"); err != nil {
+	if err := s.InviteTester(ctx, &betaport.Tester{ExtensionID: other.ID, Email: "t0@lovelace.example", Name: "Ada"}, Link("invite-other"), "admin@example.com"); err != nil {
 		t.Fatalf("the same e-mail on another extension: %v", err)
 	}
-	wantCode(t, s.InviteTester(ctx, &betaport.Tester{ExtensionID: e.ID, Email: "T0@Lovelace.example"}, "invite-dup", "admin@example.com"), betaport.ECONFLICT)
-	s.ActivateTester(ctx, ts[1].ID)
-	s.ActivateTester(ctx, ts[3].ID)
+	wantCode(t, s.InviteTester(ctx, &betaport.Tester{ExtensionID: e.ID, Email: "T0@Lovelace.example"}, Link("invite-dup"), "admin@example.com"), betaport.ECONFLICT)
+	mustUseInvite(t, s, "invite-1")
+	mustUseInvite(t, s, "invite-3")
 
 	names := func(f betaport.TesterFilter) string {
 		t.Helper()
@@ -584,10 +585,10 @@ func testRevokeEndsSessions(t *testing.T, s betaport.Store) {
 	team := MustTeam(t, s, betaport.PlanProfessional)
 	e := MustExtension(t, s, team, "E")
 	tt := &betaport.Tester{ExtensionID: e.ID, Email: "ada@example.com", Name: "Ada"}
-	if err := s.InviteTester(ctx, tt, "invite", "admin@example.com"); err != nil {
+	if err := s.InviteTester(ctx, tt, Link("invite"), "admin@example.com"); err != nil {
 		t.Fatal(err)
 	}
-	s.ActivateTester(ctx, tt.ID)
+	mustUseInvite(t, s, "invite")
 	if err := s.CreateSession(ctx, &betaport.Session{TokenHash: "t1", TesterID: tt.ID, ExpiresAt: betaport.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
@@ -604,7 +605,8 @@ func testRevokeEndsSessions(t *testing.T, s betaport.Store) {
 	if got.Status != betaport.TesterRevoked || got.RevokedBy != "admin@example.com" {
 		t.Fatalf("revoked tester = %+v", got)
 	}
-	s.ActivateTester(ctx, tt.ID)
+	_, err = s.UseInvite(ctx, "invite", betaport.Now())
+	wantCode(t, err, betaport.EFORBIDDEN)
 	if got, _ := s.FindTester(ctx, tt.ID); got.Status != betaport.TesterRevoked {
 		t.Fatalf("a revoked tester who opens their link again is %s", got.Status)
 	}

@@ -21,7 +21,7 @@ func testTesterUpdates(t *testing.T, s betaport.Store) {
 	team := MustTeam(t, s, betaport.PlanProfessional)
 	e, other := MustExtension(t, s, team, "E"), MustExtension(t, s, team, "Other")
 	ada := &betaport.Tester{ExtensionID: e.ID, Email: "ada@example.com", Name: "Ada"}
-	if err := s.InviteTester(ctx, ada, "invite-ada", "admin@example.com"); err != nil {
+	if err := s.InviteTester(ctx, ada, Link("invite-ada"), "admin@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	if sealed, err := s.TesterUpdateToken(ctx, ada.ID); err != nil || sealed != "" {
@@ -66,7 +66,7 @@ func testTesterUpdates(t *testing.T, s betaport.Store) {
 
 	// Checks: the latest is kept, in one write for many testers.
 	bob := &betaport.Tester{ExtensionID: e.ID, Email: "bob@example.com", Name: "Bob"}
-	if err := s.InviteTester(ctx, bob, "invite-bob", "admin@example.com"); err != nil {
+	if err := s.InviteTester(ctx, bob, Link("invite-bob"), "admin@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
@@ -96,7 +96,7 @@ func testTesterUpdates(t *testing.T, s betaport.Store) {
 	cy := &betaport.Tester{ExtensionID: e.ID, Email: "cy@example.com", Name: "Cy"}
 	dee := &betaport.Tester{ExtensionID: e.ID, Email: "dee@example.com", Name: "Dee"}
 	for _, tt := range []*betaport.Tester{cy, dee} {
-		if err := s.InviteTester(ctx, tt, "invite-"+tt.Name, "admin@example.com"); err != nil {
+		if err := s.InviteTester(ctx, tt, Link("invite-"+tt.Name), "admin@example.com"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -127,13 +127,13 @@ func testTesterUpdates(t *testing.T, s betaport.Store) {
 	if err := s.RevokeTester(ctx, ada.ID, "admin@example.com"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.RestoreTester(ctx, ada.ID, "invite-ada-2", "admin@example.com"); err != nil {
+	if _, err := s.RestoreTester(ctx, ada.ID, Link("invite-ada-2"), "admin@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	if sealed, _ := s.TesterUpdateToken(ctx, ada.ID); sealed != kept {
 		t.Fatalf("after a restore the token is %q, want %q", sealed, kept)
 	}
-	if _, err := s.ResendInvite(ctx, ada.ID, "invite-ada-3", "admin@example.com"); err != nil {
+	if _, err := s.ResendInvite(ctx, ada.ID, Link("invite-ada-3"), "admin@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	if sealed, _ := s.TesterUpdateToken(ctx, ada.ID); sealed != "" {
@@ -174,7 +174,7 @@ func testTesterAdoption(t *testing.T, s betaport.Store) {
 	ada := &betaport.Tester{ExtensionID: e.ID, Email: "ada@example.com", Name: "Ada"}
 	bob := &betaport.Tester{ExtensionID: e.ID, Email: "bob@example.com", Name: "Bob"}
 	moves("an invite", func() {
-		if err := s.InviteTester(ctx, ada, "invite-ada", "admin@example.com"); err != nil {
+		if err := s.InviteTester(ctx, ada, Link("invite-ada"), "admin@example.com"); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -184,9 +184,7 @@ func testTesterAdoption(t *testing.T, s betaport.Store) {
 		}
 	})
 	moves("a link opened", func() {
-		if err := s.ActivateTester(ctx, ada.ID); err != nil {
-			t.Fatal(err)
-		}
+		mustUseInvite(t, s, "invite-ada")
 	})
 	moves("a revoke", func() {
 		if err := s.RevokeTester(ctx, bob.ID, "admin@example.com"); err != nil {
@@ -194,12 +192,12 @@ func testTesterAdoption(t *testing.T, s betaport.Store) {
 		}
 	})
 	moves("a restore", func() {
-		if _, err := s.RestoreTester(ctx, bob.ID, "invite-bob-2", "admin@example.com"); err != nil {
+		if _, err := s.RestoreTester(ctx, bob.ID, Link("invite-bob-2"), "admin@example.com"); err != nil {
 			t.Fatal(err)
 		}
 	})
 	moves("a new link", func() {
-		if _, err := s.ResendInvite(ctx, bob.ID, "invite-bob-3", "admin@example.com"); err != nil {
+		if _, err := s.ResendInvite(ctx, bob.ID, Link("invite-bob-3"), "admin@example.com"); err != nil {
 			t.Fatal(err)
 		}
 	})
