@@ -44,18 +44,30 @@ type SignIn struct {
 	again bool
 }
 
+// deadLinkNotice tells a tester why their invite link did not sign them in
+// and what to do: every case ends with asking for a new link.
+var deadLinkNotice = map[string]string{
+	"":        "",
+	"invalid": "That invite link no longer works. Ask the extension's admin for a new one.",
+	"used": "That invite link was used already, in another browser: each link signs in one browser, once. " +
+		"If that was you, carry on there; otherwise ask the extension's admin for a new link.",
+	"expired": "That invite link expired before it was used. Ask the extension's admin for a new one.",
+}
+
 // NewSignIn returns the page's model; Open shows it.
 func NewSignIn(cfg SignInConfig) *SignIn { return &SignIn{cfg: cfg} }
 
-// Open shows the page; deadLink is set when an invite link that no longer
-// works brought the person here.
-func (p *SignIn) Open(deadLink bool) {
+// Open shows the page; link says why an invite link that did not sign the
+// person in brought them here (the sign-in page's ?link=): "used" by
+// another browser, "expired", or "invalid" (replaced, or never made); ""
+// for none.
+func (p *SignIn) Open(link string) {
 	if p.cfg.Title != nil {
 		p.cfg.Title("Sign in")
 	}
-	p.Notice = ""
-	if deadLink {
-		p.Notice = "That invite link no longer works. Ask the extension's admin for a new one."
+	p.Notice = deadLinkNotice[link]
+	if p.Notice == "" && link != "" {
+		p.Notice = deadLinkNotice["invalid"]
 	}
 	p.cfg.Session.Check(p.cfg.Env, func(who *api.Session) { p.Who = who })
 }

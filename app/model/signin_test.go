@@ -2,6 +2,7 @@ package model_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/betaport/betaport/app/api"
@@ -44,7 +45,7 @@ func triedWith(t *testing.T, r *heldRequest) string {
 func TestSignInAfterATypo(t *testing.T) {
 	a := newAccountsAPI()
 	p := newSignInPage(t, a, model.NewSession(nil))
-	p.do(func() { p.m.Open(false) })
+	p.do(func() { p.m.Open("") })
 	p.wait("the session check", func() bool { return p.answered == 1 })
 	p.do(func() {
 		if lastOf(p.fx.titles) != "Sign in" || p.m.Notice != "" || p.m.Who != nil {
@@ -203,7 +204,7 @@ func TestSignInBeforeThePagesCheckIsAnswered(t *testing.T) {
 	checks := a.hold("GET " + api.PathSession)
 	s := model.NewSession(nil)
 	p := newSignInPage(t, a, s)
-	p.do(func() { p.m.Open(false) })
+	p.do(func() { p.m.Open("") })
 	check := checks.next(t)
 	p.typeIn("ada@example.com", "right horse")
 	p.enter()
@@ -224,7 +225,7 @@ func TestSignInDeadLinkAndSignedInAlready(t *testing.T) {
 	a := newAccountsAPI()
 	p := newSignInPage(t, a, model.NewSession(adminSession))
 	p.do(func() {
-		p.m.Open(true)
+		p.m.Open("invalid")
 		if p.m.Notice == "" {
 			t.Error("no notice for a dead link")
 		}
@@ -234,14 +235,21 @@ func TestSignInDeadLinkAndSignedInAlready(t *testing.T) {
 		if path, _ := p.m.Home(); path != model.PathHome {
 			t.Errorf("Home = %q", path)
 		}
-		p.m.Open(false)
+		p.m.Open("")
 		if p.m.Notice != "" {
 			t.Errorf("notice %q without a dead link", p.m.Notice)
+		}
+		// Why the link did not sign them in, each saying what to do.
+		for link, says := range map[string]string{"used": "another browser", "expired": "expired", "invalid": "no longer works", "<b>x</b>": "no longer works"} {
+			p.m.Open(link)
+			if !strings.Contains(p.m.Notice, says) || !strings.Contains(p.m.Notice, "new link") && !strings.Contains(p.m.Notice, "new one") {
+				t.Errorf("?link=%s: notice %q, want it to say %q and to ask for a new link", link, p.m.Notice, says)
+			}
 		}
 	})
 	tp := newSignInPage(t, a, model.NewSession(testerSession))
 	tp.do(func() {
-		tp.m.Open(false)
+		tp.m.Open("")
 		if path, _ := tp.m.Home(); path != model.PathBuilds {
 			t.Errorf("a tester's Home = %q", path)
 		}

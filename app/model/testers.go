@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -124,8 +125,11 @@ type Testers struct {
 	// read: a check from a tester's copy, an invite or a revoke elsewhere.
 	Live Live
 
-	// Email and Name are the invite form's fields as typed.
-	Email, Name string
+	// Email and Name are the invite form's fields as typed; ExpiresInDays
+	// how long the link works unused (one of InviteExpiryChoices; 0 is
+	// the service's default).
+	Email, Name   string
+	ExpiresInDays int
 	// Inviting is set while an invite is on its way; InviteErr is why
 	// the last one was refused.
 	Inviting  bool
@@ -347,6 +351,52 @@ func (m *Testers) address() {
 	}
 }
 
+// InviteExpiryChoices are the invite form's choices of how many days a
+// link works unused; 0 is the service's default (14 days unless its
+// operator set another).
+var InviteExpiryChoices = []int{0, 1, 7, 30, 90}
+
+// LinkNote says what the link just made does and until when, for the
+// admin who sends it: "It works once, in one browser, until 12 Dec 2026
+// 14:05."
+func LinkNote(in *api.Invited) string {
+	s := "It works once, in one browser"
+	if in.InviteExpiresAt != nil {
+		s += ", until " + in.InviteExpiresAt.Local().Format("2 Jan 2006 15:04")
+	}
+	return s + "; it signs them in without a password, and is shown only now."
+}
+
+// LinkExpiry says what a tester's current link can still do at now, for
+// the testers list: "link expires in 3 days", "link expires in 5 h",
+// "link expired 2 days ago"; "" once it signed a browser in (or for a
+// tester with no link, or revoked).
+func LinkExpiry(t betaport.Tester, now time.Time) string {
+	if t.Status == betaport.TesterRevoked || t.InviteExpiresAt == nil || t.InviteUsedAt != nil {
+		return ""
+	}
+	if left := t.InviteExpiresAt.Sub(now); left > 0 {
+		return "link expires in " + span(left)
+	}
+	return "link expired " + span(now.Sub(*t.InviteExpiresAt)) + " ago"
+}
+
+// span says a duration as a person reads it on a list, to the nearest
+// unit: days from 36 hours (a link made for 7 days says 7, not 6, a
+// moment later), hours from an hour, else minutes (at least 1).
+func span(d time.Duration) string {
+	switch {
+	case d >= 36*time.Hour:
+		return strconv.Itoa(int(d.Round(24*time.Hour).Hours()/24)) + " days"
+	case d >= 24*time.Hour:
+		return "1 day"
+	case d >= time.Hour:
+		return strconv.Itoa(int(d.Hours())) + " h"
+	default:
+		return strconv.Itoa(max(int(d.Minutes()), 1)) + " min"
+	}
+}
+
 // Invite invites the tester the form names. The tester shows on top of the
 // list at once (optimistically), and goes again if the service refuses; a
 // refusal because the e-mail's tester was revoked offers to restore them.
@@ -356,7 +406,7 @@ func (m *Testers) Invite() {
 		return
 	}
 	m.Inviting, m.InviteErr, m.Invited, m.Copied, m.Restore = true, nil, nil, false, ""
-	id, gen, in := m.ExtensionID, m.gen, api.Invite{Email: m.Email, Name: m.Name}
+	id, gen, in := m.ExtensionID, m.gen, api.Invite{Email: m.Email, Name: m.Name, ExpiresInDays: m.ExpiresInDays}
 	list := m.list
 	var before []TesterPage
 	if list != nil {

@@ -121,7 +121,12 @@ func (a *testersAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeProblem(w, http.StatusConflict, "/problems/conflict", t.Email+" is a tester already.")
 			return
 		}
-		t.ID, t.InvitedAt = a.nextID, &invitedAt
+		days := in.ExpiresInDays
+		if days == 0 {
+			days = 14
+		}
+		expires := invitedAt.Add(time.Duration(days) * 24 * time.Hour)
+		t.ID, t.InvitedAt, t.InviteExpiresAt = a.nextID, &invitedAt, &expires
 		a.nextID++
 		a.testers = append([]betaport.Tester{t}, a.testers...)
 		w.WriteHeader(http.StatusCreated)
@@ -781,5 +786,61 @@ func TestTestersLiveEvents(t *testing.T) {
 	p.wait("the read landed", func() bool { return !p.m.List.IsValidating && !p.m.Live.Awaiting() })
 	if n := reads(); n != before+2 {
 		t.Fatalf("events during a read that brought them: %d reads, want %d", n, before+2)
+	}
+}
+
+// TestTestersInviteForDays: the form's choice of days goes with the
+// invite, and the note says until when the link works and that it works
+// once.
+func TestTestersInviteForDays(t *testing.T) {
+	svc := newTestersAPI()
+	p := newTestersPage(t, svc, model.NewSession(adminSession))
+	p.open("", "")
+	if !slices.Contains(model.InviteExpiryChoices, 0) || !slices.Contains(model.InviteExpiryChoices, 90) {
+		t.Fatalf("the choices %v lack the default or the longest", model.InviteExpiryChoices)
+	}
+	p.do(func() {
+		p.m.Email, p.m.ExpiresInDays = "cy@example.com", 7
+		p.m.Invite()
+	})
+	p.wait("the link", func() bool { return p.m.Invited != nil })
+	p.do(func() {
+		want := invitedAt.Add(7 * 24 * time.Hour)
+		if got := p.m.Invited.InviteExpiresAt; got == nil || !got.Equal(want) {
+			t.Fatalf("a 7-day invite expires at %v, want %v", got, want)
+		}
+		note := model.LinkNote(p.m.Invited)
+		if !strings.Contains(note, "once") || !strings.Contains(note, want.Local().Format("2 Jan 2006")) {
+			t.Errorf("the note %q does not say the link works once, until %v", note, want)
+		}
+	})
+}
+
+// TestLinkExpiry: what the list says of a tester's link.
+func TestLinkExpiry(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *time.Time { x := now.Add(d); return &x }
+	for _, c := range []struct {
+		t    betaport.Tester
+		want string
+	}{
+		{betaport.Tester{Status: betaport.TesterInvited, InviteExpiresAt: at(14 * 24 * time.Hour)}, "link expires in 14 days"},
+		{betaport.Tester{Status: betaport.TesterInvited, InviteExpiresAt: at(7*24*time.Hour - time.Second)}, "link expires in 7 days"},
+		{betaport.Tester{Status: betaport.TesterInvited, InviteExpiresAt: at(35 * time.Hour)}, "link expires in 1 day"},
+		{betaport.Tester{Status: betaport.TesterInvited, InviteExpiresAt: at(37 * time.Hour)}, "link expires in 2 days"},
+		{betaport.Tester{Status: betaport.TesterInvited, InviteExpiresAt: at(5*time.Hour + 59*time.Minute)}, "link expires in 5 h"},
+		{betaport.Tester{Status: betaport.TesterInvited, InviteExpiresAt: at(20 * time.Second)}, "link expires in 1 min"},
+		{betaport.Tester{Status: betaport.TesterInvited, InviteExpiresAt: at(0)}, "link expired 1 min ago"},
+		{betaport.Tester{Status: betaport.TesterInvited, InviteExpiresAt: at(-3 * 24 * time.Hour)}, "link expired 3 days ago"},
+		// A new link for an active tester, not yet used.
+		{betaport.Tester{Status: betaport.TesterActive, InviteExpiresAt: at(2 * 24 * time.Hour)}, "link expires in 2 days"},
+		// Used: nothing to say; revoked, or loaded in bulk without a link.
+		{betaport.Tester{Status: betaport.TesterActive, InviteExpiresAt: at(time.Hour), InviteUsedAt: at(-time.Hour)}, ""},
+		{betaport.Tester{Status: betaport.TesterRevoked, InviteExpiresAt: at(time.Hour)}, ""},
+		{betaport.Tester{Status: betaport.TesterInvited}, ""},
+	} {
+		if got := model.LinkExpiry(c.t, now); got != c.want {
+			t.Errorf("LinkExpiry(%+v) = %q, want %q", c.t, got, c.want)
+		}
 	}
 }

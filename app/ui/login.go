@@ -25,7 +25,7 @@ func (p *LoginPage) OnNav(ctx app.Context) {
 			Navigate: ctx.Navigate,
 		})
 	}
-	p.m.Open(ctx.Page().URL().Query().Get("link") == "invalid")
+	p.m.Open(ctx.Page().URL().Query().Get("link"))
 }
 
 // state is the model, or an empty one before it exists (on the server,

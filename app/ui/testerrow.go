@@ -1,11 +1,13 @@
 package ui
 
 import (
+	"strings"
 	"time"
 
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
 	"github.com/betaport/betaport/app/betaport"
+	"github.com/betaport/betaport/app/model"
 )
 
 // testerRow is its own component so its handlers always see its own tester
@@ -51,10 +53,17 @@ func (r *testerRow) Render() app.UI {
 			)
 		}
 	}
-	// How old an invite nobody answered is.
+	// How old an invite nobody answered is, and what its link can still
+	// do: "3 days ago · link expires in 11 days".
 	age := ""
-	if t.Status == betaport.TesterInvited && t.InvitedAt != nil && r.Now != nil {
-		age = ageText(r.Now().Sub(*t.InvitedAt))
+	if r.Now != nil {
+		now := r.Now()
+		if t.Status == betaport.TesterInvited && t.InvitedAt != nil {
+			age = ageText(now.Sub(*t.InvitedAt))
+		}
+		if link := model.LinkExpiry(t, now); link != "" {
+			age = strings.TrimPrefix(age+" · "+link, " · ")
+		}
 	}
 	row := app.Div().Class("row testers-grid").DataSet("tester", t.ID)
 	if r.Asking {
@@ -65,7 +74,7 @@ func (r *testerRow) Render() app.UI {
 		cell(app.Span().Title(t.Name).Text(t.Name)),
 		cell(app.Span().Title(t.Email).Text(t.Email)),
 		cell(app.Span().Class("badge badge-"+t.Status).Text(t.Status)),
-		cell(app.Span().Class("muted invite-age").Text(age)),
+		cell(app.Span().Class("muted invite-age").Title(age).Text(age)),
 		cell(app.Span().Class("installed").Title(installedText(t, r.Now)).Text(installedText(t, r.Now))),
 		// The question is in the cell (a row holds only cells), shown
 		// under the row.

@@ -199,6 +199,25 @@ func (p *TestersPage) typedEmail(ctx app.Context, e app.Event) {
 	}
 }
 
+// daysChoiceText names one of the invite form's expiry choices.
+func daysChoiceText(days int) string {
+	switch days {
+	case 0:
+		// The service's (14 days unless its operator set another); the
+		// note after the invite gives the date.
+		return "The default time"
+	case 1:
+		return "1 day"
+	}
+	return itoa(days) + " days"
+}
+
+func (p *TestersPage) choseDays(ctx app.Context, e app.Event) {
+	if p.m != nil {
+		p.m.ExpiresInDays, _ = strconv.Atoi(ctx.JSSrc().Get("value").String())
+	}
+}
+
 func (p *TestersPage) typedName(ctx app.Context, e app.Event) {
 	if p.m != nil {
 		p.m.Name = ctx.JSSrc().Get("value").String()
@@ -287,7 +306,7 @@ func (p *TestersPage) renderInvite(m *model.Testers) app.UI {
 			copyText = "Copied"
 		}
 		result = app.Div().ID("invite-result").Class("state").Attr("role", "status").Body(
-			app.P().ID("invite-note").Text(m.LinkNote+" Send this personal link to "+m.Invited.Email+". It is shown only now; it signs them in without a password."),
+			app.P().ID("invite-note").Text(m.LinkNote+" Send this personal link to "+m.Invited.Email+". "+model.LinkNote(m.Invited)),
 			app.Input().ID("invite-url").ReadOnly(true).Value(m.Invited.InviteURL).Aria("label", "Invite link"),
 			button().ID("copy-invite").Type("button").Text(copyText).OnClick(p.onCopy),
 		)
@@ -298,6 +317,13 @@ func (p *TestersPage) renderInvite(m *model.Testers) app.UI {
 		typedValue(app.Input().ID("invite-email").Type("email").Required(true), m.Email).OnInput(p.typedEmail),
 		app.Label().For("invite-name").Text("Name"),
 		typedValue(app.Input().ID("invite-name").Type("text"), m.Name).OnInput(p.typedName),
+		app.Label().For("invite-days").Text("Link works for"),
+		app.Select().ID("invite-days").OnChange(p.choseDays).Body(
+			app.Range(model.InviteExpiryChoices).Slice(func(i int) app.UI {
+				days := model.InviteExpiryChoices[i]
+				return app.Option().Value(days).Text(daysChoiceText(days)).Selected(days == m.ExpiresInDays)
+			}),
+		),
 		button().ID("invite").Type("submit").Class("primary").Aria("disabled", m.Inviting).Text("Invite"),
 		result,
 	)
