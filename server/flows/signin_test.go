@@ -20,7 +20,7 @@ func TestSignInAfterATypoAgainstTheService(t *testing.T) {
 	var s *model.SignIn
 	p.Do(func() {
 		s = model.NewSignIn(model.SignInConfig{Env: p.Env, Session: model.NewSession(nil), Navigate: func(path string) { went = append(went, path) }})
-		s.Open(false)
+		s.Open("")
 		s.Email, s.Password = d.Admins[0].Email, "not-"+d.Admins[0].Password
 		s.Submit()
 	})

@@ -203,8 +203,20 @@ func TestPrerenderedPagesWriteNoFalseBooleans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var selected []string
+	var selected, daysSelected []string
 	var falseBooleans []string
+	selectID := func(n *html.Node) string {
+		for ; n != nil; n = n.Parent {
+			if n.Type == html.ElementNode && n.Data == "select" {
+				for _, a := range n.Attr {
+					if a.Key == "id" {
+						return a.Val
+					}
+				}
+			}
+		}
+		return ""
+	}
 	var walk func(n *html.Node)
 	walk = func(n *html.Node) {
 		if n.Type == html.ElementNode {
@@ -217,8 +229,14 @@ func TestPrerenderedPagesWriteNoFalseBooleans(t *testing.T) {
 				}
 				if n.Data == "option" && a.Key == "selected" {
 					for _, b := range n.Attr {
-						if b.Key == "value" {
+						if b.Key != "value" {
+							continue
+						}
+						switch selectID(n) {
+						case "tester-status":
 							selected = append(selected, b.Val)
+						case "invite-days":
+							daysSelected = append(daysSelected, b.Val)
 						}
 					}
 				}
@@ -234,6 +252,9 @@ func TestPrerenderedPagesWriteNoFalseBooleans(t *testing.T) {
 	}
 	if len(selected) != 1 || selected[0] != "" {
 		t.Errorf("the status filter's selected options are %q, want just All (\"\")", selected)
+	}
+	if len(daysSelected) != 1 || daysSelected[0] != "0" {
+		t.Errorf("the invite form's expiry choices selected are %q, want just the default (\"0\")", daysSelected)
 	}
 
 	out, err := bphttp.EscapeAttributes([]byte(`<button hidden="false" disabled aria-busy="false" draggable="false">x</button>`))
