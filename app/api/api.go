@@ -8,7 +8,11 @@
 // binary, where every dependency costs download time.
 package api
 
-import "github.com/betaport/betaport/app/betaport"
+import (
+	"encoding/json"
+
+	"github.com/betaport/betaport/app/betaport"
+)
 
 // Health is the body of /healthz and /readyz.
 type Health struct {
@@ -44,15 +48,35 @@ type SignIn struct {
 type Invite struct {
 	Email string `json:"email"`
 	Name  string `json:"name"`
-	// ExpiresInDays is how long the link works unused, 1 to 90 days; 0 is
-	// the service's default (14 days unless its operator set another).
-	ExpiresInDays int `json:"expiresInDays,omitempty"`
+	// ExpiresInDays is how long the link works unused, 1 to 90 days;
+	// absent, the service's default (14 days unless its operator set
+	// another).
+	ExpiresInDays Days `json:"expiresInDays,omitzero"`
 }
 
 // NewLink is the optional body of a restore or a new link: how long the
 // new link works unused, as in Invite.
 type NewLink struct {
-	ExpiresInDays int `json:"expiresInDays,omitempty"`
+	ExpiresInDays Days `json:"expiresInDays,omitzero"`
+}
+
+// Days is a number of days a request may give: its zero value is "not
+// given" (and is not sent), so that a 0 or a null that was given is told
+// apart from a field left out, and refused.
+type Days struct {
+	N     int
+	Given bool
+}
+
+// DaysOf is n days given, or none for n = 0.
+func DaysOf(n int) Days { return Days{N: n, Given: n != 0} }
+
+func (d Days) MarshalJSON() ([]byte, error) { return json.Marshal(d.N) }
+
+func (d *Days) UnmarshalJSON(b []byte) error {
+	// null is given too (and is no number of days): N stays 0.
+	d.Given = true
+	return json.Unmarshal(b, &d.N)
 }
 
 // Invited answers an invite: the tester and their personal link, shown once.

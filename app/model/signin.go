@@ -54,6 +54,15 @@ var deadLinkNotice = map[string]string{
 	"expired": "That invite link expired before it was used. Ask the extension's admin for a new one.",
 }
 
+// DeadLinkNotice is what the sign-in page says for its ?link= (see Open):
+// "" for none, and a link it does not know is one that no longer works.
+func DeadLinkNotice(link string) string {
+	if n, ok := deadLinkNotice[link]; ok {
+		return n
+	}
+	return deadLinkNotice["invalid"]
+}
+
 // NewSignIn returns the page's model; Open shows it.
 func NewSignIn(cfg SignInConfig) *SignIn { return &SignIn{cfg: cfg} }
 
@@ -65,10 +74,7 @@ func (p *SignIn) Open(link string) {
 	if p.cfg.Title != nil {
 		p.cfg.Title("Sign in")
 	}
-	p.Notice = deadLinkNotice[link]
-	if p.Notice == "" && link != "" {
-		p.Notice = deadLinkNotice["invalid"]
-	}
+	p.Notice = DeadLinkNotice(link)
 	p.cfg.Session.Check(p.cfg.Env, func(who *api.Session) { p.Who = who })
 }
 

@@ -406,7 +406,7 @@ func (m *Testers) Invite() {
 		return
 	}
 	m.Inviting, m.InviteErr, m.Invited, m.Copied, m.Restore = true, nil, nil, false, ""
-	id, gen, in := m.ExtensionID, m.gen, api.Invite{Email: m.Email, Name: m.Name, ExpiresInDays: m.ExpiresInDays}
+	id, gen, in := m.ExtensionID, m.gen, api.Invite{Email: m.Email, Name: m.Name, ExpiresInDays: api.DaysOf(m.ExpiresInDays)}
 	list := m.list
 	var before []TesterPage
 	if list != nil {

@@ -121,8 +121,8 @@ func (a *testersAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeProblem(w, http.StatusConflict, "/problems/conflict", t.Email+" is a tester already.")
 			return
 		}
-		days := in.ExpiresInDays
-		if days == 0 {
+		days := in.ExpiresInDays.N
+		if !in.ExpiresInDays.Given {
 			days = 14
 		}
 		expires := invitedAt.Add(time.Duration(days) * 24 * time.Hour)

@@ -12,6 +12,16 @@ type LoginPage struct {
 	app.Compo
 
 	m *model.SignIn
+	// notice is what the page says of a dead invite link when the server
+	// renders it (before the app runs, the model does not exist).
+	notice string
+}
+
+// OnPreRender writes why an invite link did not sign the person in into
+// the page the server sends: the tester reads it without waiting for the
+// app.
+func (p *LoginPage) OnPreRender(ctx app.Context) {
+	p.notice = model.DeadLinkNotice(ctx.Page().URL().Query().Get("link"))
 }
 
 func (p *LoginPage) OnNav(ctx app.Context) {
@@ -50,12 +60,16 @@ func (p *LoginPage) Render() app.UI {
 	// Signed in already (a dead invite link opened in an admin's browser):
 	// the way back to where they work, above the form.
 	home, homeText := m.Home()
+	notice := m.Notice
+	if p.m == nil {
+		notice = p.notice
+	}
 	return shell("login",
 		app.Div().Class("login").Body(
 			app.H1().Text("Sign in"),
 			app.P().Class("muted").Text("Admins sign in with their e-mail and password. Testers open the personal link their admin sent them."),
 			app.P().ID("login-error").Class("state state-error").Attr("role", "alert").Hidden(m.Err == nil).Text(errText),
-			app.P().ID("login-notice").Class("state state-error").Attr("role", "alert").Hidden(m.Err != nil || m.Notice == "").Text(m.Notice),
+			app.P().ID("login-notice").Class("state state-error").Attr("role", "alert").Hidden(m.Err != nil || notice == "").Text(notice),
 			app.P().ID("login-signed-in").Hidden(m.Who == nil).Body(
 				app.Text("You are signed in already. "), app.A().ID("login-home").Href(home).Text(homeText),
 			),

@@ -166,7 +166,7 @@ func TestInviteLinkExpires(t *testing.T) {
 	if def.InviteExpiresAt == nil || !def.InviteExpiresAt.Equal(start.Add(14*24*time.Hour)) {
 		t.Fatalf("a default invite expires at %v, want 14 days from %v", def.InviteExpiresAt, start)
 	}
-	short, shortLink := e.invite(t, ext, admin, api.Invite{Email: "short@example.com", ExpiresInDays: 2})
+	short, shortLink := e.invite(t, ext, admin, api.Invite{Email: "short@example.com", ExpiresInDays: api.DaysOf(2)})
 	if short.InviteExpiresAt == nil || !short.InviteExpiresAt.Equal(start.Add(48*time.Hour)) {
 		t.Fatalf("a 2-day invite expires at %v", short.InviteExpiresAt)
 	}
@@ -239,4 +239,20 @@ func testerInList(t *testing.T, e *env, ext *betaport.Extension, admin http.Head
 	}
 	t.Fatalf("tester %d is not in the list", id)
 	return betaport.Tester{}
+}
+
+// TestDeadLinkNoticeIsInTheServedPage: the sign-in page a dead link sends
+// a browser to says why in the HTML the server sends, before the app runs.
+func TestDeadLinkNoticeIsInTheServedPage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for link, says := range map[string]string{"used": "another browser", "expired": "expired before it was used", "invalid": "no longer works"} {
+		resp, body := e.do(t, "GET", "/login?link="+link, http.Header{"Accept": {"text/html"}})
+		if resp.StatusCode != 200 || !strings.Contains(string(body), says) {
+			t.Errorf("/login?link=%s = %d; the page does not say %q", link, resp.StatusCode, says)
+		}
+	}
+	if _, body := e.do(t, "GET", "/login", http.Header{"Accept": {"text/html"}}); strings.Contains(string(body), "Ask the extension") {
+		t.Error("the sign-in page without a dead link speaks of one")
+	}
 }

@@ -255,6 +255,12 @@ func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 	}
 	var tooBig *http.MaxBytesError
 	switch {
+	case err == nil && bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("null")):
+		// Go decodes null into an object as nothing at all: a body that
+		// is null would pass for {} (a new link made, a restore done).
+		writeProblem(w, problem(http.StatusBadRequest, api.ProblemBadRequest,
+			"The body is null. Send a JSON object ({…}), or no body where the call takes none."))
+		return false
 	case err == nil:
 	case isTimeout(err):
 		writeProblem(w, problem(http.StatusRequestTimeout, api.ProblemRequestTimeout,
@@ -265,7 +271,12 @@ func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 			"The body is larger than 64 KiB; send only the fields this call takes."))
 		return false
 	default:
-		writeProblem(w, problem(http.StatusBadRequest, api.ProblemBadRequest, jsonErrorText(err)))
+		p := problem(http.StatusBadRequest, api.ProblemBadRequest, jsonErrorText(err))
+		// A field of the wrong kind is named, as every other bad field is.
+		if typeErr := (*json.UnmarshalTypeError)(nil); errors.As(err, &typeErr) {
+			p.Param = typeErr.Field
+		}
+		writeProblem(w, p)
 		return false
 	}
 	if where, inName, found := invalidText(body); found {
@@ -331,7 +342,9 @@ func jsonKind(t reflect.Type) string {
 	case reflect.Bool:
 		return "true or false"
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
 		return "a number"
 	case reflect.Slice, reflect.Array:
 		return "an array"

@@ -48,17 +48,20 @@ func (s *Server) handleInviteTester(w http.ResponseWriter, r *http.Request, who 
 	writeJSON(w, r, http.StatusCreated, s.invited(t, token))
 }
 
-// newLink makes a personal link that works once, for days (0: the
-// service's default), answering a bad number of days.
-func (s *Server) newLink(w http.ResponseWriter, days int) (betaport.InviteLink, string, bool) {
+// newLink makes a personal link that works once, for the days given (or
+// the service's default), answering a bad number of days. The range is
+// checked on the number itself, before it becomes a duration (whose
+// overflow once made links that had expired before they were made).
+func (s *Server) newLink(w http.ResponseWriter, days api.Days) (betaport.InviteLink, string, bool) {
 	expiry := s.inviteExpiry()
-	if days != 0 {
-		expiry = time.Duration(days) * 24 * time.Hour
-		if days < 0 || expiry > betaport.MaxInviteExpiry {
-			badParam(w, "expiresInDays", fmt.Sprintf("expiresInDays is how many days the link works unused: 1 to %d, or absent for the default (%d).",
-				int(betaport.MaxInviteExpiry.Hours()/24), int(s.inviteExpiry().Hours()/24)))
+	if days.Given {
+		maxDays := int(betaport.MaxInviteExpiry / (24 * time.Hour))
+		if days.N < 1 || days.N > maxDays {
+			badParam(w, "expiresInDays", fmt.Sprintf("expiresInDays is how many days the link works unused: a whole number from 1 to %d, or leave it out for the default (%d).",
+				maxDays, int(expiry/(24*time.Hour))))
 			return betaport.InviteLink{}, "", false
 		}
+		expiry = time.Duration(days.N) * 24 * time.Hour
 	}
 	token := credential.NewToken()
 	return betaport.InviteLink{Hash: credential.HashToken(token), ExpiresAt: s.now().Add(expiry)}, token, true
@@ -203,6 +206,12 @@ func (s *Server) handleRevokeTester(w http.ResponseWriter, r *http.Request, who 
 // says why and to ask for a new one; other clients get a problem. Opened
 // again in the browser it signed in, the link goes to the builds.
 func (s *Server) handleInviteLink(w http.ResponseWriter, r *http.Request, who *subject) {
+	if r.Method == http.MethodHead {
+		// Mail scanners and link previews look before the tester does:
+		// a look must not use up a link that works once.
+		w.Header().Set("Cache-Control", "no-store")
+		return
+	}
 	hash := credential.HashToken(r.PathValue("token"))
 	html := strings.Contains(r.Header.Get("Accept"), "text/html")
 	used, err := s.Store.UseInvite(r.Context(), hash, s.now())
