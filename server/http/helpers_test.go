@@ -98,12 +98,12 @@ func (e *env) publish(t *testing.T, ext *betaport.Extension, version string) *be
 }
 
 // publishZip stores zip and publishes it as ext's next bundle.
-func (e *env) publishZip(t *testing.T, ext *betaport.Extension, version string, zip []byte) *betaport.Bundle {
+func (e *env) publishZip(t testing.TB, ext *betaport.Extension, version string, zip []byte) *betaport.Bundle {
 	t.Helper()
 	return e.publishFiles(t, ext, version, zip, 2)
 }
 
-func (e *env) publishFiles(t *testing.T, ext *betaport.Extension, version string, zip []byte, files int) *betaport.Bundle {
+func (e *env) publishFiles(t testing.TB, ext *betaport.Extension, version string, zip []byte, files int) *betaport.Bundle {
 	t.Helper()
 	ctx := context.Background()
 	sum := sha256.Sum256(zip)

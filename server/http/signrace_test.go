@@ -190,7 +190,7 @@ func TestZipPutDuringSignRealTiming(t *testing.T) {
 
 // bigValidZip is a valid extension zip of about size bytes (stored, so
 // that it is that large).
-func bigValidZip(t *testing.T, version string, size int) []byte {
+func bigValidZip(t testing.TB, version string, size int) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)

@@ -279,7 +279,7 @@ func (c *requestsLogged) Handle(_ context.Context, r slog.Record) error {
 }
 
 // openFiles is how many descriptors this process has open.
-func openFiles(t *testing.T) int {
+func openFiles(t testing.TB) int {
 	t.Helper()
 	fds, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
@@ -359,3 +359,84 @@ func serving() int {
 	pprof.Lookup("goroutine").WriteTo(&b, 2) // one stack per goroutine
 	return strings.Count(b.String(), "net/http.(*conn).serve(")
 }
+
+// BenchmarkHealthzWithSlowReaders measures /healthz latency with 1,500
+// clients that started a download and read no more, against the same
+// server idle, side by side in one run (stalled/idle; issue 29's goal is
+// at most 1.2), on the default write timeouts. Then it waits for the
+// server to cut them off and reports how long that took and how many
+// more files and connections the process holds than when idle (0 each:
+// everything is let go).
+func BenchmarkHealthzWithSlowReaders(b *testing.B) {
+	const readers = 1500
+	logged := &requestsLogged{route: "GET /api/extensions/{id}/bundles/{number}/download"}
+	e := newServingEnvLogged(b, bphttp.Timeouts{}, slog.New(logged))
+	if e.downloadStatus() != http.StatusOK {
+		b.Skip("on S3 the bucket sends downloads")
+	}
+	team := storetest.MustTeam(b, e.DB, betaport.PlanProfessional)
+	ext := storetest.MustExtension(b, e.DB, team, "Tab Tamer")
+	bundle := e.publishZip(b, ext, "1.0.0", bigValidZip(b, "1.0.0", 4<<20))
+	admin := e.adminOf(b, team)
+	addr := strings.TrimPrefix(e.URL, "http://")
+	path := fmt.Sprintf("/api/extensions/%d/bundles/%d/download", ext.ID, bundle.Number)
+	client := &http.Client{Timeout: 10 * time.Second}
+	healthz := func() time.Duration {
+		t0 := time.Now()
+		resp, err := client.Get(e.URL + api.PathHealth)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return time.Since(t0)
+	}
+	healthz() // the client's connection, kept alive, is part of idle
+	idleFiles, idleServing := openFiles(b), serving()
+
+	var idle, slow time.Duration
+	for b.Loop() {
+		idle += healthz()
+	}
+	conns := make([]net.Conn, readers)
+	for i := range conns {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.(*net.TCPConn).SetReadBuffer(4 << 10)
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nCookie: %s\r\n\r\n", path, addr, admin.Get("Cookie"))
+		if _, err := io.ReadFull(c, make([]byte, 1)); err != nil { // the answer has started
+			b.Fatal(err)
+		}
+		conns[i] = c
+	}
+	cutStart := time.Now()
+	for range b.N {
+		slow += healthz()
+	}
+	b.ReportMetric(float64(idle)/float64(b.N)/1e3, "idle-µs/healthz")
+	b.ReportMetric(float64(slow)/float64(b.N)/1e3, "slow-µs/healthz")
+	b.ReportMetric(float64(slow)/float64(idle), "slow/idle")
+
+	// The cut-off: every download ends on the server (and is logged)
+	// though its client reads nothing more; then the clients close their
+	// ends, and the process is back to what it held idle.
+	for logged.n.Load() < readers {
+		if time.Since(cutStart) > 2*time.Minute {
+			b.Fatalf("after 2 minutes, %d of %d slow readers still hold the server", readers-logged.n.Load(), readers)
+		}
+		time.Sleep(10 * time.Millisecond) // the interval of a wait on the server's log
+	}
+	b.ReportMetric(time.Since(cutStart).Seconds(), "s-to-cut-off")
+	for _, c := range conns {
+		c.Close()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for (openFiles(b) > idleFiles || serving() > idleServing) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // the interval of a wait on the process's files
+	}
+	b.ReportMetric(float64(openFiles(b)-idleFiles), "files-over-idle")
+	b.ReportMetric(float64(serving()-idleServing), "conns-over-idle")
+}
+
