@@ -3,7 +3,6 @@ package model
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/betaport/betaport/app/api"
@@ -14,7 +13,8 @@ import (
 
 // ExtensionID reads the extension id of an extension's page address,
 // /extensions/{id} or /extensions/{id}/{page}: one or more digits, a
-// positive id. Any other address has none.
+// positive id written canonically (no sign, no leading zeros). Any other
+// address has none.
 func ExtensionID(path string) (int64, bool) {
 	id, _, ok := ExtensionPage(path)
 	return id, ok
@@ -28,11 +28,10 @@ func ExtensionPage(path string) (id int64, page string, ok bool) {
 		return 0, "", false
 	}
 	digits, page, _ := strings.Cut(rest, "/")
-	if digits == "" || strings.Trim(digits, "0123456789") != "" {
-		return 0, "", false // "+7", "-7", "7a" name no extension
-	}
-	id, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil || id <= 0 {
+	// The API's own parser: "+7", "-7", "7a" and "07" name no extension,
+	// on the pages as in the API (issue 29).
+	id, ok = api.ParseID(digits)
+	if !ok {
 		return 0, "", false
 	}
 	return id, page, true

@@ -22,7 +22,8 @@ func TestExtensionID(t *testing.T) {
 		{"/extensions/7/testers", 7, "testers", true},
 		{"/extensions/7/pages", 7, "pages", true},
 		{"/extensions/12/settings", 12, "settings", true},
-		{"/extensions/007", 7, "", true}, // the route takes \d+
+		{"/extensions/007", 0, "", false}, // as the API: one spelling per id
+		{"/extensions/07/testers", 0, "", false},
 		{"/extensions/9223372036854775807", 9223372036854775807, "", true},
 		{"/extensions/9223372036854775808", 0, "", false},
 		{"/extensions/0", 0, "", false},

@@ -27,10 +27,12 @@ func Register() {
 		app.Route("/login", &LoginPage{})
 		app.Route(PathEnded, &EndedPage{})
 		app.Route("/builds", &BuildsPage{})
-		app.RouteWithRegexp(`^/extensions/\d+$`, &ExtensionPage{})
-		app.RouteWithRegexp(`^/extensions/\d+/testers$`, &TestersPage{})
-		app.RouteWithRegexp(`^/extensions/\d+/pages$`, &ClassicBundles{})
-		app.RouteWithRegexp(`^/extensions/\d+/settings$`, &SettingsPage{})
+		// An id as the API spells it, no leading zero: /extensions/07 is
+		// an address that names nothing, as /api/extensions/07 is.
+		app.RouteWithRegexp(`^/extensions/[1-9]\d*$`, &ExtensionPage{})
+		app.RouteWithRegexp(`^/extensions/[1-9]\d*/testers$`, &TestersPage{})
+		app.RouteWithRegexp(`^/extensions/[1-9]\d*/pages$`, &ClassicBundles{})
+		app.RouteWithRegexp(`^/extensions/[1-9]\d*/settings$`, &SettingsPage{})
 		// Last, so every address above wins: any other is a page that
 		// says so, not go-app's bare 404.
 		app.RouteWithRegexp(`^/`, &NotFoundPage{})

@@ -252,3 +252,26 @@ func idsState(t *testing.T, e *env, ext *betaport.Extension, admin http.Header) 
 		updateURL: e.updates(t, ext, admin).UpdateURL,
 	}
 }
+
+// TestPageIDsHaveOneSpelling: the browser pages read an extension's id as
+// the API does: /extensions/07 and the like are pages that say there is
+// nothing there, never extension 7's page nor an "Extension #0".
+func TestPageIDsHaveOneSpelling(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
+	ext := storetest.MustExtension(t, e.DB, team, "Tab Tamer")
+	admin := http.Header{"Accept": {"text/html"}, "Cookie": e.adminOf(t, team)["Cookie"]}
+	id := strconv.FormatInt(ext.ID, 10)
+	for _, page := range []string{"", "/testers", "/pages", "/settings"} {
+		if _, body := e.do(t, "GET", "/extensions/"+id+page, admin); strings.Contains(string(body), `id="not-found"`) {
+			t.Fatalf("/extensions/%s%s says there is no page there", id, page)
+		}
+		for _, spelled := range []string{"0" + id, "00" + id, "0"} {
+			_, body := e.do(t, "GET", "/extensions/"+spelled+page, admin)
+			if s := string(body); !strings.Contains(s, `id="not-found"`) || strings.Contains(s, "Tab Tamer") || strings.Contains(s, "Extension #") {
+				t.Errorf("/extensions/%s%s is not the page that says nothing is there", spelled, page)
+			}
+		}
+	}
+}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -89,7 +91,7 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		w.Header().Set(RequestIDHeader, info.id)
 		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
 		rec := &statusRecorder{ResponseWriter: w}
-		next.ServeHTTP(rec, r)
+		cut := s.serveRecovering(next, rec, r)
 		if rec.status == 0 {
 			rec.status = http.StatusOK
 		}
@@ -107,7 +109,39 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 			slog.Duration("duration", took),
 			slog.String("request_id", info.id),
 		)
+		if cut {
+			// The answer had begun when the handler panicked: end the
+			// connection, so the client sees it cut rather than whole.
+			panic(http.ErrAbortHandler)
+		}
 	})
+}
+
+// serveRecovering serves r, and answers a handler's panic as the internal
+// error it is: logged with its stack and the request's id, answered with a
+// 500 problem that names the request (net/http would only close the
+// connection, and log to stderr, outside the service's log). It reports
+// whether the answer had begun, so that the connection must be cut.
+func (s *Server) serveRecovering(next http.Handler, rec *statusRecorder, r *http.Request) (cut bool) {
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		if v == http.ErrAbortHandler { //nolint:errorlint // net/http's own sentinel, compared as net/http does
+			panic(v)
+		}
+		s.Logger.ErrorContext(r.Context(), "handler panicked", "method", r.Method, "path", loggedPath(r.URL.Path),
+			"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+		if rec.status != 0 {
+			cut = true
+			return
+		}
+		writeProblem(rec, problem(http.StatusInternalServerError, api.ProblemInternal,
+			"Something went wrong on our side. Try again; if it keeps failing, tell the service's operator this answer's request id."))
+	}()
+	next.ServeHTTP(rec, r)
+	return false
 }
 
 // levelFor is a request's log level: ERROR for the service's own failures,

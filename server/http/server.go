@@ -218,8 +218,10 @@ func (s *Server) routes() http.Handler {
 					"This address does not take "+r.Method+"; use "+allow+"."))
 				return
 			}
+			// The path is not repeated: an answer says nothing a link's
+			// author chose (a "detail" reading as the service's word).
 			writeProblem(w, problem(http.StatusNotFound, api.ProblemNotFound,
-				"There is no API endpoint at "+r.URL.Path+". Check the path against the API reference."))
+				"There is no API endpoint at this address. Check the path against the API reference."))
 			return
 		}
 		if pattern == "" {
