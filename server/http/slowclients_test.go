@@ -439,4 +439,3 @@ func BenchmarkHealthzWithSlowReaders(b *testing.B) {
 	b.ReportMetric(float64(openFiles(b)-idleFiles), "files-over-idle")
 	b.ReportMetric(float64(serving()-idleServing), "conns-over-idle")
 }
-
