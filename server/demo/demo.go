@@ -72,7 +72,7 @@ func (r *Result) SignIns(baseURL string) string {
 	for _, a := range r.Admins {
 		fmt.Fprintf(&b, "  admin of %s: %s / %s\n", a.Team, a.Email, a.Password)
 	}
-	fmt.Fprintf(&b, "  a tester of %s: %s%s\n", r.Extensions[0].Name, baseURL, r.TesterLink)
+	fmt.Fprintf(&b, "  a tester of %s (their link signs in one browser, once, within 14 days): %s%s\n", r.Extensions[0].Name, baseURL, r.TesterLink)
 	return b.String()
 }
 
