@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -35,17 +34,7 @@ func TestHandlerPanicIsAnswered(t *testing.T) {
 	var log lockedBuffer
 	s := &bphttp.Server{Store: panickyStore{e.DB}, Blobs: e.Blobs, Logger: slog.New(slog.NewTextHandler(&log, nil)),
 		Secret: []byte(credential.NewToken()), SigningKeys: testKeyring}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.BaseURL = "http://" + ln.Addr().String()
-	go s.Serve(ln)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-	})
+	serveOn(t, e, s)
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	ext := storetest.MustExtension(t, e.DB, team, "Tab Tamer")
 	admin := e.adminOf(t, team)

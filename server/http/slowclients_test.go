@@ -36,7 +36,13 @@ func newServingEnv(t testing.TB, timeouts bphttp.Timeouts) *env {
 func newServingEnvLogged(t testing.TB, timeouts bphttp.Timeouts, logger *slog.Logger) *env {
 	t.Helper()
 	e := newEnv(t)
-	s := &bphttp.Server{Store: e.DB, Blobs: e.Blobs, Logger: logger, Secret: []byte(credential.NewToken()), SigningKeys: testKeyring, Timeouts: timeouts}
+	return serveOn(t, e, &bphttp.Server{Store: e.DB, Blobs: e.Blobs, Logger: logger, Secret: []byte(credential.NewToken()), SigningKeys: testKeyring, Timeouts: timeouts})
+}
+
+// serveOn serves s (on e's storage) behind a real http.Server on a port of
+// its own, until the test ends.
+func serveOn(t testing.TB, e *env, s *bphttp.Server) *env {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -212,16 +218,13 @@ func TestSlowUploads(t *testing.T) {
 	}
 }
 
-// BenchmarkHealthzWithStalledConnections measures /healthz latency with
-// 1,500 connections holding stalled request bodies against the same server
-// idle, side by side in one run, and reports stalled/idle.
-func BenchmarkHealthzWithStalledConnections(b *testing.B) {
-	e := newServingEnv(b, bphttp.Timeouts{Body: time.Hour})
-	addr := strings.TrimPrefix(e.URL, "http://")
+// healthzTimer returns a function that asks base's /healthz once, on one
+// kept-alive connection, and returns how long the answer took.
+func healthzTimer(b *testing.B, base string) func() time.Duration {
 	client := &http.Client{Timeout: 10 * time.Second}
-	healthz := func() time.Duration {
+	return func() time.Duration {
 		t0 := time.Now()
-		resp, err := client.Get(e.URL + api.PathHealth)
+		resp, err := client.Get(base + api.PathHealth)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -229,6 +232,15 @@ func BenchmarkHealthzWithStalledConnections(b *testing.B) {
 		resp.Body.Close()
 		return time.Since(t0)
 	}
+}
+
+// BenchmarkHealthzWithStalledConnections measures /healthz latency with
+// 1,500 connections holding stalled request bodies against the same server
+// idle, side by side in one run, and reports stalled/idle.
+func BenchmarkHealthzWithStalledConnections(b *testing.B) {
+	e := newServingEnv(b, bphttp.Timeouts{Body: time.Hour})
+	addr := strings.TrimPrefix(e.URL, "http://")
+	healthz := healthzTimer(b, e.URL)
 	var idle, stalled time.Duration
 	for b.Loop() {
 		idle += healthz()
@@ -380,17 +392,7 @@ func BenchmarkHealthzWithSlowReaders(b *testing.B) {
 	admin := e.adminOf(b, team)
 	addr := strings.TrimPrefix(e.URL, "http://")
 	path := fmt.Sprintf("/api/extensions/%d/bundles/%d/download", ext.ID, bundle.Number)
-	client := &http.Client{Timeout: 10 * time.Second}
-	healthz := func() time.Duration {
-		t0 := time.Now()
-		resp, err := client.Get(e.URL + api.PathHealth)
-		if err != nil {
-			b.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return time.Since(t0)
-	}
+	healthz := healthzTimer(b, e.URL)
 	healthz() // the client's connection, kept alive, is part of idle
 	idleFiles, idleServing := openFiles(b), serving()
 
