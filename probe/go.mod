@@ -1,0 +1,3 @@
+module betaportprobe
+
+go 1.26
