@@ -3,6 +3,7 @@ package betaport
 import (
 	"context"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -90,8 +91,21 @@ func ValidateWebhookURL(raw string) error {
 		return bad("A webhook URL cannot hold a user name or password: verify the Betaport-Signature header instead.")
 	case u.Fragment != "" || strings.Contains(raw, "#"):
 		return bad("A webhook URL has no #fragment: it is never sent to the receiver.")
+	case !validPort(u):
+		return bad("The port of a webhook URL is a number from 1 to 65535, like https://ci.example.com:8443/betaport, or none for the scheme's own.")
 	}
 	return nil
+}
+
+// validPort reports whether u names no port, or one a connection can be
+// made to (1–65535, digits only).
+func validPort(u *url.URL) bool {
+	p := u.Port()
+	if p == "" {
+		return !strings.HasSuffix(u.Host, ":") // "host:" names an empty port
+	}
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 1 && n <= 65535 && p[0] != '0'
 }
 
 // EventExtension names the extension an event is about.

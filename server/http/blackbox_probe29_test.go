@@ -52,15 +52,16 @@ func TestProbe29UnicodePathExtraFieldIsRefused(t *testing.T) {
 }
 
 // Chrome refuses to load an extension with a file or folder at its root
-// whose name starts with "_" (reserved for the system: only _locales and
-// _metadata are known), which is what a zip made with macOS's Finder holds
-// (__MACOSX/). Such zips are published today.
+// whose name starts with "_" (reserved for the system). Such zips are
+// published today. (Chromium's file_util::CheckForIllegalFilenames allows
+// _locales, _platform_specific and __MACOSX, the folder macOS's Finder
+// adds to a zip; a Python __pycache__/ is refused.)
 func TestProbe29ReservedRootNamesAreRefused(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	p := newPipeline(t, e, betaport.PlanProfessional)
 	p.submitAny(t, validZip(t, "1.0"))
-	for _, name := range []string{"_foo/a.js", "__MACOSX/._manifest.json", "_bar.js"} {
+	for _, name := range []string{"_foo/a.js", "__pycache__/a.pyc", "_bar.js"} {
 		got := p.signRejected(t, makeZip(t, map[string]string{"manifest.json": tamer, name: "x"}))
 		if len(got) == 0 {
 			t.Fatalf("%s: refused without a problem", name)

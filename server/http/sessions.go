@@ -245,6 +245,9 @@ func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
 	if err == nil {
 		dec := json.NewDecoder(bytes.NewReader(body))
+		// A misspelt field would otherwise be dropped, and the call done
+		// without it (an invite's "expiresInDay" made a 14-day link).
+		dec.DisallowUnknownFields()
 		if err = dec.Decode(v); err == nil {
 			if _, end := dec.Token(); end != io.EOF {
 				writeProblem(w, problem(http.StatusBadRequest, api.ProblemBadRequest,
@@ -255,6 +258,12 @@ func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 	}
 	var tooBig *http.MaxBytesError
 	switch {
+	case (err == nil || isUnknownField(err)) && hasInvalidText(body):
+		// Text that is not Unicode is named where it is, a field's name
+		// included (before that name is refused as unknown).
+		where, inName, _ := invalidText(body)
+		writeProblem(w, invalidTextProblem(where, inName))
+		return false
 	case err == nil && bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("null")):
 		// Go decodes null into an object as nothing at all: a body that
 		// is null would pass for {} (a new link made, a restore done).
@@ -272,15 +281,14 @@ func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 		return false
 	default:
 		p := problem(http.StatusBadRequest, api.ProblemBadRequest, jsonErrorText(err))
-		// A field of the wrong kind is named, as every other bad field is.
+		// A field of the wrong kind, or one the call does not take, is
+		// named, as every other bad field is.
 		if typeErr := (*json.UnmarshalTypeError)(nil); errors.As(err, &typeErr) {
 			p.Param = typeErr.Field
+		} else if field, ok := unknownField(err); ok {
+			p.Param = field
 		}
 		writeProblem(w, p)
-		return false
-	}
-	if where, inName, found := invalidText(body); found {
-		writeProblem(w, invalidTextProblem(where, inName))
 		return false
 	}
 	return true
@@ -329,10 +337,29 @@ func jsonErrorText(err error) string {
 		return fmt.Sprintf("%s must be %s, not %s.", strconv.Quote(typeErr.Field), jsonKind(typeErr.Type), typeErr.Value)
 	case errors.As(err, &typeErr):
 		return "The body must be a JSON object ({…}), not " + typeErr.Value + "."
+	case isUnknownField(err):
+		field, _ := unknownField(err)
+		return fmt.Sprintf("This call takes no field %s. Check its spelling against the API reference.", strconv.Quote(field))
 	default:
 		return "The body is not a JSON object this call understands. Send a JSON object."
 	}
 }
+
+// unknownField is the field encoding/json's DisallowUnknownFields refused:
+// its error has no type of its own, only the text `json: unknown field "x"`.
+func unknownField(err error) (string, bool) {
+	const prefix = `json: unknown field `
+	msg := err.Error()
+	if !strings.HasPrefix(msg, prefix) {
+		return "", false
+	}
+	field, uerr := strconv.Unquote(strings.TrimPrefix(msg, prefix))
+	return field, uerr == nil
+}
+
+func isUnknownField(err error) bool { _, ok := unknownField(err); return ok }
+
+func hasInvalidText(body []byte) bool { _, _, found := invalidText(body); return found }
 
 // jsonKind names the JSON value a Go type is decoded from.
 func jsonKind(t reflect.Type) string {

@@ -450,6 +450,7 @@ var notPublic = []struct {
 	{netip.MustParsePrefix("2001::/32"), "a Teredo tunnel address, whose IPv4 end cannot be checked"},
 	{netip.MustParsePrefix("2001:2::/48"), "a reserved address (benchmarking)"},
 	{netip.MustParsePrefix("2001:db8::/32"), "a reserved address (documentation)"},
+	{netip.MustParsePrefix("3fff::/20"), "a reserved address (documentation, RFC 9637)"},
 	{netip.MustParsePrefix("100::/64"), "a reserved address (discard)"},
 }
 

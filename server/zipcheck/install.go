@@ -39,7 +39,12 @@ import (
 //
 // And what the file systems Chrome unpacks to impose: no file or folder
 // name longer than 255 bytes (the limit of ext4, APFS and NTFS), no path
-// longer than MaxPathLength.
+// longer than MaxPathLength. And the names Chrome refuses to load
+// (file_util::CheckForIllegalFilenames, CheckForWindowsReservedFilenames):
+// at the extension's root, a name starting with "_" other than _locales,
+// _platform_specific and __MACOSX ("reserved for use by the system": a
+// bundler's _app/ or a Python __pycache__/); anywhere, a name Windows
+// reserves (CON, NUL, COM1…, with or without an extension).
 //
 // Paths resolve as Chrome resolves them: file fields (icons, scripts,
 // rulesets) as paths, one leading "/" dropped; page fields (pages, the
@@ -53,6 +58,7 @@ const (
 	CodeManifestField = "manifest_field"
 	CodeLocales       = "locales"
 	CodePathTooLong   = "path_too_long"
+	CodePathReserved  = "path_reserved"
 )
 
 const (
@@ -108,6 +114,7 @@ func CheckInstall(manifest []byte, tree Tree) []Problem {
 	slices.Sort(names)
 	for _, name := range names {
 		checkLength(c.res, name)
+		checkReserved(c.res, name)
 	}
 	if manifest != nil {
 		dec := json.NewDecoder(bytes.NewReader(StandardManifest(manifest)))
@@ -130,6 +137,33 @@ func checkLength(res *Result, name string) {
 	}
 	if len(name) > MaxPathLength {
 		res.add(CodePathTooLong, name, "The path is %d bytes long; Chrome unpacks an extension several folders deep, where a path this long does not fit on every system (the limit here is %d bytes). Shorten it, or move the file closer to the top.", len(name), MaxPathLength)
+	}
+}
+
+// rootUnderscoreNames are the names starting with "_" Chrome allows at an
+// extension's root.
+var rootUnderscoreNames = map[string]bool{"_locales": true, "_platform_specific": true, "__MACOSX": true}
+
+// windowsReserved are the device names Windows reserves, whatever the
+// extension after them (net::IsReservedNameOnWindows).
+var windowsReserved = map[string]bool{"con": true, "prn": true, "aux": true, "nul": true, "clock$": true,
+	"com1": true, "com2": true, "com3": true, "com4": true, "com5": true, "com6": true, "com7": true, "com8": true, "com9": true,
+	"lpt1": true, "lpt2": true, "lpt3": true, "lpt4": true, "lpt5": true, "lpt6": true, "lpt7": true, "lpt8": true, "lpt9": true}
+
+// checkReserved reports a name Chrome refuses to load: at the root, one
+// starting with "_" it does not know; anywhere, a Windows device name.
+func checkReserved(res *Result, name string) {
+	segs := strings.Split(strings.TrimSuffix(name, "/"), "/")
+	if root := segs[0]; strings.HasPrefix(root, "_") && !rootUnderscoreNames[root] {
+		res.add(CodePathReserved, name, "Chrome refuses an extension with a file or folder named %s at its top: names starting with \"_\" are reserved for the browser (only _locales is yours). Rename it, or leave it out of the zip.", quoteShort(root))
+		return
+	}
+	for _, seg := range segs {
+		base, _, _ := strings.Cut(strings.ToLower(seg), ".")
+		if windowsReserved[base] {
+			res.add(CodePathReserved, name, "Chrome on Windows refuses an extension with a file or folder named %s: Windows reserves the name %s. Rename it.", quoteShort(seg), strings.ToUpper(base))
+			return
+		}
 	}
 }
 

@@ -100,6 +100,19 @@ func TestCheckWhatChromeChecksAtInstall(t *testing.T) {
 		{"4,000-byte path", ext(t, `{}`, deep), []string{"path_too_long " + deep}},
 		{"long folder name", ext(t, `{}`, strings.Repeat("f", 256)+"/"), []string{"path_too_long " + strings.Repeat("f", 256) + "/"}},
 		{"names and paths at the limits", ext(t, `{}`, strings.Repeat(strings.Repeat("f", 255)+"/", 3)+strings.Repeat("g", MaxPathLength-3*256)), nil},
+
+		// Names Chrome refuses to load (issue 29's second probe): "_" at
+		// the root but for the three it allows, Windows device names
+		// anywhere.
+		{"underscore folder at the root", ext(t, `{}`, "_app/a.js"), []string{"path_reserved _app/a.js"}},
+		{"underscore file at the root", ext(t, `{}`, "_bar.js"), []string{"path_reserved _bar.js"}},
+		{"__pycache__ at the root", ext(t, `{}`, "__pycache__/x.pyc"), []string{"path_reserved __pycache__/x.pyc"}},
+		{"_metadata at the root", ext(t, `{}`, "_metadata/verified_contents.json"), []string{"path_reserved _metadata/verified_contents.json"}},
+		{"the underscore names Chrome allows", ext(t, `{"default_locale": "en"}`, "_locales/en/messages.json", "__MACOSX/._manifest.json", "_platform_specific/x.js"), nil},
+		{"underscore below the root", ext(t, `{}`, "chunks/_plugin-helper.js"), nil},
+		{"Windows device names", ext(t, `{}`, "con.txt", "js/NUL", "aux/x.js", "com1.json.js"),
+			[]string{"path_reserved aux/x.js", "path_reserved com1.json.js", "path_reserved con.txt", "path_reserved js/NUL"}},
+		{"names that only begin like a device", ext(t, `{}`, "console.js", "auxiliary/x.js", "com10.js"), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

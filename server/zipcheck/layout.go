@@ -251,6 +251,31 @@ func zip64Fields(extra []byte, needs ...bool) (fields []uint64, ok bool) {
 	return nil, false
 }
 
+// unicodePathID is Info-ZIP's Unicode Path extra field: a version, the
+// CRC-32 of the header's name, and a UTF-8 name that extractors which know
+// the field (Info-ZIP's unzip, 7-Zip) use instead of the header's.
+const unicodePathID = 0x7075
+
+// unicodePath returns the name an extra field's Unicode Path field gives
+// the entry, if it has one. A field too short to hold a name gives "",
+// which differs from every entry's name.
+func unicodePath(extra []byte) (name string, found bool) {
+	for len(extra) >= 4 {
+		tag, n := le.Uint16(extra), int(le.Uint16(extra[2:]))
+		if len(extra) < 4+n {
+			return "", false
+		}
+		if tag == unicodePathID {
+			if n < 5 {
+				return "", true
+			}
+			return string(extra[4+5 : 4+n]), true
+		}
+		extra = extra[4+n:]
+	}
+	return "", false
+}
+
 // hasZip64Field reports whether extra has a zip64 field.
 func hasZip64Field(extra []byte) bool {
 	for len(extra) >= 4 {
@@ -303,6 +328,9 @@ func checkLocalHeader(res *Result, r io.ReaderAt, rec record) (l local, ok bool)
 	}
 	if name := string(nameExtra[:n]); name != rec.name {
 		return mismatch("The entry's local header names it %s.", quoteShort(name))
+	}
+	if other, found := unicodePath(nameExtra[n:]); found && other != rec.name {
+		return mismatch("The entry's local header carries another name for it, %s, in a Unicode Path field (which Info-ZIP's unzip and 7-Zip extract it under).", quoteShort(other))
 	}
 	if method != rec.method {
 		return mismatch("The entry's local header says compression method %d; the zip's directory says %d.", method, rec.method)

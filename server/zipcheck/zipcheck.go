@@ -333,8 +333,24 @@ func ratio(u, c uint64) float64 {
 // ratio) and the names together (duplicates).
 func checkEntries(res *Result, files []*zip.File, size int64, lim Limits) {
 	// Keyed without the trailing slash, so a file and a folder of the same
-	// name collide: no file system can hold both.
+	// name collide: no file system can hold both. A file that another
+	// entry's path needs as a folder (js beside js/a.js) collides too.
 	seen := make(map[string]bool, len(files))
+	regular := make(map[string]bool, len(files))
+	for _, f := range files {
+		if !isDir(f.Name) && f.Mode().Type() == 0 { // a link is reported as such
+			regular[f.Name] = true
+		}
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(f.Name, "/")
+		for i := range len(name) {
+			if name[i] == '/' && regular[name[:i]] {
+				res.add(CodeDuplicateEntry, f.Name, "The entry is inside a folder named %s, which the zip also holds as a file; no file system can unpack both. Keep only one.", quoteShort(name[:i]))
+				break
+			}
+		}
+	}
 	for _, f := range files {
 		name := f.Name
 		checkName(res, name)
@@ -344,6 +360,9 @@ func checkEntries(res *Result, files []*zip.File, size int64, lim Limits) {
 				res.add(CodeDuplicateEntry, name, "Another entry has the same name (a file and a folder count as the same). Keep only one.")
 			}
 			seen[key] = true
+		}
+		if other, found := unicodePath(f.Extra); found && other != name {
+			res.add(CodeHeaderMismatch, name, "The zip's directory carries another name for the entry, %s, in a Unicode Path field (which Info-ZIP's unzip and 7-Zip extract it under): what they unpack is not what was checked. Create the zip again with a standard zip tool.", quoteShort(other))
 		}
 		if f.Flags&0x1 != 0 {
 			res.add(CodeEncryptedEntry, name, "The entry is encrypted. Create the zip without a password.")
