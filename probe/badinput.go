@@ -35,6 +35,7 @@ func badInputs(w *world) {
 	cases := buildCases(w)
 	var findings []finding
 	counts := map[int]int{}
+	prev := before
 	logf, _ := os.Create("badinput-cases.log")
 	defer logf.Close()
 	for i, c := range cases {
@@ -54,6 +55,7 @@ func badInputs(w *world) {
 			w.oldQuery = w.uploadQuery
 			w.uploadQuery = pu.RawQuery
 			w.putPath = pu.Path
+			prev = before
 		}
 		if w.freshPut && strings.HasPrefix(c.name, "put") {
 			c.path = fixPut(c.path, w)
@@ -85,6 +87,16 @@ func badInputs(w *world) {
 				why = append(why, "not a 4xx")
 			}
 		}
+		if os.Getenv("PROBE_PERCASE") != "" && c.method != "GET" && c.method != "HEAD" && r.Status >= 400 {
+			time.Sleep(30 * time.Millisecond)
+			now := storeState()
+			if d := diffState(prev, now); len(d) > 0 {
+				why = append(why, fmt.Sprintf("REFUSED BUT STORE CHANGED: %v", d))
+			}
+			prev = now
+		} else if os.Getenv("PROBE_PERCASE") != "" && c.method != "GET" && c.method != "HEAD" {
+			prev = storeState()
+		}
 		if len(why) > 0 {
 			findings = append(findings, finding{c, r.Status, strings.Join(why, "; ") + " | " + trunc(r.Body)})
 		}
@@ -96,6 +108,7 @@ func badInputs(w *world) {
 	for _, rc := range raw {
 		st, why := rawCheck(rc)
 		counts[st]++
+		fmt.Fprintf(logf, "%d\traw %s\n", st, rc.name)
 		if why != "" {
 			findings = append(findings, finding{bcase{name: rc.name, method: "RAW"}, st, why})
 		}
@@ -168,6 +181,7 @@ func buildCases(w *world) []bcase {
 		{"POST", "/api/extensions/{id}/bundles/{number}/rollback", nil},
 		{"GET", "/api/extensions/{id}/policy/{system}", nil},
 		{"GET", "/api/extensions/{id}/installs", nil},
+		{"GET", "/api/extensions/{id}/events", nil},
 		{"GET", "/update/{id}/{token}", nil},
 		{"GET", "/update/{id}/{token}/crx/{number}", nil},
 		{"PUT", "/uploads/{upload}", nil},
@@ -439,6 +453,11 @@ func buildCases(w *world) []bcase {
 	add(bcase{name: "encoded slash", who: "admin", method: "GET", path: "/api/extensions/1%2Fbundles", want: 404})
 	add(bcase{name: "trailing slash", who: "admin", method: "GET", path: "/api/extensions/1/", want: 404})
 	add(bcase{name: "DELETE healthz", who: "anon", method: "DELETE", path: "/healthz", want: 405})
+	for _, p := range []string{"/api/extensions", "/api/submit/upload", "/api/session", "/api/extensions/1/bundles", "/uploads/1"} {
+		add(bcase{name: "OPTIONS", who: "anon", method: "OPTIONS", path: p, mayOK: true})
+		add(bcase{name: "TRACE", who: "anon", method: "TRACE", path: p, want: 405})
+	}
+	add(bcase{name: "HEAD no session", who: "anon", method: "HEAD", path: "/api/extensions/1/bundles", mayOK: false})
 	add(bcase{name: "If-None-Match junk", who: "admin", method: "GET", path: "/api/extensions/1/bundles", hdr: map[string]string{"If-None-Match": strings.Repeat("\"x\",", 2000)}, mayOK: true})
 	return cs
 }

@@ -76,8 +76,11 @@ func item13() {
 	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.ReadAll(r.Body)
 		hits.Add(1)
-		if mode.Load() == 0 {
+		switch mode.Load() {
+		case 0:
 			time.Sleep(9 * time.Second) // just under the 10 s limit: the crash comes first
+		case 1:
+			time.Sleep(4 * time.Second) // long enough to read the list during the attempt
 		}
 		w.WriteHeader(200)
 	}))
@@ -114,7 +117,7 @@ func item13() {
 		if strings.Contains(last, `"delivered"`) {
 			break
 		}
-		time.Sleep(2 * time.Second)
+		time.Sleep(500 * time.Millisecond)
 	}
 	check(strings.Contains(strings.ToLower(fmt.Sprint(seen)), "interrupt"), "13", "a delivery cut by kill -9 shows as interrupted; last answer %s", trunc([]byte(last)))
 	// and with SIGTERM in the middle of an attempt
@@ -125,11 +128,21 @@ func item13() {
 		time.Sleep(100 * time.Millisecond)
 	}
 	time.Sleep(time.Second)
+	t1 := time.Now()
 	cw.srv.stop()
+	fmt.Printf("   SIGTERM during an attempt: the service stopped in %v\n", time.Since(t1).Round(time.Millisecond))
 	mode.Store(1)
 	cw.restart()
-	d := cw.admin.must("GET", fmt.Sprintf("/api/extensions/1/webhooks/%d/deliveries", wh.ID), nil, 200)
-	fmt.Printf("   after SIGTERM during an attempt: %s\n", trunc(d.Body))
-	check(strings.Contains(strings.ToLower(string(d.Body)), "interrupt"), "13", "a delivery cut by SIGTERM shows as interrupted")
+	sawInt := false
+	for i := 0; i < 40; i++ {
+		d := cw.admin.must("GET", fmt.Sprintf("/api/extensions/1/webhooks/%d/deliveries?limit=1", wh.ID), nil, 200)
+		if strings.Contains(strings.ToLower(string(d.Body)), "interrupt") {
+			sawInt = true
+			fmt.Printf("   after SIGTERM: %s\n", trunc(d.Body))
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	check(sawInt, "13", "a delivery cut by SIGTERM shows as interrupted")
 	cw.srv.stop()
 }

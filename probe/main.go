@@ -92,7 +92,9 @@ func main() {
 		item7(signIn(email, pw[email]), 1)
 	case "item1":
 		w := setup()
-		item1(w, 20, 40)
+		if os.Getenv("PROBE_SKIP_ITEM1") == "" {
+			item1(w, 20, 40)
+		}
 		signRaces(w, 10)
 		putRaces(w, 6)
 	case "crash":
@@ -125,7 +127,11 @@ func main() {
 		if len(os.Args) > 2 {
 			path = os.Args[2]
 		}
-		slowReaders(1500, path, cookie)
+		n := 1500
+		if v := os.Getenv("PROBE_N"); v != "" {
+			fmt.Sscan(v, &n)
+		}
+		slowReaders(n, path, cookie)
 	case "events":
 		w := setup()
 		c := w.admin.hc.Jar.Cookies(mustURL(base))

@@ -10,6 +10,7 @@ import (
 	"hash/crc32"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
@@ -127,4 +128,58 @@ func TestProbe29InviteWithUnknownFieldIsRefused(t *testing.T) {
 	admin := e.adminOf(t, team)
 	resp, body := e.send(t, "POST", api.TestersPath(ext.ID), admin, map[string]any{"email": "typo@example.com", "expiresInDay": 1})
 	wantProblem(t, resp, body, http.StatusBadRequest, api.ProblemBadRequest)
+}
+
+// p29WantStreamEnds reads s until the server ends it; it fails if the
+// stream tells of bundle number lastBundle (published after access ended)
+// or is still open after a while.
+func p29WantStreamEnds(t *testing.T, what string, s *bbtlStream, lastBundle int64) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-s.events:
+			if !ok {
+				return
+			}
+			if ev.Name == "bundles" && ev.int(t, what, "lastBundle") >= lastBundle {
+				t.Fatalf("%s: the open stream still tells of bundle #%d, published after access ended: %s", what, lastBundle, ev.Data)
+			}
+		case <-deadline:
+			t.Fatalf("%s: the event stream is still open 10 s after access ended", what)
+		}
+	}
+}
+
+// A tester revoked, or an admin who signs out, while their event stream
+// is open: their API calls are refused at once (401), but the stream
+// stays open (over 90 s in the probe) and goes on telling them of each
+// publish. Ending access must end the stream.
+func TestProbe29EventStreamEndsWithAccess(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.App.EventPoll = 20 * time.Millisecond
+	p := newPipeline(t, e, betaport.PlanProfessional)
+	p.submitAny(t, validZip(t, "1.0"))
+	team := mustTeam(t, e, p.ext)
+	admin := e.adminOf(t, team)
+	tester, _ := e.testerOf(t, p.ext, betaport.TesterActive)
+	testerSession := e.cookie(t, betaport.Session{TesterID: tester.ID})
+	testerStream := bbtlOpenStream(t, e.URL, p.ext.ID, testerSession)
+	adminStream := bbtlOpenStream(t, e.URL, p.ext.ID, admin)
+	testerStream.next(t, "the tester's first event")
+	adminStream.next(t, "the admin's first event")
+
+	if resp, body := e.do(t, "DELETE", api.TesterPath(p.ext.ID, tester.ID), admin); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("revoke = %d %s", resp.StatusCode, body)
+	}
+	if resp, body := e.do(t, "GET", api.PathBuilds, testerSession); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("the revoked tester's builds = %d %s, want 401", resp.StatusCode, body)
+	}
+	if resp, body := e.do(t, "DELETE", api.PathSession, admin); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("sign-out = %d %s", resp.StatusCode, body)
+	}
+	b := p.submitAny(t, validZip(t, "2.0"))
+	p29WantStreamEnds(t, "revoked tester", testerStream, b.Number)
+	p29WantStreamEnds(t, "signed-out admin", adminStream, b.Number)
 }
