@@ -78,7 +78,6 @@ func backup(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		n, err := writeBackup(ctx, *out, c.Data, snapshot, st.Blobs, live)
 		if err != nil {
-			os.Remove(*out)
 			return err
 		}
 		fmt.Fprintf(stderr, "Wrote %s: the database, the secret, the signing keyring and %d blobs. Keep it as safe as the data dir.\n", *out, n)
@@ -86,13 +85,39 @@ func backup(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	})
 }
 
-// writeBackup writes the archive and returns how many blobs it holds.
-func writeBackup(ctx context.Context, out, data, snapshot string, blobs *blob.Bucket, live *betaport.LiveBlobs) (int, error) {
-	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+// writeBackup writes the archive and returns how many blobs it holds. It
+// is written beside out under a name that says it is partial, and renamed
+// to out once whole: a backup killed or failed half-way never stands under
+// the backup's name (nor replaces the one there before).
+func writeBackup(ctx context.Context, out, data, snapshot string, blobs *blob.Bucket, live *betaport.LiveBlobs) (n int, err error) {
+	f, err := os.CreateTemp(filepath.Dir(out), filepath.Base(out)+".partial-*")
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
+	defer func() {
+		f.Close()
+		if err != nil {
+			os.Remove(f.Name())
+		}
+	}()
+	if err := f.Chmod(0o600); err != nil {
+		return 0, err
+	}
+	n, err = writeArchive(ctx, f, data, snapshot, blobs, live)
+	if err != nil {
+		return n, err
+	}
+	if err := f.Sync(); err != nil {
+		return n, err
+	}
+	if err := f.Close(); err != nil {
+		return n, err
+	}
+	return n, os.Rename(f.Name(), out)
+}
+
+// writeArchive writes the backup's tar.gz to f.
+func writeArchive(ctx context.Context, f *os.File, data, snapshot string, blobs *blob.Bucket, live *betaport.LiveBlobs) (int, error) {
 	gz := gzip.NewWriter(f)
 	tw := tar.NewWriter(gz)
 	for name, path := range map[string]string{backupDB: snapshot, backupSecret: filepath.Join(data, "secret"), backupKeyring: filepath.Join(data, keyringFile)} {
@@ -120,10 +145,7 @@ func writeBackup(ctx context.Context, out, data, snapshot string, blobs *blob.Bu
 	if err := tw.Close(); err != nil {
 		return n, err
 	}
-	if err := gz.Close(); err != nil {
-		return n, err
-	}
-	return n, f.Close()
+	return n, gz.Close()
 }
 
 func addFile(tw *tar.Writer, name, path string) error {

@@ -214,3 +214,44 @@ func startServing(t *testing.T, data string) *cli.Main {
 	t.Cleanup(func() { m.Close() })
 	return m
 }
+
+// A backup that fails half-way (here: a blob the database names is gone
+// from the data dir) leaves no file that looks like a backup, and keeps
+// the backup that was at its path before.
+func TestFailedBackupLeavesNoBackup(t *testing.T) {
+	ctx := context.Background()
+	data := t.TempDir()
+	m := startServing(t, data)
+	team := storetest.MustTeam(t, m.Store, betaport.PlanProfessional)
+	ext := storetest.MustExtension(t, m.Store, team, "Tab Tamer")
+	work := t.TempDir()
+	keyPath := filepath.Join(work, "key.json")
+	if code, _, errOut := run(t, "key", "create", "--label", "CI", "--data", data, "--extension", strconv.FormatInt(ext.ID, 10), "--out", keyPath); code != 0 {
+		t.Fatalf("key create: %s", errOut)
+	}
+	zip := writeZip(t, work, "1.zip", map[string]string{"manifest.json": `{"manifest_version": 3, "name": "Tab Tamer", "version": "1.0"}`})
+	if code, _, errOut := run(t, "submit", "--quiet", "--base-url", m.URL(), "--key", keyPath, zip); code != 0 {
+		t.Fatalf("submit: %s", errOut)
+	}
+	b, err := m.Store.FindBundle(ctx, ext.ID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Blobs.Delete(ctx, b.BlobKey); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "betaport.backup")
+	if err := os.WriteFile(out, []byte("last week's backup"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, _ := run(t, "backup", "--data", data, "--out", out); code == 0 {
+		t.Fatal("a backup missing a blob succeeded")
+	}
+	if got, err := os.ReadFile(out); err != nil || string(got) != "last week's backup" {
+		t.Errorf("the failed backup changed the backup at its path: %q, %v", got, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("the failed backup left files beside it: %v", entries)
+	}
+}

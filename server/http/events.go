@@ -170,6 +170,21 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, who *subje
 	if !send(rev) {
 		return
 	}
+	// A stream outlives no access: before each event and heartbeat the
+	// request's session is read again, and a sign-out, a revoke or an
+	// expired session (or a store that cannot say) ends the stream. The
+	// page's EventSource then reconnects and is answered as it must be.
+	allowed := func() bool {
+		now, err := s.authenticate(r)
+		switch {
+		case err != nil || now == nil:
+			return false
+		case admin:
+			return now.user != nil && now.user.ID == who.user.ID
+		default:
+			return now.tester != nil && who.tester != nil && now.tester.ID == who.tester.ID
+		}
+	}
 	beat := time.NewTicker(eventHeartbeat)
 	defer beat.Stop()
 	for {
@@ -179,10 +194,13 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, who *subje
 		case <-s.shuttingDown():
 			return
 		case rev := <-ch:
-			if !send(rev) {
+			if !allowed() || !send(rev) {
 				return
 			}
 		case <-beat.C:
+			if !allowed() {
+				return
+			}
 			if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil || rc.Flush() != nil {
 				return
 			}

@@ -451,6 +451,8 @@ var notPublic = []struct {
 	{netip.MustParsePrefix("2001:2::/48"), "a reserved address (benchmarking)"},
 	{netip.MustParsePrefix("2001:db8::/32"), "a reserved address (documentation)"},
 	{netip.MustParsePrefix("3fff::/20"), "a reserved address (documentation, RFC 9637)"},
+	{netip.MustParsePrefix("2001:10::/28"), "a reserved address (ORCHID, not routed)"},
+	{netip.MustParsePrefix("2001:20::/28"), "a reserved address (ORCHIDv2, not routed)"},
 	{netip.MustParsePrefix("100::/64"), "a reserved address (discard)"},
 }
 
