@@ -57,6 +57,9 @@ func TestCheckNamesOnlyOneReading(t *testing.T) {
 		{"deeper", ziptest.Zip(manifest, ziptest.Stored("lib/js", "1"), ziptest.Stored("lib/js/x/a.js", "2")), []string{"duplicate_entry lib/js/x/a.js"}},
 		{"a folder and its files", ziptest.Zip(manifest, ziptest.Folder("js/"), ziptest.Stored("js/a.js", "2")), nil},
 		{"names that share a start", ziptest.Zip(manifest, ziptest.Stored("js", "1"), ziptest.Stored("jsx/a.js", "2")), nil},
+		{"names that differ only in case", ziptest.Zip(manifest, ziptest.Stored("a.js", "1"), ziptest.Stored("A.js", "2")), []string{"duplicate_entry A.js"}},
+		{"folders that differ only in case", ziptest.Zip(manifest, ziptest.Stored("Lib/a.js", "1"), ziptest.Stored("lib/a.js", "2")), []string{"duplicate_entry lib/a.js"}},
+		{"two spellings of é", ziptest.Zip(manifest, ziptest.Stored("caf\u00e9.js", "1"), ziptest.Stored("cafe\u0301.js", "2")), []string{"duplicate_entry cafe\u0301.js"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := found(check(t, tt.zip, DefaultLimits())); !slices.Equal(got, tt.want) {

@@ -76,6 +76,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/betaport/betaport/server/crx"
+	"golang.org/x/text/unicode/norm"
 )
 
 // Problem codes. They are part of the API: programs switch on them, so a
@@ -355,9 +356,12 @@ func checkEntries(res *Result, files []*zip.File, size int64, lim Limits) {
 		name := f.Name
 		checkName(res, name)
 		if name != "" {
-			key := strings.TrimSuffix(name, "/")
+			// Windows and macOS store names that differ only in case, or
+			// in how an accented letter is written (é or e and ´), as one:
+			// unpacked there, one entry would land on the other.
+			key := strings.ToLower(norm.NFC.String(strings.TrimSuffix(name, "/")))
 			if seen[key] {
-				res.add(CodeDuplicateEntry, name, "Another entry has the same name (a file and a folder count as the same). Keep only one.")
+				res.add(CodeDuplicateEntry, name, "Another entry has the same name (a file and a folder count as the same, and so do names that differ only in case or in how an accented letter is written, which Windows and macOS store as one). Keep only one.")
 			}
 			seen[key] = true
 		}
