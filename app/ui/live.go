@@ -40,6 +40,21 @@ func listenEvents(ctx app.Context, extensionID int64, on map[string]func(rev api
 		es.Call("addEventListener", name, f)
 		funcs = append(funcs, f)
 	}
+	// The stream dropped: the server ends it when the page's access ends
+	// (a revoke, a sign-out elsewhere), and a reconnect is then refused for
+	// good. Each follower takes it as news it could not read and reads
+	// again, which tells the page what happened (its access ended, or the
+	// service is back with what it missed).
+	dropped := app.FuncOf(func(app.Value, []app.Value) any {
+		ctx.Dispatch(func(app.Context) {
+			for _, event := range on {
+				event(api.Revision{}, false)
+			}
+		})
+		return nil
+	})
+	es.Call("addEventListener", "error", dropped)
+	funcs = append(funcs, dropped)
 	return func() {
 		es.Call("close")
 		for _, f := range funcs {

@@ -372,6 +372,12 @@ func bbtbFollow(t *testing.T, m *cli.Main, hc *http.Client, ext int64, on func(d
 				on(strings.TrimSpace(strings.TrimPrefix(line, "data:")))
 			}
 		}
+		// The server ended the stream (the page's access ended): as the
+		// browser's EventSource does, the app hears of it (app/ui's
+		// "error" listener) as news it could not read.
+		if ctx.Err() == nil {
+			on("")
+		}
 	}()
 	select {
 	case err := <-connected:
