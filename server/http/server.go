@@ -73,6 +73,10 @@ type Server struct {
 	WebhookAllowPrivate bool
 	// Timeouts bound slow clients; the zero value means the defaults.
 	Timeouts Timeouts
+	// SignInRefill is how often a throttled address or account gets one
+	// more sign-in try; 0 means DefaultSignInRefill. Tests that count
+	// tries set it long, so that a slow machine's pace refills nothing.
+	SignInRefill time.Duration
 	// InviteExpiry is how long a new invite link works unused unless the
 	// admin gives another; 0 means betaport.DefaultInviteExpiry (serve
 	// --invite-days).

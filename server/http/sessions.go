@@ -395,10 +395,18 @@ func newLimiter(every time.Duration, burst int) *limiter {
 	return &limiter{every: every, burst: burst, buckets: map[string]*rate.Limiter{}}
 }
 
+// DefaultSignInRefill is how often a throttled address or account gets
+// one more sign-in try (after a burst of 5).
+const DefaultSignInRefill = 10 * time.Second
+
 func (s *Server) signInLimiter() *limiter {
 	s.signInOnce.Do(func() {
 		if s.signIn == nil {
-			s.signIn = newLimiter(10*time.Second, 5)
+			every := s.SignInRefill
+			if every <= 0 {
+				every = DefaultSignInRefill
+			}
+			s.signIn = newLimiter(every, 5)
 		}
 	})
 	return s.signIn
