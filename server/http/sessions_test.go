@@ -87,6 +87,7 @@ func TestSecureCookieOnHTTPS(t *testing.T) {
 func TestWrongSignInsLookAlikeAndSlowDown(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
+	e.App.SignInRefill = time.Hour // no try comes back, however slow the machine
 	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	e.DB.CreateUser(context.Background(), &betaport.User{TeamID: team.ID, Email: "ada@example.com"}, credential.HashPassword("correct horse battery"))
 
