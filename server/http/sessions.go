@@ -257,11 +257,11 @@ func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 		}
 	}
 	var tooBig *http.MaxBytesError
+	where, inName, notUnicode := invalidText(body)
 	switch {
-	case (err == nil || isUnknownField(err)) && hasInvalidText(body):
+	case (err == nil || isUnknownField(err)) && notUnicode:
 		// Text that is not Unicode is named where it is, a field's name
 		// included (before that name is refused as unknown).
-		where, inName, _ := invalidText(body)
 		writeProblem(w, invalidTextProblem(where, inName))
 		return false
 	case err == nil && bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("null")):
@@ -358,8 +358,6 @@ func unknownField(err error) (string, bool) {
 }
 
 func isUnknownField(err error) bool { _, ok := unknownField(err); return ok }
-
-func hasInvalidText(body []byte) bool { _, _, found := invalidText(body); return found }
 
 // jsonKind names the JSON value a Go type is decoded from.
 func jsonKind(t reflect.Type) string {
