@@ -2,6 +2,13 @@
 SHELL := /bin/bash
 GO    ?= go
 GOROOT_DIR := $(shell $(GO) env GOROOT)
+# Every go command builds with -trimpath: a package's build is then cached by
+# its content, not by the folder it was checked out in, so a clean clone of
+# code built before (CI's checkout) compiles nothing again; without it every
+# package of this module was compiled anew in each clone, in each of its
+# builds (race, plain, vet, wasm): a third of make test's CPU. The tests run
+# every time all the same (-count=1): a result is never taken from the cache.
+export GOFLAGS := -trimpath $(GOFLAGS)
 PKG   := github.com/betaport/betaport
 # Go sources of the browser app (everything app.wasm is built from).
 APP_SOURCES    := $(shell find app -name '*.go' -not -name '*_test.go') go.mod go.sum
@@ -96,14 +103,14 @@ test-packages: wasm scaleout-deps
 	@mkdir -p .cache
 	$(GO) test -c -o .cache/http-scaleout.test ./server/http
 	BETAPORT_HTTP_SCALEOUT_TEST_BINARY=$(CURDIR)/.cache/http-scaleout.test \
-	$(GO) test $(RACE) -timeout 30m ./server/http ./server/cli ./server/flows \
+	$(GO) test $(RACE) -count=1 -timeout 30m ./server/http ./server/cli ./server/flows \
 	  $$($(GO) list ./... | grep -v -e '/server/browser$$' -e '/server/http$$' -e '/server/cli$$' -e '/server/flows$$')
 
 test-browser: wasm chromium scaleout-deps axe
-	$(GO) test -parallel 4 -timeout 20m ./server/browser
+	$(GO) test -count=1 -parallel 4 -timeout 20m ./server/browser
 
 test-race: wasm chromium scaleout-deps axe
-	$(GO) test $(RACE) -parallel 4 -timeout 40m ./server/browser
+	$(GO) test $(RACE) -count=1 -parallel 4 -timeout 40m ./server/browser
 
 # The race detector, on every package but the SQLite engine: a C program
 # translated to Go (modernc.org/sqlite/lib), not ours, whose instrumented
@@ -116,7 +123,7 @@ RACE := -race -gcflags='modernc.org/sqlite/lib=-race=false'
 # app/fetch and the page models run in the browser too: their tests once
 # more under GOOS=js (Node).
 test-wasm:
-	GOOS=js GOARCH=wasm $(GO) test -exec="$(GOROOT_DIR)/lib/wasm/go_js_wasm_exec" ./app/fetch ./app/model/...
+	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(GOROOT_DIR)/lib/wasm/go_js_wasm_exec" ./app/fetch ./app/model/...
 
 # axe-core, the accessibility checker the browser tests run on every page.
 AXE_VERSION := 4.14.1
