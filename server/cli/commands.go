@@ -366,6 +366,7 @@ func seed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
 	c.storageFlags(fs)
 	ifEmpty := fs.Bool("if-empty", false, "do nothing (and succeed) when the data dir already has data")
+	small := fs.Bool("small", false, "load a small demo (3 extensions, 123 bundles, 65 testers) instead of the full one (100,000 testers)")
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
@@ -387,7 +388,11 @@ func seed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return betaport.Errorf(betaport.ECONFLICT, "The data dir %s already has data; seed only fills an empty one.", c.Data)
 		}
 		fmt.Fprintln(stderr, "Loading demo data…")
-		d, err := demo.Load(ctx, st.Store, st.Blobs, demo.Full)
+		size := demo.Full
+		if *small {
+			size = demo.Small
+		}
+		d, err := demo.Load(ctx, st.Store, st.Blobs, size)
 		if err != nil {
 			return err
 		}

@@ -138,12 +138,17 @@ func TestSeedIntoAFolderNotMadeYet(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Everything elsewhere, as with PostgreSQL and S3: nothing else makes
-	// the data folder.
-	code, _, errOut := commandProcess(t, "seed", "--db", "sqlite://"+filepath.Join(base, "betaport.db"),
+	// the data folder. The small demo: the full one is loaded by
+	// TestServePrintsTheDemoSignInsOnItsAddress, as make run does.
+	code, out, errOut := commandProcess(t, "seed", "--small", "--db", "sqlite://"+filepath.Join(base, "betaport.db"),
 		"--blob", "file://"+filepath.Join(base, "blobs"), "--secret", "a-secret-of-the-replicas-0123456789",
 		"--signing-keyring", strings.TrimSpace(ring), "--data", data)
 	if code != 0 || !strings.Contains(errOut, "admin@acme.test / ") {
 		t.Fatalf("seed: exit %d: %s", code, errOut)
+	}
+	var loaded struct{ Testers int }
+	if err := json.Unmarshal([]byte(out), &loaded); err != nil || loaded.Testers == 0 || loaded.Testers >= 100_000 {
+		t.Errorf("seed --small printed %q (%v): want the small demo's figures", out, err)
 	}
 	kept, err := os.ReadFile(filepath.Join(data, "demo-sign-in.txt"))
 	if err != nil {
