@@ -6,7 +6,8 @@ GOROOT_DIR := $(shell $(GO) env GOROOT)
 # its content, not by the folder it was checked out in, so a clean clone of
 # code built before (CI's checkout) compiles nothing again; without it every
 # package of this module was compiled anew in each clone, in each of its
-# builds (race, plain, vet, wasm): a third of make test's CPU. The tests run
+# builds (race, plain, vet, wasm): compiling and vetting them again was about a
+# quarter of make test's CPU. The tests run
 # every time all the same (-count=1): a result is never taken from the cache.
 export GOFLAGS := -trimpath $(GOFLAGS)
 PKG   := github.com/betaport/betaport
