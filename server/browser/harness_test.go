@@ -246,7 +246,7 @@ var soloTests = map[string]string{
 	"TestBlackBoxKeyboardScrolling":         "keys at the focused window",
 	"TestBlackBoxFocusedRevokeKeepsItsName": "keys at the focused window",
 	"TestTrackpadScrollbarAndPointer":       "a scrollbar drag at the focused window",
-	"TestHundredLoadMoresStayBounded":       "End and Home at the focused window",
+	"TestHomeBringsDroppedPagesBack":        "End and Home at the focused window",
 	"TestBlackBoxWheelThenIdle":             "rows painted under a hand's wheel",
 }
 
