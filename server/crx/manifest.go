@@ -173,7 +173,9 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 const maxPart = 65535
 
 // parseVersion parses a Chrome extension version: 1-4 dot-separated decimal
-// integers 0-65535 without leading zeros (except "0"). Missing parts are 0.
+// integers 0-65535 without leading zeros (except "0"), not all zero ("0"
+// and "0.0.0.0" are invalid, Chrome's manifest reference says, and the
+// Chrome Web Store refuses them). Missing parts are 0.
 func parseVersion(s string) ([4]int, error) {
 	var v [4]int
 	parts := strings.Split(s, ".")
@@ -189,6 +191,9 @@ func parseVersion(s string) ([4]int, error) {
 			return v, fmt.Errorf("crx: invalid version %q", s)
 		}
 		v[i] = n
+	}
+	if v == [4]int{} {
+		return v, fmt.Errorf("crx: invalid version %q: all zero", s)
 	}
 	return v, nil
 }

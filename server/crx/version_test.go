@@ -2,6 +2,7 @@ package crx
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
@@ -14,6 +15,9 @@ func FuzzValidVersion(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if !ValidVersion(s) {
 			return
+		}
+		if strings.Trim(s, "0.") == "" {
+			t.Fatalf("%q accepted: all zero", s)
 		}
 		parts := bytes.Split([]byte(s), []byte("."))
 		if len(parts) < 1 || len(parts) > 4 {
@@ -28,12 +32,12 @@ func FuzzValidVersion(f *testing.F) {
 }
 
 func TestValidVersion(t *testing.T) {
-	for _, v := range []string{"0", "1", "1.2", "1.2.3.4", "0.0.1", "65535.0", "65535.65535.65535.65535", "10.20.300"} {
+	for _, v := range []string{"1", "1.2", "1.2.3.4", "0.0.1", "0.1.0.0", "65535.0", "65535.65535.65535.65535", "10.20.300"} {
 		if !ValidVersion(v) {
 			t.Errorf("ValidVersion(%q) = false", v)
 		}
 	}
-	for _, v := range []string{"", ".", "1.", ".1", "1..2", "01", "1.02", "00", "1.2.3.4.5", "65536", "99999", "123456",
+	for _, v := range []string{"0", "0.0", "0.0.0.0", "", ".", "1.", ".1", "1..2", "01", "1.02", "00", "1.2.3.4.5", "65536", "99999", "123456",
 		"-1", "+1", "1.a", " 1", "1 ", "1.2 ", "1,2", "1e3", "0x1", "１"} {
 		if ValidVersion(v) {
 			t.Errorf("ValidVersion(%q) = true", v)

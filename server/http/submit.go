@@ -20,33 +20,50 @@ import (
 // submitKey reads the key object of calls 1 and 3 and authorises it. A body
 // without an apiKey, {"extensionId": …}, is authorised by the session of an
 // admin of that extension's team (the upload panel in the browser).
-func (s *Server) submitKey(w http.ResponseWriter, r *http.Request, who *subject, step string) (*betaport.Extension, bool) {
+//
+// keyID is the key's id when a key authorised the call (0 for a session):
+// the call records it as used once it has succeeded (keyUsed).
+func (s *Server) submitKey(w http.ResponseWriter, r *http.Request, who *subject, step string) (ext *betaport.Extension, keyID int64, ok bool) {
 	return s.submitKeyWith(w, r, who, step, nil)
 }
 
 // submitKeyWith is submitKey for a call whose body carries more than the
 // key object: take, when not nil, reads and removes those fields first.
-func (s *Server) submitKeyWith(w http.ResponseWriter, r *http.Request, who *subject, step string, take func(map[string]json.RawMessage) error) (*betaport.Extension, bool) {
+func (s *Server) submitKeyWith(w http.ResponseWriter, r *http.Request, who *subject, step string, take func(map[string]json.RawMessage) error) (*betaport.Extension, int64, bool) {
 	var raw map[string]json.RawMessage
 	if !s.readJSON(w, r, &raw) {
-		return nil, false
+		return nil, 0, false
 	}
 	var err error
 	if take != nil {
 		err = take(raw)
 	}
 	var ext *betaport.Extension
+	var keyID int64
 	if err == nil {
-		ext, err = s.authorizeSubmit(r, raw, who)
+		ext, keyID, err = s.authorizeSubmit(r, raw, who)
 	}
 	if err != nil {
 		if betaport.ErrorCode(err) == betaport.ERATELIMITED {
 			s.Metrics.RateLimited(metrics.LimiterSubmit)
 		}
 		s.submitFailed(w, r, step, err)
-		return nil, false
+		return nil, 0, false
 	}
-	return ext, true
+	return ext, keyID, true
+}
+
+// keyUsed records that the key keyID (0: none) made a call that
+// succeeded. A refused call leaves the key's last use as it was, as it
+// leaves everything else.
+func (s *Server) keyUsed(r *http.Request, keyID int64) {
+	if keyID == 0 {
+		return
+	}
+	if err := s.Publish.KeyUsed(r.Context(), keyID); err != nil {
+		// The call itself succeeded: its answer stands.
+		s.Logger.WarnContext(r.Context(), "recording the key's last use", "err", err)
+	}
 }
 
 // Steps of the submit flow, as the metrics name them.
@@ -63,40 +80,41 @@ func (s *Server) submitFailed(w http.ResponseWriter, r *http.Request, step strin
 	s.Error(w, r, err)
 }
 
-func (s *Server) authorizeSubmit(r *http.Request, raw map[string]json.RawMessage, who *subject) (*betaport.Extension, error) {
+func (s *Server) authorizeSubmit(r *http.Request, raw map[string]json.RawMessage, who *subject) (*betaport.Extension, int64, error) {
 	ctx := r.Context()
 	if _, keyed := raw["apiKey"]; keyed || who.anonymous() {
 		key, err := api.ServiceKeyOf(raw)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		return s.Publish.Authorize(ctx, key)
 	}
 	if who.tester != nil {
-		return nil, problem(http.StatusForbidden, api.ProblemForbidden,
+		return nil, 0, problem(http.StatusForbidden, api.ProblemForbidden,
 			"Testers cannot publish. Sign in as an admin of the extension's team, or send a key file's service object.")
 	}
 	extID, err := api.SessionSubmitOf(raw)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	id, ok := api.ParseID(extID)
 	if !ok {
-		return nil, errNoExtension
+		return nil, 0, errNoExtension
 	}
 	ext, err := s.Store.FindExtension(ctx, id)
 	if betaport.ErrorCode(err) == betaport.ENOTFOUND || (err == nil && ext.TeamID != who.user.TeamID) {
-		return nil, errNoExtension
+		return nil, 0, errNoExtension
 	} else if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return s.Publish.AuthorizeAdmin(ctx, ext.ID)
+	ext, err = s.Publish.AuthorizeAdmin(ctx, ext.ID)
+	return ext, 0, err
 }
 
 // handleSubmitUpload is call 1: issue an upload URL.
 func (s *Server) handleSubmitUpload(w http.ResponseWriter, r *http.Request, who *subject) {
 	var notes string
-	ext, ok := s.submitKeyWith(w, r, who, stepUploadURL, func(raw map[string]json.RawMessage) error {
+	ext, keyID, ok := s.submitKeyWith(w, r, who, stepUploadURL, func(raw map[string]json.RawMessage) error {
 		// Release notes ride beside the key object in call 1 only.
 		text, present := raw["releaseNotes"]
 		delete(raw, "releaseNotes")
@@ -117,6 +135,7 @@ func (s *Server) handleSubmitUpload(w http.ResponseWriter, r *http.Request, who 
 		s.submitFailed(w, r, stepUploadURL, err)
 		return
 	}
+	s.keyUsed(r, keyID)
 	s.Metrics.Submit(stepUploadURL, "ok")
 	writeJSON(w, r, http.StatusOK, u)
 }
@@ -179,7 +198,7 @@ func uploadMethodNotAllowed(w http.ResponseWriter, r *http.Request) {
 
 // handleSubmitSign is call 3: validate the latest upload's zip and publish it.
 func (s *Server) handleSubmitSign(w http.ResponseWriter, r *http.Request, who *subject) {
-	ext, ok := s.submitKey(w, r, who, stepSign)
+	ext, keyID, ok := s.submitKey(w, r, who, stepSign)
 	if !ok {
 		return
 	}
@@ -189,6 +208,7 @@ func (s *Server) handleSubmitSign(w http.ResponseWriter, r *http.Request, who *s
 		s.submitFailed(w, r, stepSign, err)
 		return
 	}
+	s.keyUsed(r, keyID)
 	s.Metrics.Submit(stepSign, "ok")
 	s.Metrics.Signed(time.Since(start).Seconds(), b.Size)
 	writeJSON(w, r, http.StatusOK, api.Signed{Bundle: *b, Warnings: s.signWarnings(r, b)})

@@ -835,3 +835,46 @@ func heapGrowth(f func()) int64 {
 	<-sampled
 	return int64(peak) - int64(base.HeapAlloc)
 }
+
+// TestRefusedKeyCallsLeaveLastUsed: a call 1 or 3 the service refuses
+// (release notes it cannot keep, a sign with nothing uploaded) leaves the
+// key's "last used" as it was, as a refused request leaves everything; a
+// call that succeeds records it.
+func TestRefusedKeyCallsLeaveLastUsed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
+	ext := storetest.MustExtension(t, e.DB, team, "E")
+	admin := e.adminOf(t, team)
+	resp, body := e.send(t, "POST", api.KeysPath(ext.ID), admin, api.NewKey{Label: "ci"})
+	var ck api.CreatedKey
+	if json.Unmarshal(body, &ck); resp.StatusCode != 201 {
+		t.Fatalf("create key = %d %s", resp.StatusCode, body)
+	}
+	lastUsed := func() *time.Time {
+		t.Helper()
+		resp, body := e.do(t, "GET", api.KeysPath(ext.ID), admin)
+		var page api.Page[betaport.Key]
+		if json.Unmarshal(body, &page); resp.StatusCode != 200 || len(page.Data) != 1 {
+			t.Fatalf("keys = %d %s", resp.StatusCode, body)
+		}
+		return page.Data[0].LastUsedAt
+	}
+	svc := ck.KeyFile.Service
+	badNotes := map[string]any{"extensionId": svc.ExtensionID, "apiKey": svc.APIKey, "releaseNotes": "a\u0007b"}
+	resp, body = e.send(t, "POST", api.PathSubmitUpload, nil, badNotes)
+	wantProblem(t, resp, body, 400, api.ProblemInvalidNotes)
+	resp, body = e.send(t, "POST", api.PathSubmitSign, nil, svc)
+	if resp.StatusCode < 400 || resp.StatusCode >= 500 {
+		t.Fatalf("sign with nothing uploaded = %d %s, want a refusal", resp.StatusCode, body)
+	}
+	if at := lastUsed(); at != nil {
+		t.Fatalf("two refused calls recorded the key as used at %v", at)
+	}
+	if resp, body := e.send(t, "POST", api.PathSubmitUpload, nil, svc); resp.StatusCode != 200 {
+		t.Fatalf("call 1 = %d %s", resp.StatusCode, body)
+	}
+	if lastUsed() == nil {
+		t.Fatal("a call 1 that succeeded did not record the key as used")
+	}
+}

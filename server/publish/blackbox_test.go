@@ -138,7 +138,7 @@ func randHex(n int) string {
 // request is call 1 as its handler makes it.
 func (w *bbWorld) request(key api.ServiceKey) *api.UploadURL {
 	w.t.Helper()
-	ext, err := w.svc.Authorize(w.ctx, key)
+	ext, _, err := w.svc.Authorize(w.ctx, key)
 	if err != nil {
 		w.t.Fatalf("Authorize: %v", err)
 	}
@@ -158,7 +158,7 @@ func (w *bbWorld) put(u *api.UploadURL, body []byte) error {
 // sign is call 3 as its handler makes it.
 func (w *bbWorld) sign(key api.ServiceKey) (*betaport.Bundle, error) {
 	w.t.Helper()
-	ext, err := w.svc.Authorize(w.ctx, key)
+	ext, _, err := w.svc.Authorize(w.ctx, key)
 	if err != nil {
 		w.t.Fatalf("Authorize: %v", err)
 	}
@@ -485,7 +485,7 @@ func TestBlackBoxAuthorize(t *testing.T) {
 	other, otherKey := w.extension(betaport.PlanProfessional)
 
 	t.Run("key of the extension", func(t *testing.T) {
-		got, err := w.svc.Authorize(w.ctx, key)
+		got, _, err := w.svc.Authorize(w.ctx, key)
 		if err != nil {
 			t.Fatalf("Authorize with the right key: %v", err)
 		}
@@ -512,7 +512,7 @@ func TestBlackBoxAuthorize(t *testing.T) {
 		}
 		var first *api.Problem
 		for _, c := range cases {
-			_, err := w.svc.Authorize(w.ctx, c.key)
+			_, _, err := w.svc.Authorize(w.ctx, c.key)
 			if err == nil {
 				t.Errorf("%s: authorized", c.name)
 				continue
@@ -541,12 +541,12 @@ func TestBlackBoxAuthorize(t *testing.T) {
 
 	t.Run("starter plan", func(t *testing.T) {
 		_, starterKey := w.extension(betaport.PlanStarter)
-		_, err := w.svc.Authorize(w.ctx, starterKey)
+		_, _, err := w.svc.Authorize(w.ctx, starterKey)
 		wantProblem(t, err, 403, api.ProblemPlanRequired)
 	})
 
 	t.Run("other extension unaffected", func(t *testing.T) {
-		got, err := w.svc.Authorize(w.ctx, otherKey)
+		got, _, err := w.svc.Authorize(w.ctx, otherKey)
 		if err != nil || got.ID != other.ID {
 			t.Fatalf("Authorize(other) = %v, %v", got, err)
 		}
@@ -558,17 +558,17 @@ func TestBlackBoxAuthorizeBurst(t *testing.T) {
 	_, key := w.extension(betaport.PlanProfessional)
 	other, otherKey := w.extension(betaport.PlanProfessional)
 	for i := range 3 {
-		if _, err := w.svc.Authorize(w.ctx, key); err != nil {
+		if _, _, err := w.svc.Authorize(w.ctx, key); err != nil {
 			t.Fatalf("call %d of a burst of 3: %v", i+1, err)
 		}
 	}
-	_, err := w.svc.Authorize(w.ctx, key)
+	_, _, err := w.svc.Authorize(w.ctx, key)
 	p := wantProblem(t, err, 429, api.ProblemTooManyRequests)
 	if p.RetryAfter <= 0 {
 		t.Errorf("429 says retry after %d s, want > 0", p.RetryAfter)
 	}
 	// The limit is the key's: another extension's pipeline goes on.
-	got, err := w.svc.Authorize(w.ctx, otherKey)
+	got, _, err := w.svc.Authorize(w.ctx, otherKey)
 	if err != nil || got.ID != other.ID {
 		t.Fatalf("another extension's key after the burst: %v, %v", got, err)
 	}
@@ -1133,7 +1133,7 @@ func TestBlackBoxSignConcurrent(t *testing.T) {
 	if err := w.put(u, goodZip(t, "3.1.4")); err != nil {
 		t.Fatal(err)
 	}
-	e, err := w.svc.Authorize(w.ctx, key)
+	e, _, err := w.svc.Authorize(w.ctx, key)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -156,29 +156,33 @@ var errBadKey = &betaport.Error{Code: betaport.EUNAUTHORIZED, Reason: betaport.R
 
 // Authorize authenticates calls 1 and 3 made with a key: the key, the
 // team's plan and the key's rate limit. It returns the extension the key
-// submits to, and records the key as used.
-func (s *Service) Authorize(ctx context.Context, key api.ServiceKey) (*betaport.Extension, error) {
+// submits to and the key's id, which KeyUsed records once the call has
+// done what it was asked (a refused call leaves the key as it was).
+func (s *Service) Authorize(ctx context.Context, key api.ServiceKey) (*betaport.Extension, int64, error) {
 	id, ok := api.ParseID(key.ExtensionID)
 	if !ok {
-		return nil, errBadKey
+		return nil, 0, errBadKey
 	}
 	// Unknown extension, no key, wrong key and revoked key get one answer.
 	// The key is found by the hash of its secret, a random 256-bit token:
 	// how long the lookup takes says nothing about any stored key.
 	k, err := s.Store.FindKeyByHash(ctx, HashKey(key.APIKey))
 	if betaport.ErrorCode(err) == betaport.ENOTFOUND || (err == nil && k.ExtensionID != id) {
-		return nil, errBadKey
+		return nil, 0, errBadKey
 	} else if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	ext, err := s.admit(ctx, id, "Submitting from a pipeline")
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	if err := s.Store.KeyUsed(ctx, k.ID, s.now()); err != nil {
-		return nil, err
-	}
-	return ext, nil
+	return ext, k.ID, nil
+}
+
+// KeyUsed records that the key keyID (from Authorize) made a call that
+// succeeded.
+func (s *Service) KeyUsed(ctx context.Context, keyID int64) error {
+	return s.Store.KeyUsed(ctx, keyID, s.now())
 }
 
 // AuthorizeAdmin authenticates calls 1 and 3 made by an admin signed in to

@@ -25,6 +25,7 @@ func TestAddressesThatAreNotPublic(t *testing.T) {
 		"192.0.0.8":                            "reserved",
 		"198.18.0.1":                           "reserved",
 		"192.0.2.1":                            "reserved",
+		"192.88.99.1":                          "6to4 relay anycast",
 		"240.0.0.1":                            "reserved",
 		"255.255.255.255":                      "reserved",
 		"fec0::1":                              "site-local",

@@ -314,7 +314,7 @@ func explain(err error) error {
 // error, when its host is an address that is not public (privateAddr:
 // loopback, private, link-local, reserved, or an IPv6 address carrying
 // such an IPv4 one), however it is spelt, or a name that always means loopback
-// (localhost): nil otherwise, and for names, whose addresses are checked
+// (localhost) or a local network (.local, .home.arpa, .internal): nil otherwise, and for names, whose addresses are checked
 // at each delivery. A service started with --webhooks-allow-private sends
 // to them, and does not ask.
 func Refusal(rawURL string) error {
@@ -330,6 +330,8 @@ func Refusal(rawURL string) error {
 		why = privateAddr(ip)
 	} else if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		why = "a loopback name"
+	} else if zone := localZone(host); zone != "" {
+		why = "a name of a local network (" + zone + ")"
 	}
 	if why == "" {
 		return nil
@@ -337,6 +339,22 @@ func Refusal(rawURL string) error {
 	return &betaport.Error{Code: betaport.EINVALID, Param: "url", Message: u.Hostname() + " is " + why +
 		": webhooks go only to public addresses, so no event would ever reach it. Give the receiver's public address" +
 		" (a service whose receivers are on its own network is started with --webhooks-allow-private)."}
+}
+
+// localZones are the special-use domains whose names only a local network
+// answers: multicast DNS (.local, RFC 6762), home networks (.home.arpa,
+// RFC 8375) and private use (.internal, reserved by ICANN in 2024). A
+// webhook named under one could never be a public receiver.
+var localZones = []string{"local", "home.arpa", "internal"}
+
+// localZone is the local-network domain host is under, or "".
+func localZone(host string) string {
+	for _, z := range localZones {
+		if host == z || strings.HasSuffix(host, "."+z) {
+			return "." + z
+		}
+	}
+	return ""
 }
 
 // legacyIPv4 reads host as the C library's inet_aton does, and browsers
@@ -439,6 +457,7 @@ var notPublic = []struct {
 	{netip.MustParsePrefix("100.64.0.0/10"), "a private address"}, // carrier-grade NAT
 	{netip.MustParsePrefix("192.0.0.0/24"), "a reserved address (IETF protocol assignments)"},
 	{netip.MustParsePrefix("192.0.2.0/24"), "a reserved address (documentation)"},
+	{netip.MustParsePrefix("192.88.99.0/24"), "a reserved address (the 6to4 relay anycast, deprecated by RFC 7526)"},
 	{netip.MustParsePrefix("198.18.0.0/15"), "a reserved address (benchmarking)"},
 	{netip.MustParsePrefix("198.51.100.0/24"), "a reserved address (documentation)"},
 	{netip.MustParsePrefix("203.0.113.0/24"), "a reserved address (documentation)"},

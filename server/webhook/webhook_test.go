@@ -101,6 +101,10 @@ func TestRefusal(t *testing.T) {
 		// IPv4-compatible), Teredo, site-local, and "this network".
 		"http://[64:ff9b::a00:1]/hook", "http://[64:ff9b::127.0.0.1]:8080/hook", "http://[2002:a00:1::1]/hook", "http://[2002:7f00:1::]/hook",
 		"http://[::a00:1]/hook", "http://[::127.0.0.1]/hook", "http://[2001::1]/hook", "http://[fec0::1]/hook", "http://0.1.2.3/hook", "http://0.0.0.1:9/hook",
+		// The deprecated 6to4 relay anycast, and names only a local network
+		// answers (the third probe of issue 29).
+		"http://192.88.99.1/hook", "http://[2002:c058:6301::1]/hook", "http://127.0.0.1.nip.io.local/hook", "http://printer.local./hook",
+		"http://nas.home.arpa/hook", "http://ci.internal:8080/hook",
 	} {
 		err := webhook.Refusal(u)
 		var be *betaport.Error
@@ -110,7 +114,8 @@ func TestRefusal(t *testing.T) {
 	}
 	for _, u := range []string{"https://hooks.example.com/betaport", "https://8.8.8.8/hook", "http://[2001:4860:4860::8888]/hook", "http://localhost.example.com/hook",
 		"http://1.2.3.4.example.com/hook", "http://0x.example/hook", "http://8.8.8.8.nip.example/hook", "http://134744072/hook",
-		"http://[64:ff9b::808:808]/hook", "http://[2002:808:808::1]/hook"} {
+		"http://[64:ff9b::808:808]/hook", "http://[2002:808:808::1]/hook", "http://local.example.com/hook", "http://internal.example.com/hook",
+		"http://localinternal.com/hook"} {
 		if err := webhook.Refusal(u); err != nil {
 			t.Errorf("Refusal(%s) = %v; want none", u, err)
 		}

@@ -626,7 +626,7 @@ func checkManifestJSON(res *Result, path string, data []byte) {
 		s, isStr := v.(string)
 		res.Manifest.Version = s
 		if !isStr || !crx.ValidVersion(s) {
-			res.add(CodeManifestVersionFormat, path, `"version" in manifest.json must be a string of 1 to 4 dot-separated numbers from 0 to 65535 without leading zeros, such as "1.0.0".`)
+			res.add(CodeManifestVersionFormat, path, `"version" in manifest.json must be a string of 1 to 4 dot-separated numbers from 0 to 65535, without leading zeros and not all zero, such as "1.0.0".`)
 		}
 	}
 }

@@ -239,6 +239,8 @@ func TestCheckProblems(t *testing.T) {
 		{"version missing", makeZip(t, file("manifest.json", `{"manifest_version":3,"name":"a"}`)), Limits{}, []string{"manifest_version_format manifest.json"}},
 		{"version number", makeZip(t, file("manifest.json", `{"manifest_version":3,"name":"a","version":1}`)), Limits{}, []string{"manifest_version_format manifest.json"}},
 		{"version bad", makeZip(t, file("manifest.json", `{"manifest_version":3,"name":"a","version":"1.0-beta"}`)), Limits{}, []string{"manifest_version_format manifest.json"}},
+		{"version all zero", makeZip(t, file("manifest.json", `{"manifest_version":3,"name":"a","version":"0.0.0.0"}`)), Limits{}, []string{"manifest_version_format manifest.json"}},
+		{"version zero", makeZip(t, file("manifest.json", `{"manifest_version":3,"name":"a","version":"0"}`)), Limits{}, []string{"manifest_version_format manifest.json"}},
 		{"problems under top folder", makeZip(t, file("ext/manifest.json", `{"manifest_version":3,"name":"a","version":"01"}`)), Limits{},
 			[]string{"manifest_version_format ext/manifest.json"}},
 	}
