@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"gocloud.dev/blob"
 
@@ -88,9 +89,11 @@ func backup(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // writeBackup writes the archive and returns how many blobs it holds. It
 // is written beside out under a name that says it is partial, and renamed
 // to out once whole: a backup killed or failed half-way never stands under
-// the backup's name (nor replaces the one there before).
+// the backup's name (nor replaces the one there before). Once it stands,
+// the partial files that killed backups to the same name left go too.
 func writeBackup(ctx context.Context, out, data, snapshot string, blobs *blob.Bucket, live *betaport.LiveBlobs) (n int, err error) {
-	f, err := os.CreateTemp(filepath.Dir(out), filepath.Base(out)+".partial-*")
+	began := time.Now()
+	f, err := os.CreateTemp(filepath.Dir(out), filepath.Base(out)+partialSuffix+"*")
 	if err != nil {
 		return 0, err
 	}
@@ -113,7 +116,34 @@ func writeBackup(ctx context.Context, out, data, snapshot string, blobs *blob.Bu
 	if err := f.Close(); err != nil {
 		return n, err
 	}
-	return n, os.Rename(f.Name(), out)
+	if err := os.Rename(f.Name(), out); err != nil {
+		return n, err
+	}
+	removeKilledPartials(out, began)
+	return n, nil
+}
+
+// partialSuffix marks a backup being written: out.partial-RANDOM.
+const partialSuffix = ".partial-"
+
+// removeKilledPartials removes the partial files beside out that no backup
+// has written to since began: what backups killed before this one left
+// (each is as large as a backup). A backup to the same name still being
+// written has touched its file since, and keeps it.
+func removeKilledPartials(out string, began time.Time) {
+	dir, prefix := filepath.Dir(out), filepath.Base(out)+partialSuffix
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		if info, err := e.Info(); err == nil && info.ModTime().Before(began) {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // writeArchive writes the backup's tar.gz to f.

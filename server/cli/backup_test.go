@@ -11,10 +11,12 @@ import (
 	"net/http/cookiejar"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
@@ -253,5 +255,45 @@ func TestFailedBackupLeavesNoBackup(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("the failed backup left files beside it: %v", entries)
+	}
+}
+
+// A backup that stands removes what backups killed before it left beside
+// it (partial files as large as a backup), and keeps a partial file that a
+// backup to the same name is still writing.
+func TestBackupRemovesWhatKilledBackupsLeft(t *testing.T) {
+	data := t.TempDir()
+	startServing(t, data)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "betaport.backup")
+	killed := out + ".partial-1234"
+	writing := out + ".partial-5678"
+	other := filepath.Join(dir, "notes.partial-1")
+	for _, p := range []string{killed, writing, other} {
+		if err := os.WriteFile(p, []byte("half a backup"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hourAgo := time.Now().Add(-time.Hour)
+	for _, p := range []string{killed, other} {
+		if err := os.Chtimes(p, hourAgo, hourAgo); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Still being written: touched after this backup begins.
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(writing, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := run(t, "backup", "--data", data, "--out", out); code != 0 {
+		t.Fatalf("backup: %s", errOut)
+	}
+	var names []string
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if want := []string{"betaport.backup", "betaport.backup.partial-5678", "notes.partial-1"}; !slices.Equal(names, want) {
+		t.Errorf("beside the backup: %v, want %v (the killed backup's partial file removed, the others kept)", names, want)
 	}
 }
