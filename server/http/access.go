@@ -2,8 +2,11 @@ package http
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
@@ -87,6 +90,12 @@ func (s *Server) routeExtension(mux *http.ServeMux, pattern string, a Access, h 
 // admit applies the checks every route shares: the cross-origin check for
 // cookie-authenticated changes, then who is signed in.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, a Access) (*subject, bool) {
+	if strings.HasPrefix(r.URL.Path, "/api/") {
+		if p := queryProblem(r.URL.RawQuery); p != nil {
+			writeProblem(w, p)
+			return nil, false
+		}
+	}
 	if a != KeyAuth {
 		if err := s.crossOrigin.Check(r); err != nil {
 			writeProblem(w, problem(http.StatusForbidden, api.ProblemForbidden,
@@ -178,3 +187,44 @@ func (s *Server) extensionFor(w http.ResponseWriter, r *http.Request, who *subje
 
 // isAPI reports whether a path belongs to the JSON API.
 func isAPI(path string) bool { return strings.HasPrefix(path, "/api/") }
+
+// queryProblem refuses an API query that gives a parameter twice
+// (?limit=1&limit=2: which one was meant?), text that is not UTF-8, a
+// broken escape or a ";" between parameters: no API parameter takes
+// these, and a handler reading the query would silently drop what it
+// could not read. (Chromium's update checks, which may repeat x=, are not
+// under /api/.)
+func queryProblem(rawQuery string) *api.Problem {
+	bad := func(param, detail string) *api.Problem {
+		p := problem(http.StatusBadRequest, api.ProblemBadRequest, detail)
+		p.Param = param
+		return p
+	}
+	seen := map[string]int{}
+	for rest := rawQuery; rest != ""; {
+		var pair string
+		pair, rest, _ = strings.Cut(rest, "&")
+		if pair == "" {
+			continue
+		}
+		rawName, rawValue, _ := strings.Cut(pair, "=")
+		name, err := url.QueryUnescape(rawName)
+		if err != nil || !utf8.ValidString(name) {
+			return bad("", "The query has a parameter name that is not UTF-8 text. Give names as the API spells them.")
+		}
+		if strings.Contains(pair, ";") {
+			return bad(name, "The query separates parameters with \";\". Separate them with \"&\" and percent-encode a \";\" in a value (%3B).")
+		}
+		value, err := url.QueryUnescape(rawValue)
+		if err != nil {
+			return bad(name, fmt.Sprintf("The query's %s has a broken percent escape. Percent-encode a %% in it as %%25.", name))
+		}
+		if !utf8.ValidString(value) {
+			return bad(name, fmt.Sprintf("The query's %s is not UTF-8 text. Percent-encode it as UTF-8.", name))
+		}
+		if seen[name]++; seen[name] == 2 {
+			return bad(name, fmt.Sprintf("The query gives %s more than once. Give each parameter once.", name))
+		}
+	}
+	return nil
+}

@@ -237,9 +237,17 @@ const maxJSONBody = 64 << 10
 // bodies: every field of every call is checked here for text that is not
 // Unicode (see invalidText), which encoding/json would quietly replace.
 func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
-	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mt != "application/json" {
 		writeProblem(w, problem(http.StatusUnsupportedMediaType, api.ProblemUnsupportedMedia,
 			"Send the body as JSON with the header Content-Type: application/json."))
+		return false
+	}
+	// JSON is UTF-8 (RFC 8259): a body declared in another charset would
+	// be read otherwise than its sender meant.
+	if cs, given := params["charset"]; given && !strings.EqualFold(cs, "utf-8") {
+		writeProblem(w, problem(http.StatusUnsupportedMediaType, api.ProblemUnsupportedMedia,
+			"JSON is UTF-8: send the body as UTF-8 with Content-Type: application/json (a charset, if given, is utf-8), not charset="+cs+"."))
 		return false
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))

@@ -265,6 +265,7 @@ func TestSubmitKeyCalls(t *testing.T) {
 		{"rotated key", obj(&rotated), 401, api.ProblemInvalidKey, "", ""},
 		{"not Professional", obj(starter.key), 403, api.ProblemPlanRequired, "", "Professional plan"},
 		{"wrong content type", func() (string, []byte) { b, _ := jsonMarshal(p.key); return "text/plain", b }, 415, api.ProblemUnsupportedMedia, "", ""},
+		{"JSON in latin1", func() (string, []byte) { b, _ := jsonMarshal(p.key); return "application/json; charset=latin1", b }, 415, api.ProblemUnsupportedMedia, "", "UTF-8"},
 		{"over 64 KiB", func() (string, []byte) {
 			b, _ := jsonMarshal(map[string]string{"extensionId": p.key.ExtensionID, "apiKey": p.key.APIKey, "pad": strings.Repeat("x", 70<<10)})
 			return "application/json", b
@@ -876,5 +877,59 @@ func TestRefusedKeyCallsLeaveLastUsed(t *testing.T) {
 	}
 	if lastUsed() == nil {
 		t.Fatal("a call 1 that succeeded did not record the key as used")
+	}
+}
+
+// TestQueryOnceAndBodiesInUTF8: an API query that gives a parameter
+// twice (which one was meant?) or text that is not UTF-8 is refused with a
+// 400 naming it, before anything else is looked at; the same list with one
+// value, UTF-8 text included, answers.
+func TestQueryOnceAndBodiesInUTF8(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	team := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
+	ext := storetest.MustExtension(t, e.DB, team, "E")
+	admin := e.adminOf(t, team)
+	testers := fmt.Sprintf("/api/extensions/%d/testers", ext.ID)
+	for _, c := range []struct{ query, param string }{
+		{"?limit=1&limit=2", "limit"},
+		{"?q=ann&status=active&q=bob", "q"},
+		{"?q=%FF%FE", "q"},
+		{"?status=active;limit=2", "status"},
+	} {
+		resp, body := e.do(t, "GET", testers+c.query, admin)
+		wantProblem(t, resp, body, 400, api.ProblemBadRequest)
+		var p api.Problem
+		if json.Unmarshal(body, &p); p.Param != c.param {
+			t.Errorf("GET %s names %q, want %q: %s", c.query, p.Param, c.param, body)
+		}
+	}
+	for _, path := range []string{fmt.Sprintf("/api/extensions/%d/bundles?limit=1&limit=1", ext.ID), "/api/builds?limit=5&limit=6"} {
+		resp, body := e.do(t, "GET", path, admin)
+		wantProblem(t, resp, body, 400, api.ProblemBadRequest)
+	}
+	// Signed out, the query is refused first: it says what to fix.
+	resp, body := e.do(t, "GET", testers+"?limit=1&limit=2", nil)
+	wantProblem(t, resp, body, 400, api.ProblemBadRequest)
+	// JSON is UTF-8, and may say so.
+	for ct, want := range map[string]int{"application/json; charset=UTF-8": 201, "application/json;charset=utf-8": 201, "application/json; charset=iso-8859-1": 415} {
+		req, _ := http.NewRequest("POST", e.URL+api.KeysPath(ext.ID), strings.NewReader(`{"label": "ci `+ct+`"}`))
+		req.Header = admin.Clone()
+		req.Header.Set("Content-Type", ct)
+		req.Header.Set("Origin", e.URL)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("a new key sent as %s = %d %s, want %d", ct, resp.StatusCode, body, want)
+		}
+	}
+	for _, query := range []string{"?limit=2", "?q=caf%C3%A9", ""} {
+		if resp, body := e.do(t, "GET", testers+query, admin); resp.StatusCode != 200 {
+			t.Errorf("GET %s = %d %s", query, resp.StatusCode, body)
+		}
 	}
 }
