@@ -226,14 +226,30 @@ func checkViewportKeepsRows(t *testing.T, ctx context.Context, id, when string) 
 	for deadline := time.Now().Add(patient(2 * time.Second)); !showsRows() && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond) // the interval of a wait on the page
 	}
+	if !showsRows() {
+		// Whether the page still paints and hears scrolls: a blank that
+		// stays on a page whose frames come is the list's, not the
+		// machine's.
+		frames, err := chromedp.Run(ctx, chromedp.Evaluate[float64](
+			`new Promise(r => { const t0 = performance.now(); requestAnimationFrame(() => requestAnimationFrame(() => r(Math.round(performance.now() - t0)))); })`,
+			chromedp.EvalAwaitPromise))
+		t.Logf("%s: the page painted two frames in %v ms (%v); %s", when, frames, err, listDesc(t, ctx, id))
+	}
 	checkViewportShowsRows(t, ctx, id, when)
 }
 
+// listDesc describes list id for a failure message: its count, the rows
+// it renders (their first and last row numbers) and the spacers around
+// them, where it is, and the pages its section holds and caches.
 func listDesc(t *testing.T, ctx context.Context, id string) string {
-	return bbEval[string](t, ctx, fmt.Sprintf(`(() => { const l = document.getElementById(%q); if (!l) return "none";
+	return bbEval[string](t, ctx, fmt.Sprintf(`(() => { const l = document.getElementById(%[1]q); if (!l) return "none";
 		const sec = l.closest("section");
-		return "count=" + l.dataset.count + " domRows=" + l.querySelectorAll(".vlist-row").length + " top=" + Math.round(l.getBoundingClientRect().top) +
-		" height=" + Math.round(l.getBoundingClientRect().height) + (sec ? " held=" + sec.dataset.held + " cached=" + sec.dataset.cached : ""); })()`, id))
+		const rows = l.querySelectorAll(".vlist-rows > .vlist-row"), px = e => e ? Math.round(e.getBoundingClientRect().height) : "none";
+		return "count=" + l.dataset.count + " domRows=" + l.querySelectorAll(".vlist-row").length +
+			" rendered=" + (rows.length ? rows[0].dataset.row + ".." + rows[rows.length - 1].dataset.row : "none") +
+			" spacers=" + px(document.getElementById(%[1]q + "-top")) + "/" + px(document.getElementById(%[1]q + "-bottom")) +
+			" top=" + Math.round(l.getBoundingClientRect().top) +
+			" height=" + Math.round(l.getBoundingClientRect().height) + (sec ? " held=" + sec.dataset.held + " cached=" + sec.dataset.cached : ""); })()`, id))
 }
 
 // rowAt says which row (its data-attr value) is at (x, y) and where its top is.
