@@ -87,12 +87,13 @@ func (s *Server) routeExtension(mux *http.ServeMux, pattern string, a Access, h 
 	})
 }
 
-// admit applies the checks every route shares: the cross-origin check for
-// cookie-authenticated changes, then who is signed in.
+// admit applies the checks every route shares: an API query readable as
+// it was meant, the cross-origin check for cookie-authenticated changes,
+// then who is signed in.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, a Access) (*subject, bool) {
-	if strings.HasPrefix(r.URL.Path, "/api/") {
-		if p := queryProblem(r.URL.RawQuery); p != nil {
-			writeProblem(w, p)
+	if isAPI(r.URL.Path) {
+		if param, detail := queryProblem(r.URL.RawQuery); detail != "" {
+			badParam(w, param, detail)
 			return nil, false
 		}
 	}
@@ -194,13 +195,8 @@ func isAPI(path string) bool { return strings.HasPrefix(path, "/api/") }
 // these, and a handler reading the query would silently drop what it
 // could not read. (Chromium's update checks, which may repeat x=, are not
 // under /api/.)
-func queryProblem(rawQuery string) *api.Problem {
-	bad := func(param, detail string) *api.Problem {
-		p := problem(http.StatusBadRequest, api.ProblemBadRequest, detail)
-		p.Param = param
-		return p
-	}
-	seen := map[string]int{}
+func queryProblem(rawQuery string) (param, detail string) {
+	seen := map[string]bool{}
 	for rest := rawQuery; rest != ""; {
 		var pair string
 		pair, rest, _ = strings.Cut(rest, "&")
@@ -210,21 +206,22 @@ func queryProblem(rawQuery string) *api.Problem {
 		rawName, rawValue, _ := strings.Cut(pair, "=")
 		name, err := url.QueryUnescape(rawName)
 		if err != nil || !utf8.ValidString(name) {
-			return bad("", "The query has a parameter name that is not UTF-8 text. Give names as the API spells them.")
+			return "", "The query has a parameter name that is not UTF-8 text. Give names as the API spells them."
 		}
 		if strings.Contains(pair, ";") {
-			return bad(name, "The query separates parameters with \";\". Separate them with \"&\" and percent-encode a \";\" in a value (%3B).")
+			return name, "The query separates parameters with \";\". Separate them with \"&\" and percent-encode a \";\" in a value (%3B)."
 		}
 		value, err := url.QueryUnescape(rawValue)
 		if err != nil {
-			return bad(name, fmt.Sprintf("The query's %s has a broken percent escape. Percent-encode a %% in it as %%25.", name))
+			return name, fmt.Sprintf("The query's %s has a broken percent escape. Percent-encode a %% in it as %%25.", name)
 		}
 		if !utf8.ValidString(value) {
-			return bad(name, fmt.Sprintf("The query's %s is not UTF-8 text. Percent-encode it as UTF-8.", name))
+			return name, fmt.Sprintf("The query's %s is not UTF-8 text. Percent-encode it as UTF-8.", name)
 		}
-		if seen[name]++; seen[name] == 2 {
-			return bad(name, fmt.Sprintf("The query gives %s more than once. Give each parameter once.", name))
+		if seen[name] {
+			return name, fmt.Sprintf("The query gives %s more than once. Give each parameter once.", name)
 		}
+		seen[name] = true
 	}
-	return nil
+	return "", ""
 }
