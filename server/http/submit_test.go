@@ -913,16 +913,9 @@ func TestQueryOnceAndBodiesInUTF8(t *testing.T) {
 	wantProblem(t, resp, body, 400, api.ProblemBadRequest)
 	// JSON is UTF-8, and may say so.
 	for ct, want := range map[string]int{"application/json; charset=UTF-8": 201, "application/json;charset=utf-8": 201, "application/json; charset=iso-8859-1": 415} {
-		req, _ := http.NewRequest("POST", e.URL+api.KeysPath(ext.ID), strings.NewReader(`{"label": "ci `+ct+`"}`))
-		req.Header = admin.Clone()
-		req.Header.Set("Content-Type", ct)
-		req.Header.Set("Origin", e.URL)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		header := admin.Clone()
+		header.Set("Content-Type", ct) // send's own JSON Content-Type, declared otherwise
+		resp, body := e.send(t, "POST", api.KeysPath(ext.ID), header, api.NewKey{Label: "ci " + ct})
 		if resp.StatusCode != want {
 			t.Errorf("a new key sent as %s = %d %s, want %d", ct, resp.StatusCode, body, want)
 		}
