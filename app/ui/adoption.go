@@ -7,20 +7,128 @@ import (
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
 	"github.com/betaport/betaport/app/adoption"
+	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
+	"github.com/betaport/betaport/app/fetch"
 	"github.com/betaport/betaport/app/model"
 )
 
-// The extension page's Adoption section: how many installed copies run
-// each build, from the update checks Chromium makes. The figures and the
-// chart's geometry are worked out in package app/adoption (plain Go); this
-// file reads the counts and draws them.
+// An extension's Adoption tab: how many installed copies run each build,
+// from the update checks Chromium makes. The figures and the chart's
+// geometry are worked out in package app/adoption (plain Go); this file
+// reads the counts and draws them. It is a tab of its own, not a section of
+// the extension's page: there the bundles list comes first, on screen as
+// the page opens, and below an infinite list nothing is ever reached.
 
 // svgNS is the SVG namespace: an element made without it is an unknown
 // HTML element, and draws nothing.
 const svgNS = "http://www.w3.org/2000/svg"
 
 func svgElem(tag string) app.HTMLElem { return app.Elem(tag).XMLNS(svgNS) }
+
+// AdoptionPage is an extension's Adoption tab: its AdoptionSection, fed
+// with the extension's current bundle and testers revision as its event
+// stream tells them.
+type AdoptionPage struct {
+	app.Compo
+
+	id              int64
+	ext             fetch.State[betaport.Extension]
+	tester          bool // a tester opened the admins' page
+	testersRevision int64
+	closeExtension  func()
+	stopLive        func()
+}
+
+// OnPreRender knows, on the server, who is visiting (a tester gets the
+// admins-only page there too) and the extension the page was rendered
+// with.
+func (p *AdoptionPage) OnPreRender(ctx app.Context) {
+	if s, ok := prerendered[api.Session](api.PathSession); ok && s.Kind == api.KindTester {
+		p.tester = true
+		return
+	}
+	p.id, _ = model.ExtensionID(ctx.Page().URL().Path)
+	if e, ok := prerendered[betaport.Extension](api.ExtensionPath(p.id)); ok {
+		p.ext = fetch.State[betaport.Extension]{Data: e, HasData: true}
+	}
+}
+
+// OnNav reads the extension's record and follows its event stream: a
+// publish or a rollback moves the current bundle (the record is read
+// again), a tester's copy checking in moves the testers revision.
+func (p *AdoptionPage) OnNav(ctx app.Context) {
+	setTitle(ctx, "Adoption")
+	p.OnDismount() // the previous visit's
+	p.id, _ = model.ExtensionID(ctx.Page().URL().Path)
+	p.ext, p.testersRevision = fetch.State[betaport.Extension]{}, 0
+	currentSession(ctx, func(s *api.Session) { p.tester = s != nil && s.Kind == api.KindTester })
+	var e *model.Extension
+	e, p.closeExtension = openExtension(ctx, p.id, func(s fetch.State[betaport.Extension]) {
+		if signedOut(ctx, s.Err) {
+			return
+		}
+		p.ext = s
+	})
+	p.stopLive = listenEvents(ctx, p.id, map[string]func(api.Revision, bool){
+		// Read again when the stream says another bundle is current (a
+		// publish, a rollback), or dropped (it says nothing more then).
+		"bundles": func(rev api.Revision, known bool) {
+			if x := extensionOf(p.ext); !known || x == nil || x.CurrentBundle != rev.CurrentBundle {
+				e.Revalidate()
+			}
+		},
+		"testers": func(rev api.Revision, known bool) {
+			if known {
+				p.testersRevision = rev.Testers
+			}
+		},
+	})
+}
+
+// OnDismount stops the event stream and the record's reads.
+func (p *AdoptionPage) OnDismount() {
+	if p.stopLive != nil {
+		p.stopLive()
+		p.stopLive = nil
+	}
+	if p.closeExtension != nil {
+		p.closeExtension()
+		p.closeExtension = nil
+	}
+}
+
+func (p *AdoptionPage) Render() app.UI {
+	if p.tester {
+		return adminsOnlyPage()
+	}
+	var body app.UI
+	switch e := extensionOf(p.ext); {
+	case p.ext.Err != nil:
+		body = app.Div().Body(
+			statusView("error", problemText(p.ext.Err)),
+			app.P().Body(app.A().ID("back-home").Href("/").Text("Go to your extensions")),
+		)
+	case e == nil:
+		body = statusView("loading", "Loading the extension…")
+	default:
+		body = &AdoptionSection{ExtensionID: e.ID, CurrentBundle: e.CurrentBundle, TestersRevision: p.testersRevision}
+	}
+	// Headed as the extension's page is: its name, then its tabs.
+	name, ok := extensionNames[p.id]
+	if e := extensionOf(p.ext); e != nil {
+		name, ok = e.Name, true
+	}
+	if !ok {
+		name = "Extension #" + strconv.FormatInt(p.id, 10)
+	}
+	return shell("extensions",
+		app.P().Class("crumbs").Body(app.A().Href("/").Text("Extensions"), app.Text(" / ")),
+		app.H1().Text(name),
+		extensionNav(p.id, "adoption"),
+		body,
+	)
+}
 
 // AdoptionSection shows an extension's adoption: a chart of each version's
 // share of the update checks per day over the last week, the share of the

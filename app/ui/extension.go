@@ -38,9 +38,6 @@ type ExtensionPage struct {
 	bundles  *pageList[[]betaport.Bundle, betaport.Bundle]
 	stopLive func()
 	tester   bool // a tester opened the admins' page
-	// testersRevision is the last the event stream sent: the adoption
-	// section reads its installs line again past it.
-	testersRevision int64
 }
 
 func (p *ExtensionPage) OnInit() { p.bundles = bundlesList() }
@@ -71,17 +68,8 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 	}
 	currentSession(ctx, func(s *api.Session) { p.tester = s != nil && s.Kind == api.KindTester })
 	// A publish from anywhere shows at once (model.Live decides what is
-	// read again); so does a tester's copy checking in (the adoption
-	// section follows the testers revision).
-	p.testersRevision = 0
-	p.stopLive = listenEvents(ctx, id, map[string]func(api.Revision, bool){
-		"bundles": p.m.Event,
-		"testers": func(rev api.Revision, known bool) {
-			if known {
-				p.testersRevision = rev.Testers
-			}
-		},
-	})
+	// read again).
+	p.stopLive = listenEvents(ctx, id, map[string]func(api.Revision, bool){"bundles": p.m.Event})
 }
 
 // OnPreRender renders, on the server, the extension and the first page of
@@ -141,16 +129,22 @@ func (p *ExtensionPage) Render() app.UI {
 			app.P().Class("crumbs").Body(app.A().Href("/").Text("Extensions"), app.Text(" / ")),
 			app.H1().ID("extension-name").Text(e.Name),
 			extensionNav(e.ID, "bundles"),
-			app.Dl().Class("facts").Body(
-				app.Dt().Text("Extension id"), app.Dd().Text(strconv.FormatInt(e.ID, 10)),
-				app.Dt().Text("Current bundle"), app.Dd().ID("current-bundle").Text(currentNumber(*e)),
-				app.Dt().Text("Current version"), app.Dd().ID("current-version").Text(currentVersion(m, *e)),
+			// The facts and the upload panel side by side on a wide
+			// screen, so the bundles list below starts on screen.
+			app.Div().Class("ext-top").Body(
+				app.Div().Class("ext-about").Body(
+					app.Dl().Class("facts").Body(
+						app.Dt().Text("Extension id"), app.Dd().Text(strconv.FormatInt(e.ID, 10)),
+						app.Dt().Text("Current bundle"), app.Dd().ID("current-bundle").Text(currentNumber(*e)),
+						app.Dt().Text("Current version"), app.Dd().ID("current-version").Text(currentVersion(m, *e)),
+					),
+					// Always in the tree, shown once there is a bundle: the
+					// first upload must not shift the nodes (and buttons)
+					// below it.
+					app.Div().ID("current-download").Hidden(e.CurrentBundle == 0).Body(downloadLink(*e)),
+				),
+				&UploadPanel{ExtensionID: e.ID, ExtensionName: e.Name, OnPublished: p.published},
 			),
-			&UploadPanel{ExtensionID: e.ID, ExtensionName: e.Name, OnPublished: p.published},
-			// Always in the tree, shown once there is a bundle: the first
-			// upload must not shift the nodes (and buttons) below it.
-			app.Div().ID("current-download").Hidden(e.CurrentBundle == 0).Body(downloadLink(*e)),
-			&AdoptionSection{ExtensionID: e.ID, CurrentBundle: e.CurrentBundle, TestersRevision: p.testersRevision},
 			p.renderBundles(m),
 		}
 	}

@@ -221,7 +221,25 @@ func rowCtx(row, handler app.Context) app.Context {
 func focusFirst(ctx app.Context, selector string) {
 	ctx.Defer(func(app.Context) {
 		if el := app.Window().Get("document").Call("querySelector", selector); el.Truthy() {
+			placeQuestion(el)
 			el.Call("focus")
 		}
 	})
+}
+
+// placeQuestion opens the row's question that el is in above its row when,
+// under the row, it would run past the bottom of the viewport (the row is
+// low on the screen) and there is room above. Moving the focus to it then
+// scrolls nothing: the button that asked stays under the pointer, and the
+// second press of a double-click lands on it, not on another row's.
+func placeQuestion(el app.Value) {
+	pop := el.Call("closest", ".confirm-pop")
+	row := el.Call("closest", ".row")
+	if !pop.Truthy() || !row.Truthy() {
+		return
+	}
+	height := pop.Call("getBoundingClientRect").Get("height").Float()
+	r := row.Call("getBoundingClientRect")
+	above := r.Get("bottom").Float()+height > app.Window().Get("innerHeight").Float() && r.Get("top").Float() >= height
+	pop.Get("classList").Call("toggle", "confirm-pop-above", above)
 }

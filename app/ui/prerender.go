@@ -55,6 +55,8 @@ func PrerenderRequests(path string) []PrerenderRequest {
 	switch sub {
 	case "":
 		return []PrerenderRequest{{KindExtension, api.ExtensionPath(id)}, {KindBundles, firstBundlesKey(id)}}
+	case "adoption":
+		return []PrerenderRequest{{KindExtension, api.ExtensionPath(id)}}
 	case "testers":
 		// The extension too: the breadcrumbs name it.
 		return []PrerenderRequest{{KindExtension, api.ExtensionPath(id)}, {KindTesters, firstTestersKey(id)}}

@@ -33,6 +33,7 @@ func Register() {
 		app.RouteWithRegexp(`^/extensions/[1-9]\d*/testers$`, &TestersPage{})
 		app.RouteWithRegexp(`^/extensions/[1-9]\d*/pages$`, &ClassicBundles{})
 		app.RouteWithRegexp(`^/extensions/[1-9]\d*/settings$`, &SettingsPage{})
+		app.RouteWithRegexp(`^/extensions/[1-9]\d*/adoption$`, &AdoptionPage{})
 		// Last, so every address above wins: any other is a page that
 		// says so, not go-app's bare 404.
 		app.RouteWithRegexp(`^/`, &NotFoundPage{})
@@ -138,7 +139,7 @@ func problemText(err error) string {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // pagePaths are the addresses of the app's pages (see Register).
-var pagePaths = regexp.MustCompile(`^(/|/login|/ended|/builds|/extensions/\d+(/testers|/pages|/settings)?)$`)
+var pagePaths = regexp.MustCompile(`^(/|/login|/ended|/builds|/extensions/\d+(/testers|/pages|/adoption|/settings)?)$`)
 
 // KnownPage reports whether path is one of the app's pages; the server
 // answers any other with NotFoundPage and a 404 status.
@@ -257,6 +258,7 @@ func extensionNav(id int64, current string) app.UI {
 		link("bundles", base, "Bundles"),
 		link("pages", base+"/pages", "Page by page"),
 		link("testers", base+"/testers", "Testers"),
+		link("adoption", base+"/adoption", "Adoption"),
 		link("settings", base+"/settings", "Settings"),
 	))
 }

@@ -210,7 +210,7 @@ func (p *UploadPanel) renderNotes(r *upload.Runner, busy bool) app.UI {
 		app.P().ID("release-notes-hint").Class("muted notes-hint").Text(
 			"Shown to testers with the next bundle. A blank line starts a paragraph; lines starting “- ” or “1. ” make a list; [text](https://…) makes a link."),
 		app.P().ID("release-notes-error").Class("notes-error").Aria("live", "polite").Text(problem),
-		app.Textarea().ID("release-notes").Rows(4).Attr("spellcheck", "true").ReadOnly(busy).
+		app.Textarea().ID("release-notes").Rows(2).Attr("spellcheck", "true").ReadOnly(busy).
 			Aria("describedby", "release-notes-error release-notes-hint release-notes-count").
 			Aria("invalid", problem != "").OnInput(p.notesInput),
 		count.Text(fmt.Sprintf("%s of %s bytes (10 KiB)", groupDigits(n), groupDigits(betaport.MaxReleaseNotes))),

@@ -69,7 +69,7 @@ func TestAdoptionChart(t *testing.T) {
 	check(48*time.Hour, current.Version, 1)
 
 	tab := adminTab(t, m, d)
-	openApp(t, tab, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
+	openApp(t, tab, fmt.Sprintf("%s/extensions/%d/adoption", m.URL(), ext.ID))
 	waitJS(t, tab, `document.querySelectorAll("#adoption-chart svg g[data-version]").length === 5`)
 
 	// The SVG is SVG: made in its namespace, so it draws.
@@ -177,7 +177,7 @@ func TestAdoptionEmpty(t *testing.T) {
 	t.Parallel()
 	m, d := startService(t)
 	tab := adminTab(t, m, d)
-	openApp(t, tab, fmt.Sprintf("%s/extensions/%d", m.URL(), d.Extensions[0].ID))
+	openApp(t, tab, fmt.Sprintf("%s/extensions/%d/adoption", m.URL(), d.Extensions[0].ID))
 	waitJS(t, tab, `document.querySelector("#adoption-empty") !== null`)
 	if got := text(t, tab, "#adoption-heading"); got != "Adoption" {
 		t.Fatalf("heading %q", got)

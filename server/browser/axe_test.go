@@ -98,6 +98,7 @@ func TestPagesAreAccessible(t *testing.T) {
 		{fmt.Sprintf("/extensions/%d/testers", ext.ID), `[data-tester]`, "testers"},
 		{fmt.Sprintf("/extensions/%d/testers?q=nobody-matches", ext.ID), `#testers-empty`, "testers, nothing matches"},
 		{fmt.Sprintf("/extensions/%d/settings", ext.ID), `h1`, "settings"},
+		{fmt.Sprintf("/extensions/%d/adoption", ext.ID), `#adoption .adoption-body`, "adoption"},
 		{"/no/such/page", `h1`, "an unknown address"},
 	}
 	for _, p := range pages {

@@ -874,6 +874,7 @@ func TestBlackBoxBootNoRequestTwice(t *testing.T) {
 		{"testers", fmt.Sprintf("/extensions/%d/testers", ext.ID), admin},
 		{"testers filtered", fmt.Sprintf("/extensions/%d/testers?q=ada&status=active", ext.ID), admin},
 		{"settings", fmt.Sprintf("/extensions/%d/settings", ext.ID), admin},
+		{"adoption", fmt.Sprintf("/extensions/%d/adoption", ext.ID), admin},
 		{"page by page", fmt.Sprintf("/extensions/%d/pages", ext.ID), admin},
 		{"extensions", "/", admin},
 		{"sign-in page, signed out", "/login", nobody},

@@ -488,8 +488,8 @@ func bb20ReadAdoption(t *testing.T, ctx context.Context) bb20Adoption {
 	})()`)
 }
 
-// TestBB20AdoptionChart: with no update checks the extension page says so
-// under "Adoption"; after checks from several versions, sent over HTTP to
+// TestBB20AdoptionChart: with no update checks the extension's Adoption
+// tab says so under "Adoption"; after checks from several versions, sent over HTTP to
 // the update URL, it shows a chart labelled by version, "N% on the current
 // build" with N the share of the current version, and a table of the same
 // numbers.
@@ -499,7 +499,7 @@ func TestBB20AdoptionChart(t *testing.T) {
 	ext := d.Extensions[0]
 	api := bb20AdminAPI(t, m, d)
 	ctx := adminTab(t, m, d)
-	page := fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID)
+	page := fmt.Sprintf("%s/extensions/%d/adoption", m.URL(), ext.ID)
 
 	// No checks yet: an empty state, no percentage made up from nothing.
 	openApp(t, ctx, page)
@@ -934,7 +934,7 @@ func TestBB20AdoptionDaysAreUTCEverywhere(t *testing.T) {
 				t.Fatal(err)
 			}
 			signIn(t, ctx, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
-			openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
+			openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/adoption", m.URL(), ext.ID))
 			bb20Wait(t, ctx, `(document.querySelector("main").innerText.includes("% on the current build"))`, "no share shown")
 			if tz := evalJS[string](t, ctx, `Intl.DateTimeFormat().resolvedOptions().timeZone`); tz != zone {
 				t.Fatalf("the tab's time zone is %q, want %q", tz, zone)

@@ -1121,12 +1121,12 @@ func TestBlackBoxEveryPageHasItsTitle(t *testing.T) {
 	titles["/no/such/page"] = title(anon, "/no/such/page")
 	ctx := adminTab(t, m, d)
 	base := fmt.Sprintf("/extensions/%v", ext.ID)
-	for _, p := range []string{"/", base, base + "/testers", base + "/settings", base + "/pages"} {
+	for _, p := range []string{"/", base, base + "/testers", base + "/adoption", base + "/settings", base + "/pages"} {
 		titles[p] = title(ctx, p)
 	}
 	// In-app navigation changes the title too.
 	openApp(t, ctx, m.URL()+base)
-	for _, nav := range []struct{ id, path string }{{"nav-testers", base + "/testers"}, {"nav-settings", base + "/settings"}, {"nav-pages", base + "/pages"}, {"nav-bundles", base}} {
+	for _, nav := range []struct{ id, path string }{{"nav-testers", base + "/testers"}, {"nav-adoption", base + "/adoption"}, {"nav-settings", base + "/settings"}, {"nav-pages", base + "/pages"}, {"nav-bundles", base}} {
 		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#"+nav.id))); err != nil {
 			t.Fatal(err)
 		}

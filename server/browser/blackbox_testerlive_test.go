@@ -385,7 +385,7 @@ func bbtlbStops(t *testing.T, tr *reqTracker, what string, from int) int {
 
 var bbtlbInstallsLine = regexp.MustCompile(`^(\d+) of (\d+) testers on the current build`)
 
-// bbtlbInstalls reads the extension page's "N of M testers on the current
+// bbtlbInstalls reads the Adoption tab's "N of M testers on the current
 // build" line: N and M, or -1 and the text when it does not read so.
 func bbtlbInstalls(t *testing.T, ctx context.Context) (n, of int, line string) {
 	t.Helper()
@@ -550,7 +550,7 @@ func bbtlbClickChoice(t *testing.T, ctx context.Context, label string) {
 // to the version her copy reported, with no reload and no input; the list
 // asks the service again a bounded number of times, then stops. After a
 // reload, and after leaving and coming Back, the cell is still live; after
-// Forward, the extension page's line is.
+// Forward, the Adoption tab's line is.
 func TestBBTLBInstalledCellLive(t *testing.T) {
 	t.Parallel()
 	m, d := bbtlbServe(t)
@@ -560,7 +560,7 @@ func TestBBTLBInstalledCellLive(t *testing.T) {
 	lin := bbtlbNewTester(t, m, admin, ext.ID, "lin.bbtlb@example.com", "Lin Live")
 
 	ctx := adminTab(t, m, d)
-	extPage := fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID)
+	extPage := fmt.Sprintf("%s/extensions/%d/adoption", m.URL(), ext.ID)
 	openApp(t, ctx, extPage)
 	bbkClickFound(t, ctx, "the Testers link", `document.getElementById("nav-testers")`)
 	waitLocation(t, ctx, testersURL(m, ext))
@@ -595,8 +595,8 @@ func TestBBTLBInstalledCellLive(t *testing.T) {
 		t.Fatal("after a reload the list showed the check in by reloading the page")
 	}
 
-	// Away to the extension page and Back: still live.
-	bbkClickFound(t, ctx, "the Bundles link", `document.getElementById("nav-bundles")`)
+	// Away to the Adoption tab and Back: still live.
+	bbkClickFound(t, ctx, "the Adoption link", `document.getElementById("nav-adoption")`)
 	waitLocation(t, ctx, extPage)
 	do(t, ctx, chromedp.NavigateBack())
 	waitLocation(t, ctx, testersURL(m, ext))
@@ -611,7 +611,7 @@ func TestBBTLBInstalledCellLive(t *testing.T) {
 	}
 	bbtlbStops(t, tr, "after Back and a check in", mark)
 
-	// Forward to the extension page: its line follows her copy too.
+	// Forward to the Adoption tab: its line follows her copy too.
 	do(t, ctx, chromedp.NavigateForward())
 	waitLocation(t, ctx, extPage)
 	bbtlbUntil(t, 20*time.Second, "after Forward the extension page's #installs line does not count Lin on the current build", func() (bool, string) {
@@ -848,7 +848,7 @@ func TestBBTLBScrolledListKeepsItsPlaceWhenEventsArrive(t *testing.T) {
 
 // ---------------------------------------------------------------- extension page
 
-// TestBBTLBInstallsLineLive: the extension page's "N of M testers on the
+// TestBBTLBInstallsLineLive: the Adoption tab's "N of M testers on the
 // current build" line, open in two tabs, follows a tester invited by
 // another admin session, her copy checking in (the service pushes a
 // testers event within about a second of its flush), her revoke and her
@@ -859,7 +859,7 @@ func TestBBTLBInstallsLineLive(t *testing.T) {
 	ext := d.Extensions[1]
 	admin := bb20AdminAPI(t, m, d)
 	cur, _ := bbtlbVersions(t, admin, ext.ID)
-	page := fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID)
+	page := fmt.Sprintf("%s/extensions/%d/adoption", m.URL(), ext.ID)
 	a := adminTab(t, m, d)
 	openApp(t, a, page)
 	b := newTab(t)
@@ -965,7 +965,7 @@ func TestBBTLBAdoptionCountsTesters(t *testing.T) {
 	admin := bb20AdminAPI(t, m, d)
 	cur, prev, _, _, _ := bbtlbAdoptionSetup(t, m, admin, ext)
 	ctx := adminTab(t, m, d)
-	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/adoption", m.URL(), ext.ID))
 
 	var ad bbtlbAdoption
 	read := func() bbtlbAdoption { ad = bbtlbReadAdoption(t, ctx); return ad }
@@ -1024,7 +1024,7 @@ func TestBBTLBCheckArrivesWhileChoosingTesters(t *testing.T) {
 	cur, prev, _, _, _ := bbtlbAdoptionSetup(t, m, admin, ext)
 	sam := bbtlbNewTester(t, m, admin, ext.ID, "sam.bbtlb@example.com", "Sam Adoption")
 	ctx := adminTab(t, m, d)
-	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/adoption", m.URL(), ext.ID))
 	var ad bbtlbAdoption
 	read := func() bbtlbAdoption { ad = bbtlbReadAdoption(t, ctx); return ad }
 	bbtlbUntil(t, 20*time.Second, "the Adoption section does not count today's checks", func() (bool, string) {

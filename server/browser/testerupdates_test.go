@@ -287,8 +287,8 @@ func TestTestersListShowsInstalledBuilds(t *testing.T) {
 			testers++
 		}
 	}
-	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d", m.URL(), ext.ID))
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/adoption", m.URL(), ext.ID))
 	want := fmt.Sprintf("1 of %d testers on the current build (1 on an older build, 1 without an update check for 7 days, %d not installed).", testers, testers-2)
 	bbPoll(t, ctx, 20*time.Second, `document.getElementById("installs")?.textContent === `+jsString(want),
-		"the extension page does not say "+want)
+		"the Adoption tab does not say "+want)
 }

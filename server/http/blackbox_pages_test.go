@@ -286,6 +286,7 @@ func (s *bbpSite) pages() []struct {
 			p{"testers revoked", fmt.Sprintf("/extensions/%d/testers?status=revoked", id), s.admin},
 			p{"testers search", fmt.Sprintf("/extensions/%d/testers?q=ada", id), s.admin},
 			p{"settings", fmt.Sprintf("/extensions/%d/settings", id), s.admin},
+			p{"adoption", fmt.Sprintf("/extensions/%d/adoption", id), s.admin},
 			p{"page by page", fmt.Sprintf("/extensions/%d/pages", id), s.admin},
 		)
 	}
@@ -1110,7 +1111,7 @@ func TestBlackBoxPagesClumsyAcceptEncoding(t *testing.T) {
 func TestSignedOutPagesGoToSignIn(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	for _, path := range []string{"/", "/builds", "/extensions/1", "/extensions/1/testers", "/extensions/1/pages", "/extensions/1/settings"} {
+	for _, path := range []string{"/", "/builds", "/extensions/1", "/extensions/1/testers", "/extensions/1/pages", "/extensions/1/adoption", "/extensions/1/settings"} {
 		resp, body := e.do(t, "GET", path, http.Header{"Accept": {"text/html"}})
 		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/login" {
 			t.Errorf("GET %s signed out = %d to %q, want 303 to /login", path, resp.StatusCode, resp.Header.Get("Location"))

@@ -263,7 +263,7 @@ func TestPageIDsHaveOneSpelling(t *testing.T) {
 	ext := storetest.MustExtension(t, e.DB, team, "Tab Tamer")
 	admin := http.Header{"Accept": {"text/html"}, "Cookie": e.adminOf(t, team)["Cookie"]}
 	id := strconv.FormatInt(ext.ID, 10)
-	for _, page := range []string{"", "/testers", "/pages", "/settings"} {
+	for _, page := range []string{"", "/testers", "/pages", "/adoption", "/settings"} {
 		if _, body := e.do(t, "GET", "/extensions/"+id+page, admin); strings.Contains(string(body), `id="not-found"`) {
 			t.Fatalf("/extensions/%s%s says there is no page there", id, page)
 		}

@@ -166,7 +166,7 @@ func TestTesterNeverSeesAdminControls(t *testing.T) {
 	ext := storetest.MustExtension(t, e.DB, team, "Tab Tamer")
 	tester, _ := e.testerOf(t, ext, betaport.TesterActive)
 	visitors := map[string]http.Header{"tester": e.cookie(t, betaport.Session{TesterID: tester.ID}), "admin": e.adminOf(t, team)}
-	for _, page := range []string{"", "/pages", "/testers", "/settings"} {
+	for _, page := range []string{"", "/pages", "/testers", "/adoption", "/settings"} {
 		for who, header := range visitors {
 			resp, body := e.do(t, "GET", fmt.Sprintf("/extensions/%d%s", ext.ID, page), header)
 			if resp.StatusCode != 200 {
