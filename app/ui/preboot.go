@@ -93,3 +93,23 @@ func carryOverPrerenderedFields() {
 	}
 	prerenderedFields, prerenderedFocus = nil, app.Null()
 }
+
+// keptPressesMade: makeKeptPresses has done its work (the first mount).
+var keptPressesMade bool
+
+// makeKeptPresses has web/boot.js make the presses it kept while the
+// server's page showed (its buttons are disabled until the app takes
+// over), once the app's first page is on screen: deferred past the first
+// mount, when the buttons carry the app's handlers. Nothing a person
+// pressed while the app loaded is lost.
+func makeKeptPresses(ctx app.Context) {
+	if keptPressesMade || !app.IsClient {
+		return
+	}
+	keptPressesMade = true
+	ctx.Defer(func(app.Context) {
+		if app.Window().Get("betaportBooted").Truthy() {
+			app.Window().Call("betaportBooted")
+		}
+	})
+}

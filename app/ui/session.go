@@ -69,6 +69,7 @@ type Nav struct {
 func (n *Nav) OnMount(ctx app.Context) {
 	// Every page has the Nav: its first mount is the app's.
 	carryOverPrerenderedFields()
+	makeKeptPresses(ctx)
 	n.m = model.NewNav(model.NavConfig{
 		Env: pageEnv(ctx), Session: appSession(ctx),
 		// A full load of the page, not an in-app navigation: it drops

@@ -47,7 +47,11 @@ func newAppHandler(version string, api http.Handler) http.Handler {
 			SVG:        "/web/icon.svg",
 			AppleTouch: "/web/icon-192.png",
 		},
-		Styles:                  []string{"/web/app.css", "/web/upload.css"},
+		Styles: []string{"/web/app.css", "/web/upload.css"},
+		// Keeps the presses made before the app has booted (app/ui
+		// makeKeptPresses): in the head, so it listens before the page
+		// shows a button.
+		Scripts:                 []string{"/web/boot.js"},
 		BackgroundColor:         "#f7f8fa",
 		ThemeColor:              "#3b5bdb",
 		LoadingLabel:            "Loading Betaport… {progress}%",
@@ -269,7 +273,7 @@ func isGoAppFile(path string) bool {
 // wasm, the icon in the top bar and the one the loader shows.
 var pageAssets = []string{
 	"/app.css", "/app.js", "/manifest.webmanifest", "/wasm_exec.js",
-	"/web/app.css", "/web/upload.css", "/web/app.wasm",
+	"/web/app.css", "/web/upload.css", "/web/boot.js", "/web/app.wasm",
 	"/web/icon.svg", "/web/icon-192.png",
 }
 

@@ -34,7 +34,19 @@ func main() {
 			fmt.Fprintln(os.Stderr, "precompress:", err)
 			os.Exit(1)
 		}
+		// The sizes README speaks of, read from the files just written.
+		fmt.Printf("%s: %s raw, %s brotli (quality %s), %s gzip\n", name,
+			megabytes(name), megabytes(name+".br"), *quality, megabytes(name+".gz"))
 	}
+}
+
+// megabytes is a file's size in MB (10⁶ bytes), as a download is counted.
+func megabytes(name string) string {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return "?"
+	}
+	return fmt.Sprintf("%.2f MB", float64(fi.Size())/1e6)
 }
 
 func compress(name string, brotliLevel int) error {

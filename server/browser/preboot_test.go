@@ -1,0 +1,73 @@
+package browser_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+)
+
+// TestPressesBeforeBootAreKept: a person presses a button of the server's
+// page 0, 100 and 300 ms after it shows, while the app still loads (its
+// wasm held back, so the press surely comes first): once the app runs,
+// the press is made, once. A row's first button opens its question; Load
+// more loads the next page. Nothing pressed while the app loads is lost.
+func TestPressesBeforeBootAreKept(t *testing.T) {
+	t.Parallel()
+	m, d := serve(t, 250, nil) // the third extension has a second page of testers
+	ext, many := d.Extensions[0], d.Extensions[2]
+	cases := []struct {
+		name, path, button string
+		answered           string // JS: the app made the press
+		once               string // JS: it made it once
+	}{
+		{"bundles row", fmt.Sprintf("/extensions/%d", ext.ID),
+			`[...document.querySelectorAll("#bundle-rows [data-bundle] button.rollback")].find(b => !b.hidden)`,
+			`document.activeElement?.classList.contains("confirm-rollback")`,
+			`document.querySelectorAll("#bundle-rows .confirm-pop:not([hidden])").length === 1`},
+		{"testers row", fmt.Sprintf("/extensions/%d/testers", many.ID),
+			`document.querySelector("#testers [data-tester] button.revoke")`,
+			`document.activeElement?.classList.contains("confirm-revoke")`,
+			`document.querySelectorAll("#testers .confirm-pop").length === 1`},
+		{"testers load more", fmt.Sprintf("/extensions/%d/testers", many.ID),
+			`document.getElementById("load-more-testers")`,
+			`+document.getElementById("testers").dataset.count > 100`,
+			`+document.getElementById("testers").dataset.count <= 200`},
+	}
+	for _, c := range cases {
+		for _, after := range []time.Duration{0, 100 * time.Millisecond, 300 * time.Millisecond} {
+			t.Run(fmt.Sprintf("%s %d ms", c.name, after.Milliseconds()), func(t *testing.T) {
+				t.Parallel()
+				ctx := adminTab(t, m, d)
+				release := holdRequests(t, ctx, "*/web/app.wasm*")
+				if err := chromedp.Do(ctx, chromedp.Navigate(m.URL()+c.path)); err != nil {
+					t.Fatal(err)
+				}
+				x, y := bbkFind(t, ctx, "the server's button", c.button)
+				time.Sleep(after) // when the hand presses, after the button shows
+				if err := chromedp.Do(ctx,
+					chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x, y),
+					chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, x, y, chromedp.ButtonLeft, chromedp.ClickCount(1)),
+					chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, x, y, chromedp.ButtonLeft, chromedp.ClickCount(1)),
+				); err != nil {
+					t.Fatal(err)
+				}
+				if !evalJS[bool](t, ctx, `!!document.querySelector('.shell[data-app="server"]') && !document.querySelector('.shell[data-app="client"]')`) {
+					t.Fatal("the app ran before the press although its wasm was held: this test would not see a press before boot")
+				}
+				if !evalJS[bool](t, ctx, fmt.Sprintf(`(%s).classList.contains("kept-press")`, c.button)) {
+					t.Error("the pressed button does not show that the press was taken")
+				}
+				release()
+				waitJS(t, ctx, `!!document.querySelector('.shell[data-app="client"]')`)
+				waitJS(t, ctx, c.answered)
+				bbFrames(t, ctx)
+				if !evalJS[bool](t, ctx, c.once) {
+					t.Errorf("the press made before boot was made more than once (%s is false)", c.once)
+				}
+			})
+		}
+	}
+}
