@@ -39,23 +39,54 @@
     return el;
   };
 
+  // A press is the pointer going down on a server button and coming up on
+  // it; or coming up after the app's first mount replaced the page under
+  // it (a hand's press lasts 100 ms or so: the mount can land in between),
+  // on the app's own button in the same place. The browser makes no click
+  // of that one (down and up fell on different elements), so it is made
+  // here, unless the browser made one after all.
+  let booted = false;
   document.addEventListener("pointerdown", (e) => {
-    down = e.isPrimary && e.button === 0 ? serverButton(e.target) : null;
+    const b = e.isPrimary && e.button === 0 ? serverButton(e.target) : null;
+    down = b ? { button: b, at: place(b) } : null;
   }, true);
   document.addEventListener("pointerup", (e) => {
-    const b = serverButton(e.target);
-    if (!b || b !== down) return;
+    if (!down) return;
+    const { button, at } = down;
     down = null;
-    const at = place(b);
     if (!at) return;
-    kept.push(at);
-    // Seen to be taken: it shows pressed until the app makes it.
-    b.classList.add("kept-press");
+    if (button.isConnected) {
+      if (serverButton(e.target) !== button) return; // dragged off it
+      kept.push(at);
+      // Seen to be taken: it shows pressed until the app makes it.
+      button.classList.add("kept-press");
+      return;
+    }
+    const now = find(at);
+    if (!now || !(e.target instanceof Node) || !now.contains(e.target)) return;
+    if (booted) {
+      made(now);
+    } else {
+      kept.push(at);
+    }
   }, true);
+
+  // made presses el, unless the browser's own click reaches it first (it
+  // is dispatched in the same task as the pointerup; this runs after).
+  const made = (el) => {
+    let clicked = false;
+    const saw = (e) => { if (e.isTrusted && el.contains(e.target)) clicked = true; };
+    document.addEventListener("click", saw, true);
+    setTimeout(() => {
+      document.removeEventListener("click", saw, true);
+      if (!clicked && el.isConnected && !el.disabled) el.click();
+    }, 0);
+  };
 
   // The app calls this once its first page is on screen: each kept press
   // is made on the app's button, in the order they came.
   window.betaportBooted = () => {
+    booted = true;
     for (const at of kept.splice(0)) {
       const el = find(at);
       if (el && !el.disabled) el.click();

@@ -71,3 +71,61 @@ func TestPressesBeforeBootAreKept(t *testing.T) {
 		}
 	}
 }
+
+// TestPressSpanningTheMountIsMade: the pointer goes down on a server
+// button while the app loads and comes up after the app's first mount has
+// replaced the page under it (a hand's press lasts long enough for that).
+// The browser makes no click of it, down and up having fallen on different
+// elements; the press is made all the same, once.
+func TestPressSpanningTheMountIsMade(t *testing.T) {
+	t.Parallel()
+	m, d := serve(t, 250, nil)
+	ext, many := d.Extensions[0], d.Extensions[2]
+	cases := []struct {
+		name, path, button string
+		answered, once     string
+	}{
+		{"bundles row", fmt.Sprintf("/extensions/%d", ext.ID),
+			`[...document.querySelectorAll("#bundle-rows [data-bundle] button.rollback")].find(b => !b.hidden)`,
+			`document.activeElement?.classList.contains("confirm-rollback")`,
+			`document.querySelectorAll("#bundle-rows .confirm-pop:not([hidden])").length === 1`},
+		{"testers row", fmt.Sprintf("/extensions/%d/testers", many.ID),
+			`document.querySelector("#testers [data-tester] button.revoke")`,
+			`document.activeElement?.classList.contains("confirm-revoke")`,
+			`document.querySelectorAll("#testers .confirm-pop").length === 1`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := adminTab(t, m, d)
+			release := holdRequests(t, ctx, "*/web/app.wasm*")
+			if err := chromedp.Do(ctx, chromedp.Navigate(m.URL()+c.path)); err != nil {
+				t.Fatal(err)
+			}
+			x, y := bbkFind(t, ctx, "the server's button", c.button)
+			if err := chromedp.Do(ctx,
+				chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x, y),
+				chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, x, y, chromedp.ButtonLeft, chromedp.ClickCount(1)),
+			); err != nil {
+				t.Fatal(err)
+			}
+			release()
+			waitJS(t, ctx, `!!document.querySelector('.shell[data-app="client"]')`)
+			// The pointer is still down; the button under it is the app's.
+			if !evalJS[bool](t, ctx, fmt.Sprintf(`(() => { const b = %s; return !!b && !b.closest('[data-app="server"]') && b.contains(document.elementFromPoint(%f, %f)); })()`, c.button, x, y)) {
+				t.Fatal("after the mount the app's button is not under the pointer: the test would not release on it")
+			}
+			if err := chromedp.Do(ctx,
+				chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, x, y, chromedp.ButtonLeft, chromedp.ClickCount(1)),
+			); err != nil {
+				t.Fatal(err)
+			}
+			waitJS(t, ctx, c.answered)
+			bbFrames(t, ctx)
+			bbFrames(t, ctx)
+			if !evalJS[bool](t, ctx, c.once) {
+				t.Errorf("the press was made more than once (%s is false)", c.once)
+			}
+		})
+	}
+}

@@ -38,13 +38,15 @@ func envInt(name string, def int) int {
 	return def
 }
 
-// The two apps and the two lists.
+// The two apps and the two lists, and the floor: a go-app hello world
+// (./hello), measured beside them on its own page.
 const (
 	betaport  = "Betaport"
 	reference = "React+SWR"
+	hello     = "go-app hello"
 )
 
-var apps = []string{betaport, reference}
+var apps = []string{betaport, reference, hello}
 
 // When each app's code runs the page: Betaport once the wasm has taken the
 // page over from the server's HTML (the browser tests' openApp waits for
@@ -86,6 +88,7 @@ var lists = []list{
 // env is what every run shares: one service, one browser, one session.
 type env struct {
 	svc     *service
+	hello   *helloService
 	browser context.Context
 	session *http.Cookie
 }
@@ -131,7 +134,7 @@ func setup(b *testing.B) *env {
 		b.Fatal(err)
 	}
 	b.Cleanup(stop)
-	return &env{svc: svc, browser: browser, session: svc.signIn(b)}
+	return &env{svc: svc, hello: startHello(b), browser: browser, session: svc.signIn(b)}
 }
 
 // appRun is what one run measured of one app on one list.
@@ -153,13 +156,14 @@ func runList(b *testing.B, e *env, l list) map[string][]appRun {
 	ext := e.svc.data.Extensions[0].ID
 	res := map[string][]appRun{}
 	for run := 0; run < benchRuns; run++ {
-		order := apps
-		if run%2 == 1 {
-			order = []string{apps[1], apps[0]} // alternate who goes first
-		}
+		// Who goes first turns with each run.
+		order := append(slices.Clone(apps[run%len(apps):]), apps[:run%len(apps)]...)
 		for _, app := range order {
-			lp := l.page(app, e.svc.url, ext)
-			r, err := measureApp(e, l, app, lp, run < benchLoadMoreRuns)
+			lp := helloPage(e.hello.url)
+			if app != hello {
+				lp = l.page(app, e.svc.url, ext)
+			}
+			r, err := measureApp(e, l, app, lp, run < benchLoadMoreRuns && app != hello)
 			if err != nil {
 				b.Fatalf("%s, %s list, run %d: %v", app, l.name, run+1, err)
 			}
@@ -199,8 +203,19 @@ func measureApp(e *env, l list, app string, lp listPage, loadMores bool) (appRun
 	} else if !strings.HasSuffix(vp, " visible") {
 		return r, fmt.Errorf("the tab is not visible (%s): it would get no animation frames", vp)
 	}
+	profile := os.Getenv(profileEnv) != "" && app == betaport
+	if profile {
+		if err := startProfile(t.ctx); err != nil {
+			return r, err
+		}
+	}
 	if r.Cold, err = t.load(e.svc, lp, lp.url); err != nil {
 		return r, fmt.Errorf("cold visit: %w", err)
+	}
+	if profile {
+		if err := stopProfile(t.ctx, fmt.Sprintf("%s-cold-%d", l.name, time.Now().UnixMilli())); err != nil {
+			return r, err
+		}
 	}
 	r.ColdLoad, _ = evalJS[float64](t.ctx, `performance.getEntriesByType("navigation")[0]?.loadEventEnd ?? -1`)
 	if dir := os.Getenv("BETAPORT_BENCH_SCREENSHOTS"); dir != "" {
@@ -272,6 +287,9 @@ type metric struct {
 	// has no such figure).
 	betaportOnly bool
 	bench        string // b.ReportMetric unit for the ratio, when reported
+	// floor: the hello world's figure is shown beside (it has no list,
+	// no API, and no bytes counted on Betaport's listener).
+	floor bool
 }
 
 func metrics(l list) []metric {
@@ -288,35 +306,35 @@ func metrics(l list) []metric {
 		}
 	}
 	ms := []metric{
-		{name: "cold: first row visible", unit: "ms", get: always(func(r appRun) float64 { return r.Cold.Probe.Visible }),
+		{floor: true, name: "cold: first row visible", unit: "ms", get: always(func(r appRun) float64 { return r.Cold.Probe.Visible }),
 			goal: "≤ 1.0×", met: ratioAtMost(1.0), bench: "cold-visible-x"},
-		{name: "cold: first row in the DOM", unit: "ms", get: always(func(r appRun) float64 { return r.Cold.Probe.DOM })},
-		{name: "cold: app's code runs the page", unit: "ms", get: always(func(r appRun) float64 { return r.Cold.Probe.Ready })},
-		{name: "cold: row button pressed", unit: "ms", get: always(func(r appRun) float64 { return r.Cold.Probe.Press })},
-		{name: "cold: click answered (takes input)", unit: "ms", get: always(func(r appRun) float64 { return r.Cold.Probe.Answered }),
+		{floor: true, name: "cold: first row in the DOM", unit: "ms", get: always(func(r appRun) float64 { return r.Cold.Probe.DOM })},
+		{floor: true, name: "cold: app's code runs the page", unit: "ms", get: always(func(r appRun) float64 { return r.Cold.Probe.Ready })},
+		{floor: true, name: "cold: row button pressed", unit: "ms", get: always(func(r appRun) float64 { return r.Cold.Probe.Press })},
+		{floor: true, name: "cold: click answered (takes input)", unit: "ms", get: always(func(r appRun) float64 { return r.Cold.Probe.Answered }),
 			goal: "≤ 2.0×", met: ratioAtMost(2.0), bench: "cold-input-x"},
-		{name: "cold: boot: go.run → first render", unit: "ms", get: bootRender(func(r appRun) probe { return r.Cold.Probe }),
+		{floor: true, name: "cold: boot: go.run → first render", unit: "ms", get: bootRender(func(r appRun) probe { return r.Cold.Probe }),
 			goal: l.bootGoal(120), met: atMost(120), betaportOnly: true},
-		{name: "cold: boot: first render → input", unit: "ms", get: renderToInput(func(r appRun) probe { return r.Cold.Probe }),
+		{floor: true, name: "cold: boot: first render → input", unit: "ms", get: renderToInput(func(r appRun) probe { return r.Cold.Probe }),
 			goal: "Betaport ≤ 40 ms", met: atMost(40), betaportOnly: true},
-		{name: "cold: load event", unit: "ms", get: always(func(r appRun) float64 { return r.ColdLoad })},
+		{floor: true, name: "cold: load event", unit: "ms", get: always(func(r appRun) float64 { return r.ColdLoad })},
 		{name: "cold: bytes down (wire)", unit: "KB", get: always(func(r appRun) float64 { return float64(r.Cold.Wire.Down) })},
-		{name: "repeat: first row visible", unit: "ms", get: always(func(r appRun) float64 { return r.Repeat.Probe.Visible }),
+		{floor: true, name: "repeat: first row visible", unit: "ms", get: always(func(r appRun) float64 { return r.Repeat.Probe.Visible }),
 			goal: "≤ 1.0×", met: ratioAtMost(1.0), bench: "repeat-visible-x"},
-		{name: "repeat: first row in the DOM", unit: "ms", get: always(func(r appRun) float64 { return r.Repeat.Probe.DOM })},
-		{name: "repeat: app's code runs the page", unit: "ms", get: always(func(r appRun) float64 { return r.Repeat.Probe.Ready })},
-		{name: "repeat: row button pressed", unit: "ms", get: always(func(r appRun) float64 { return r.Repeat.Probe.Press })},
-		{name: "repeat: click answered (takes input)", unit: "ms", get: always(func(r appRun) float64 { return r.Repeat.Probe.Answered }),
+		{floor: true, name: "repeat: first row in the DOM", unit: "ms", get: always(func(r appRun) float64 { return r.Repeat.Probe.DOM })},
+		{floor: true, name: "repeat: app's code runs the page", unit: "ms", get: always(func(r appRun) float64 { return r.Repeat.Probe.Ready })},
+		{floor: true, name: "repeat: row button pressed", unit: "ms", get: always(func(r appRun) float64 { return r.Repeat.Probe.Press })},
+		{floor: true, name: "repeat: click answered (takes input)", unit: "ms", get: always(func(r appRun) float64 { return r.Repeat.Probe.Answered }),
 			goal: "≤ 1.5×", met: ratioAtMost(1.5), bench: "repeat-input-x"},
-		{name: "repeat: boot: go.run → first render", unit: "ms", get: bootRender(func(r appRun) probe { return r.Repeat.Probe }),
+		{floor: true, name: "repeat: boot: go.run → first render", unit: "ms", get: bootRender(func(r appRun) probe { return r.Repeat.Probe }),
 			goal: l.bootGoal(120), met: atMost(120), betaportOnly: true},
-		{name: "repeat: boot: first render → input", unit: "ms", get: renderToInput(func(r appRun) probe { return r.Repeat.Probe }),
+		{floor: true, name: "repeat: boot: first render → input", unit: "ms", get: renderToInput(func(r appRun) probe { return r.Repeat.Probe }),
 			goal: "Betaport ≤ 40 ms", met: atMost(40), betaportOnly: true},
 		{name: "clicks made again (lost)", unit: "n", get: always(func(r appRun) float64 { return float64(r.Cold.LostPresses + r.Repeat.LostPresses) }),
 			goal: "none", met: func(_, b float64) bool { return b == 0 }, betaportOnly: true},
 		{name: "repeat: visit (row visible + ready)", unit: "ms", get: always(func(r appRun) float64 { return max(r.Repeat.Probe.Visible, r.Repeat.Probe.Ready) }),
 			goal: "≤ 1.2×", met: ratioAtMost(1.2), bench: "repeat-visit-x"},
-		{name: "repeat: load event", unit: "ms", get: always(func(r appRun) float64 { return r.RepeatLoad })},
+		{floor: true, name: "repeat: load event", unit: "ms", get: always(func(r appRun) float64 { return r.RepeatLoad })},
 		{name: "repeat: bytes down (wire)", unit: "KB", get: always(func(r appRun) float64 { return float64(r.Repeat.Wire.Down) }),
 			goal: "Betaport ≤ 5 KB", met: func(_, b float64) bool { return b <= 5*1024 }, bench: "repeat-bytes-x"},
 		{name: "repeat: bytes up (wire)", unit: "KB", get: always(func(r appRun) float64 { return float64(r.Repeat.Wire.Up) })},
@@ -324,12 +342,12 @@ func metrics(l list) []metric {
 		{name: "repeat: CDP bytes, from SW", unit: "KB", get: always(func(r appRun) float64 { return r.Repeat.Net.SWBytes })},
 		{name: "repeat: requests (page)", unit: "n", get: always(func(r appRun) float64 { return float64(r.Repeat.Net.Requests) })},
 		{name: "repeat: of which from SW", unit: "n", get: always(func(r appRun) float64 { return float64(r.Repeat.Net.SWReqs) })},
-		{name: "memory at load (JS heap + wasm)", unit: "MB", get: always(func(r appRun) float64 { return r.MemLoad.Total() }),
+		{floor: true, name: "memory at load (JS heap + wasm)", unit: "MB", get: always(func(r appRun) float64 { return r.MemLoad.Total() }),
 			goal: "≤ 1.0×", met: ratioAtMost(1.0), bench: "mem-load-x"},
-		{name: "  JS heap used", unit: "MB", get: always(func(r appRun) float64 { return r.MemLoad.JSHeapUsed })},
-		{name: "  wasm linear memory", unit: "MB", get: always(func(r appRun) float64 { return r.MemLoad.Wasm })},
-		{name: "  DOM (Blink heap, not counted)", unit: "MB", get: always(func(r appRun) float64 { return r.MemLoad.Embedder })},
-		{name: "  elements in the DOM", unit: "n", get: always(func(r appRun) float64 { return float64(r.MemLoad.DOMElements) })},
+		{floor: true, name: "  JS heap used", unit: "MB", get: always(func(r appRun) float64 { return r.MemLoad.JSHeapUsed })},
+		{floor: true, name: "  wasm linear memory", unit: "MB", get: always(func(r appRun) float64 { return r.MemLoad.Wasm })},
+		{floor: true, name: "  DOM (Blink heap, not counted)", unit: "MB", get: always(func(r appRun) float64 { return r.MemLoad.Embedder })},
+		{floor: true, name: "  elements in the DOM", unit: "n", get: always(func(r appRun) float64 { return float64(r.MemLoad.DOMElements) })},
 		{name: fmt.Sprintf("memory after %d load-mores", benchLoadMores), unit: "MB", get: after(memory.Total),
 			goal: "≤ 1.0×", met: ratioAtMost(1.0), bench: "mem-100-x"},
 		{name: "  JS heap used", unit: "MB", get: after(func(m memory) float64 { return m.JSHeapUsed })},
@@ -440,7 +458,7 @@ func report(b *testing.B, l list, res map[string][]appRun) {
 	fmt.Fprintf(&out, "\n== %s list: Betaport vs the React 19 + SWR (useSWRInfinite) reference, same API, data and origin\n", l.name)
 	fmt.Fprintf(&out, "   %d runs of each, side by side (fresh browser context each; load-mores in the first %d); median [min–max]; ratio = Betaport / React+SWR medians\n",
 		benchRuns, min(benchLoadMoreRuns, benchRuns))
-	fmt.Fprintf(&out, "%-34s %-5s %-26s %-26s %-8s %s\n", "metric", "unit", betaport, reference, "ratio", "goal")
+	fmt.Fprintf(&out, "%-34s %-5s %-26s %-26s %-8s %-26s %s\n", "metric", "unit", betaport, reference, "ratio", hello+" (floor)", "goal")
 	for _, m := range metrics(l) {
 		vals := map[string][]float64{}
 		for _, app := range apps {
@@ -467,7 +485,11 @@ func report(b *testing.B, l list, res map[string][]appRun) {
 				b.ReportMetric(ratio, m.bench)
 			}
 		}
-		fmt.Fprintf(&out, "%-34s %-5s %-26s %-26s %-8s %s\n", m.name, m.unit, format(m.unit, bp), format(m.unit, ref), ratioText, goal)
+		floor := ""
+		if m.floor {
+			floor = format(m.unit, summarize(vals[hello]))
+		}
+		fmt.Fprintf(&out, "%-34s %-5s %-26s %-26s %-8s %-26s %s\n", m.name, m.unit, format(m.unit, bp), format(m.unit, ref), ratioText, floor, goal)
 	}
 	if bp := res[betaport]; len(bp) > 0 {
 		m := bp[0].MemLoad

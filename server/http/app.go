@@ -61,6 +61,10 @@ func newAppHandler(version string, api http.Handler) http.Handler {
 		ServiceWorkerTemplate:   serviceWorkerJS,
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/app.js" {
+			serveAppJS(w, r, h)
+			return
+		}
 		if isGoAppFile(r.URL.Path) {
 			h.ServeHTTP(w, r)
 			return
@@ -260,6 +264,56 @@ type bufferedResponse struct {
 func (b *bufferedResponse) Header() http.Header         { return b.header }
 func (b *bufferedResponse) Write(p []byte) (int, error) { return b.body.Write(p) }
 func (b *bufferedResponse) WriteHeader(status int)      { b.status = status }
+
+// serveAppJS serves go-app's app.js with its wasm fetch replaced
+// (wasmFetchJS).
+func serveAppJS(w http.ResponseWriter, r *http.Request, h http.Handler) {
+	rec := &bufferedResponse{header: w.Header(), status: http.StatusOK}
+	h.ServeHTTP(rec, r)
+	body := rec.body.Bytes()
+	if rec.status == http.StatusOK {
+		body = bytes.Replace(body, []byte(goAppWasmFetch), []byte(wasmFetchJS), 1)
+		w.Header().Del("Content-Length")
+	}
+	w.WriteHeader(rec.status)
+	w.Write(body)
+}
+
+// go-app's app.js hands WebAssembly.instantiateStreaming a Response it
+// builds itself from a ReadableStream, to count the bytes for its loader.
+// V8 caches a module's compiled code only for a Response that came from
+// fetch (it keys the cache to the response's URL and cache entry), so with
+// go-app's every visit compiles the wasm again, function by function as
+// each is first called: most of the time between go.run and the first
+// render (issue 30). wasmFetchJS passes fetch's own Response on, and counts
+// the bytes for the loader on a clone, updating its label at most once a
+// frame. app.js is served by go-app's handler; the function is replaced
+// whole, and a test (TestAppJSFetchesTheWasmForCodeCaching) fails if a
+// go-app update changes it.
+const goAppWasmFetch = `async function fetchWithProgress(url, progess) {`
+
+const wasmFetchJS = `async function fetchWithProgress(url, progress) {
+  const response = await fetch(url);
+  const header = (name) => { try { return name ? response.headers.get(name) : null; } catch { return null; } };
+  const total = parseInt(header(goappWasmContentLengthHeader) || header("Content-Length"), 10);
+  if (response.ok && response.body && total > 0) {
+    (async () => {
+      const reader = response.clone().body.getReader();
+      let loaded = 0, shown = false;
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        loaded += value.byteLength;
+        if (!shown) {
+          shown = true;
+          requestAnimationFrame(() => { shown = false; progress(Math.min(100, Math.round((loaded * 100) / total))); });
+        }
+      }
+    })().catch(() => {});
+  }
+  return response;
+}
+async function goappFetchWithProgressUnused(url, progess) {`
 
 func isGoAppFile(path string) bool {
 	switch path {

@@ -702,3 +702,69 @@ func storedBundles(t *testing.T, e *env) (zips, crxs []string) {
 	}
 	return zips, crxs
 }
+
+// TestAppJSFetchesTheWasmForCodeCaching runs the wasm fetch of the served
+// app.js in Node against a real HTTP server: it must hand
+// WebAssembly.instantiateStreaming fetch's own Response (V8 caches a
+// module's compiled code only for one that came from fetch, with its URL;
+// go-app's own builds a new Response, url ""), with the whole body, and
+// still report the loader's progress up to 100 %.
+func TestAppJSFetchesTheWasmForCodeCaching(t *testing.T) {
+	t.Parallel()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("this test runs app.js's fetch in Node: install it (sudo apt-get install -y nodejs)")
+	}
+	e := newEnv(t)
+	resp, body := e.do(t, "GET", "/app.js", nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET /app.js = %d", resp.StatusCode)
+	}
+	js := string(body)
+	start := strings.Index(js, "async function fetchWithProgress(")
+	end := strings.Index(js, "async function goappFetchWithProgressUnused(")
+	if start < 0 || end < start || !strings.Contains(js, "fetchWithProgress(\"/web/app.wasm\"") {
+		t.Fatalf("app.js does not fetch the wasm through the replaced fetchWithProgress (did go-app's app.js change?):\n%s", js)
+	}
+	wasm := bytes.Repeat([]byte("0123456789abcdef"), 64<<10) // 1 MiB, sent in pieces
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(len(wasm)))
+		for p := wasm; len(p) > 0; p = p[min(len(p), 64<<10):] {
+			w.Write(p[:min(len(p), 64<<10)])
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer srv.Close()
+	script := `const goappWasmContentLengthHeader = "";
+globalThis.requestAnimationFrame = (f) => setTimeout(f, 1);
+` + js[start:end] + `
+(async () => {
+  const seen = [];
+  const url = ` + strconv.Quote(srv.URL+"/web/app.wasm") + `;
+  const r = await fetchWithProgress(url, (p) => seen.push(p));
+  const n = (await r.arrayBuffer()).byteLength;
+  await new Promise((res) => setTimeout(res, 50));
+  console.log(JSON.stringify({ url: r.url, n, last: seen[seen.length - 1] }));
+})();`
+	out, err := exec.Command(node, "-e", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, out)
+	}
+	var got struct {
+		URL  string `json:"url"`
+		N    int    `json:"n"`
+		Last int    `json:"last"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(out), &got); err != nil {
+		t.Fatalf("node printed %q: %v", out, err)
+	}
+	if got.URL != srv.URL+"/web/app.wasm" {
+		t.Errorf("the Response handed on has url %q, want fetch's own (%s/web/app.wasm): a built Response defeats V8's code cache", got.URL, srv.URL)
+	}
+	if got.N != len(wasm) {
+		t.Errorf("the Response handed on has %d bytes, want %d", got.N, len(wasm))
+	}
+	if got.Last != 100 {
+		t.Errorf("the loader's last progress was %d %%, want 100", got.Last)
+	}
+}
