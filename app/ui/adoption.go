@@ -267,8 +267,12 @@ func (a *AdoptionSection) renderBody() app.UI {
 		renderInstalls(m, a.CurrentBundle),
 		a.renderCountBy(),
 		current,
-		renderAdoptionChart(adoption.Layout(sum)),
-		renderAdoptionTable(sum),
+		// Side by side on a wide screen (web/app.css), so the table's
+		// first rows are on screen with the chart.
+		app.Div().Class("adoption-figures").Body(
+			renderAdoptionChart(adoption.Layout(sum)),
+			renderAdoptionTable(sum),
+		),
 	)
 }
 
