@@ -115,16 +115,9 @@ func (p *AdoptionPage) Render() app.UI {
 		body = &AdoptionSection{ExtensionID: e.ID, CurrentBundle: e.CurrentBundle, TestersRevision: p.testersRevision}
 	}
 	// Headed as the extension's page is: its name, then its tabs.
-	name, ok := extensionNames[p.id]
-	if e := extensionOf(p.ext); e != nil {
-		name, ok = e.Name, true
-	}
-	if !ok {
-		name = "Extension #" + strconv.FormatInt(p.id, 10)
-	}
 	return shell("extensions",
 		app.P().Class("crumbs").Body(app.A().Href("/").Text("Extensions"), app.Text(" / ")),
-		app.H1().Text(name),
+		app.H1().Text(extensionName(p.id, extensionOf(p.ext))),
 		extensionNav(p.id, "adoption"),
 		body,
 	)

@@ -280,10 +280,23 @@ func rememberExtension(e *betaport.Extension) {
 // Extensions / its name /. An extension not loaded yet is named by its
 // number, never by a word that repeats the first crumb.
 func extensionCrumbs(id int64) app.UI {
+	name := extensionName(id, nil)
+	return app.P().Class("crumbs").Body(
+		app.A().Href("/").Text("Extensions"), app.Text(" / "),
+		app.A().ID("extension-link").Href("/extensions/"+strconv.FormatInt(id, 10)).Text(name), app.Text(" / "),
+	)
+}
+
+// extensionName is how a page names extension id: as known, read (when
+// read is the extension), or, on the server, from the answers the page was
+// rendered with, so the server's page names it as the app will; else
+// "Extension #id".
+func extensionName(id int64, read *betaport.Extension) string {
+	if read != nil {
+		return read.Name
+	}
 	name, ok := extensionNames[id]
 	if app.IsServer {
-		// The server's page names it as the app will: the extension is
-		// among the answers the page was rendered with.
 		var e betaport.Extension
 		if e, ok = prerendered[betaport.Extension](api.ExtensionPath(id)); ok {
 			name = e.Name
@@ -292,10 +305,7 @@ func extensionCrumbs(id int64) app.UI {
 	if !ok {
 		name = "Extension #" + strconv.FormatInt(id, 10)
 	}
-	return app.P().Class("crumbs").Body(
-		app.A().Href("/").Text("Extensions"), app.Text(" / "),
-		app.A().ID("extension-link").Href("/extensions/"+strconv.FormatInt(id, 10)).Text(name), app.Text(" / "),
-	)
+	return name
 }
 
 // typedValue gives a text field its value in the server's render only. In

@@ -9,6 +9,30 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
+// pressCase is a button of the server's page pressed before boot, and how
+// to tell the app made the press, once.
+type pressCase struct {
+	name, path, button string
+	answered           string // JS: the app made the press
+	once               string // JS: it made it once
+}
+
+// rowPresses are a row's first button on the bundles list (of extension
+// bundles) and on the testers list (of extension testers): each opens its
+// row's question.
+func rowPresses(bundles, testers int64) []pressCase {
+	return []pressCase{
+		{"bundles row", fmt.Sprintf("/extensions/%d", bundles),
+			`[...document.querySelectorAll("#bundle-rows [data-bundle] button.rollback")].find(b => !b.hidden)`,
+			`document.activeElement?.classList.contains("confirm-rollback")`,
+			`document.querySelectorAll("#bundle-rows .confirm-pop:not([hidden])").length === 1`},
+		{"testers row", fmt.Sprintf("/extensions/%d/testers", testers),
+			`document.querySelector("#testers [data-tester] button.revoke")`,
+			`document.activeElement?.classList.contains("confirm-revoke")`,
+			`document.querySelectorAll("#testers .confirm-pop").length === 1`},
+	}
+}
+
 // TestPressesBeforeBootAreKept: a person presses a button of the server's
 // page 0, 100 and 300 ms after it shows, while the app still loads (its
 // wasm held back, so the press surely comes first): once the app runs,
@@ -18,24 +42,11 @@ func TestPressesBeforeBootAreKept(t *testing.T) {
 	t.Parallel()
 	m, d := serve(t, 250, nil) // the third extension has a second page of testers
 	ext, many := d.Extensions[0], d.Extensions[2]
-	cases := []struct {
-		name, path, button string
-		answered           string // JS: the app made the press
-		once               string // JS: it made it once
-	}{
-		{"bundles row", fmt.Sprintf("/extensions/%d", ext.ID),
-			`[...document.querySelectorAll("#bundle-rows [data-bundle] button.rollback")].find(b => !b.hidden)`,
-			`document.activeElement?.classList.contains("confirm-rollback")`,
-			`document.querySelectorAll("#bundle-rows .confirm-pop:not([hidden])").length === 1`},
-		{"testers row", fmt.Sprintf("/extensions/%d/testers", many.ID),
-			`document.querySelector("#testers [data-tester] button.revoke")`,
-			`document.activeElement?.classList.contains("confirm-revoke")`,
-			`document.querySelectorAll("#testers .confirm-pop").length === 1`},
-		{"testers load more", fmt.Sprintf("/extensions/%d/testers", many.ID),
-			`document.getElementById("load-more-testers")`,
-			`+document.getElementById("testers").dataset.count > 100`,
-			`+document.getElementById("testers").dataset.count <= 200`},
-	}
+	cases := append(rowPresses(ext.ID, many.ID), pressCase{
+		"testers load more", fmt.Sprintf("/extensions/%d/testers", many.ID),
+		`document.getElementById("load-more-testers")`,
+		`+document.getElementById("testers").dataset.count > 100`,
+		`+document.getElementById("testers").dataset.count <= 200`})
 	for _, c := range cases {
 		for _, after := range []time.Duration{0, 100 * time.Millisecond, 300 * time.Millisecond} {
 			t.Run(fmt.Sprintf("%s %d ms", c.name, after.Milliseconds()), func(t *testing.T) {
@@ -81,20 +92,7 @@ func TestPressSpanningTheMountIsMade(t *testing.T) {
 	t.Parallel()
 	m, d := serve(t, 250, nil)
 	ext, many := d.Extensions[0], d.Extensions[2]
-	cases := []struct {
-		name, path, button string
-		answered, once     string
-	}{
-		{"bundles row", fmt.Sprintf("/extensions/%d", ext.ID),
-			`[...document.querySelectorAll("#bundle-rows [data-bundle] button.rollback")].find(b => !b.hidden)`,
-			`document.activeElement?.classList.contains("confirm-rollback")`,
-			`document.querySelectorAll("#bundle-rows .confirm-pop:not([hidden])").length === 1`},
-		{"testers row", fmt.Sprintf("/extensions/%d/testers", many.ID),
-			`document.querySelector("#testers [data-tester] button.revoke")`,
-			`document.activeElement?.classList.contains("confirm-revoke")`,
-			`document.querySelectorAll("#testers .confirm-pop").length === 1`},
-	}
-	for _, c := range cases {
+	for _, c := range rowPresses(ext.ID, many.ID) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := adminTab(t, m, d)
