@@ -897,7 +897,13 @@ func TestTrackpadScrollbarAndPointer(t *testing.T) {
 		t.Fatalf("after the drag, no tester under the pointer: %v", err)
 	}
 	t.Logf("the scrollbar drag: %d requests, %d rests", requests.Load()-before, rests)
-	if n := requests.Load() - before; n > int64(4+3*rests) {
+	// Read at every move, the drag would cost 3 pages for each of its 20
+	// moves (each lands 20 pages further). Read where it rests, it costs
+	// those of the stop and of each rest, 3 a place. Two more rests are
+	// allowed than were counted: on a busy machine the list's own reading
+	// timer can see a rest that fell between the moves sent here and the
+	// page's frames (one such run cost 11 requests with 2 rests counted).
+	if n := requests.Load() - before; n > int64(4+3*(rests+2)) {
 		t.Errorf("the drag across the list cost %d requests (it rested %d times), want the pages read where it stopped (and where it rested)", n, rests)
 	}
 	// The pages around arrive; what is under the pointer stays.
