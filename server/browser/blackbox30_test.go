@@ -190,7 +190,7 @@ func TestBlackBox30AdoptionRowsOnScreen(t *testing.T) {
 	// Update checks from copies of six versions: the adoption table has a
 	// row per version.
 	var upd api.Updates
-	bb30GetJSON(t, m.URL()+api.UpdatesPath(ext.ID), cookie, &upd)
+	bootGetJSON(t, m.URL(), api.UpdatesPath(ext.ID), cookie, &upd)
 	versions := []string{"1.12.0", "1.11.9", "1.11.8", "1.11.7", "1.11.6", "1.11.5"}
 	for i, v := range versions {
 		for range len(versions) - i {
@@ -213,27 +213,6 @@ func TestBlackBox30AdoptionRowsOnScreen(t *testing.T) {
 // ---- helpers ----
 
 func bb30ID(id int64) string { return strconv.FormatInt(id, 10) }
-
-func bb30GetJSON(t *testing.T, u string, c *http.Cookie, v any) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, u, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.AddCookie(c)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s %s", u, resp.Status, body)
-	}
-	if err := json.Unmarshal(body, v); err != nil {
-		t.Fatalf("GET %s: %v", u, err)
-	}
-}
 
 // ---- Part 1b: the Adoption tab, by a click, and back and forward ----
 
@@ -450,12 +429,12 @@ type bb30State struct {
 func bb30Snapshot(t *testing.T, baseURL string, c *http.Cookie, extID int64) bb30State {
 	t.Helper()
 	var ext betaport.Extension
-	bb30GetJSON(t, baseURL+api.ExtensionPath(extID), c, &ext)
+	bootGetJSON(t, baseURL, api.ExtensionPath(extID), c, &ext)
 	s := bb30State{Current: ext.CurrentBundle, Testers: map[int64]string{}}
 	// The bundles list pages by number (from 0).
 	for page := 0; page < 100; page++ {
 		var bs []betaport.Bundle
-		bb30GetJSON(t, fmt.Sprintf("%s%s?page=%d&limit=20", baseURL, api.BundlesPath(extID), page), c, &bs)
+		bootGetJSON(t, baseURL, fmt.Sprintf("%s?page=%d&limit=20", api.BundlesPath(extID), page), c, &bs)
 		for _, b := range bs {
 			s.Bundles = append(s.Bundles, b.Number)
 		}
@@ -465,11 +444,11 @@ func bb30Snapshot(t *testing.T, baseURL string, c *http.Cookie, extID int64) bb3
 	}
 	for cursor, first := "", true; first || cursor != ""; first = false {
 		var p api.Page[betaport.Tester]
-		u := baseURL + api.TestersPath(extID)
+		path := api.TestersPath(extID)
 		if cursor != "" {
-			u += "?cursor=" + url.QueryEscape(cursor)
+			path += "?cursor=" + url.QueryEscape(cursor)
 		}
-		bb30GetJSON(t, u, c, &p)
+		bootGetJSON(t, baseURL, path, c, &p)
 		for _, x := range p.Data {
 			s.Testers[x.ID] = x.Status
 		}
@@ -913,7 +892,7 @@ func TestBlackBox30PrebootThenConfirm(t *testing.T) {
 			})
 			if c.name == "rollback" {
 				var b betaport.Bundle
-				bb30GetJSON(t, p.base+api.CurrentBundlePath(p.ext), p.cookie, &b)
+				bootGetJSON(t, p.base, api.CurrentBundlePath(p.ext), p.cookie, &b)
 				if b.RollbackOf != 119 {
 					t.Errorf("the confirmed rollback made #%d a rollback of #%d, want of #119", b.Number, b.RollbackOf)
 				}

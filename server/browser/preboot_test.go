@@ -1,12 +1,16 @@
 package browser_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
+
+	"github.com/betaport/betaport/server/cli"
+	"github.com/betaport/betaport/server/demo"
 )
 
 // pressCase is a button of the server's page pressed before boot, and how
@@ -33,6 +37,20 @@ func rowPresses(bundles, testers int64) []pressCase {
 	}
 }
 
+// serverPageHeld opens c's page in an admin's tab with the app's wasm
+// held back (release lets it through), and finds c's button on the
+// server's page: its centre, x and y.
+func serverPageHeld(t *testing.T, m *cli.Main, d *demo.Result, c pressCase) (ctx context.Context, release func(), x, y float64) {
+	t.Helper()
+	ctx = adminTab(t, m, d)
+	release = holdRequests(t, ctx, "*/web/app.wasm*")
+	if err := chromedp.Do(ctx, chromedp.Navigate(m.URL()+c.path)); err != nil {
+		t.Fatal(err)
+	}
+	x, y = bbkFind(t, ctx, "the server's button", c.button)
+	return ctx, release, x, y
+}
+
 // TestPressesBeforeBootAreKept: a person presses a button of the server's
 // page 0, 100 and 300 ms after it shows, while the app still loads (its
 // wasm held back, so the press surely comes first): once the app runs,
@@ -51,12 +69,7 @@ func TestPressesBeforeBootAreKept(t *testing.T) {
 		for _, after := range []time.Duration{0, 100 * time.Millisecond, 300 * time.Millisecond} {
 			t.Run(fmt.Sprintf("%s %d ms", c.name, after.Milliseconds()), func(t *testing.T) {
 				t.Parallel()
-				ctx := adminTab(t, m, d)
-				release := holdRequests(t, ctx, "*/web/app.wasm*")
-				if err := chromedp.Do(ctx, chromedp.Navigate(m.URL()+c.path)); err != nil {
-					t.Fatal(err)
-				}
-				x, y := bbkFind(t, ctx, "the server's button", c.button)
+				ctx, release, x, y := serverPageHeld(t, m, d, c)
 				time.Sleep(after) // when the hand presses, after the button shows
 				if err := chromedp.Do(ctx,
 					chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x, y),
@@ -95,12 +108,7 @@ func TestPressSpanningTheMountIsMade(t *testing.T) {
 	for _, c := range rowPresses(ext.ID, many.ID) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			ctx := adminTab(t, m, d)
-			release := holdRequests(t, ctx, "*/web/app.wasm*")
-			if err := chromedp.Do(ctx, chromedp.Navigate(m.URL()+c.path)); err != nil {
-				t.Fatal(err)
-			}
-			x, y := bbkFind(t, ctx, "the server's button", c.button)
+			ctx, release, x, y := serverPageHeld(t, m, d, c)
 			if err := chromedp.Do(ctx,
 				chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x, y),
 				chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, x, y, chromedp.ButtonLeft, chromedp.ClickCount(1)),
