@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -108,15 +109,19 @@ func profileGroup(fn, url string) string {
 			return "(anonymous JS)"
 		}
 		return fn
-	case strings.HasPrefix(url, "wasm://"):
-		// Go's wasm names: "github.com/x/y.(*T).M", "runtime.mallocgc";
-		// a stripped build: "$wasm-function[123]" or "$main.f".
-		name := strings.TrimPrefix(fn, "$")
-		slash := strings.LastIndex(name, "/")
-		if dot := strings.Index(name[slash+1:], "."); dot >= 0 {
-			return "wasm " + name[:slash+1+dot]
+	case strings.HasPrefix(url, "wasm://") || strings.HasSuffix(url, ".wasm"):
+		// V8 names a streamed module's functions by its URL (…/app.wasm),
+		// others wasm://. Go's names there have the import path's slashes
+		// as underscores: "github.com_x_y.__T_.M", "encoding_json.f",
+		// "runtime.mallocgc"; a stripped build's "$wasm-function[123]".
+		if m := goWasmPackage.FindStringSubmatch(strings.TrimPrefix(fn, "$")); m != nil {
+			return "wasm " + m[1]
 		}
 		return "wasm (unnamed)"
 	}
 	return "JS " + filepath.Base(url)
 }
+
+// goWasmPackage takes the package from a Go function's wasm name: a host
+// ("github.com_…") holds a dot of its own before the package's.
+var goWasmPackage = regexp.MustCompile(`^([a-z0-9-]+\.[a-z]+_[^.]*|[^.\[]*)\.`)
