@@ -18,13 +18,11 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
@@ -286,71 +284,6 @@ func bb30History(t *testing.T, ctx context.Context, delta int64) {
 
 // ---- Part 2 and 3: clicks before boot ----
 
-// bb30Wasm holds the tab's requests for app.wasm until released, so the
-// server's page stays un-booted for as long as a test needs, whatever the
-// machine's pace.
-type bb30Wasm struct {
-	ctx      context.Context
-	mu       sync.Mutex
-	held     []fetch.RequestID
-	released bool
-}
-
-func bb30HoldWasm(t *testing.T, ctx context.Context) *bb30Wasm {
-	t.Helper()
-	w := &bb30Wasm{ctx: ctx}
-	events := chromedp.Events(ctx, fetch.RequestPaused)
-	if _, err := chromedp.Call(ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*/app.wasm*"}}}); err != nil {
-		t.Fatalf("holding app.wasm: %v", err)
-	}
-	go func() {
-		for e, err := range events {
-			if err != nil {
-				return
-			}
-			w.mu.Lock()
-			if !w.released {
-				w.held = append(w.held, e.RequestID)
-				w.mu.Unlock()
-				continue
-			}
-			w.mu.Unlock()
-			chromedp.Call(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: e.RequestID})
-		}
-	}()
-	return w
-}
-
-// waitHeld waits until the page has asked for the wasm, and is held.
-func (w *bb30Wasm) waitHeld(t *testing.T) {
-	t.Helper()
-	bb30Until(t, w.ctx, "the page to ask for app.wasm", func() (bool, string) {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		return len(w.held) > 0 || w.released, "not asked yet"
-	})
-}
-
-// release lets the held wasm, and any later request for it, through.
-func (w *bb30Wasm) release(t *testing.T) {
-	t.Helper()
-	w.mu.Lock()
-	w.released = true
-	held := w.held
-	w.held = nil
-	w.mu.Unlock()
-	for _, id := range held {
-		if _, err := chromedp.Call(w.ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: id}); err != nil {
-			// A link clicked before boot left the page that asked: its
-			// request went with it, and the new page asks again.
-			if strings.Contains(err.Error(), "Invalid InterceptionId") {
-				continue
-			}
-			t.Fatalf("letting app.wasm through: %v", err)
-		}
-	}
-}
-
 // bb30Writes records the requests the page sends that may change
 // something (anything but GET, HEAD and OPTIONS).
 type bb30Writes struct {
@@ -465,7 +398,7 @@ type bb30Pre struct {
 	base   string // the service
 	ext    int64
 	cookie *http.Cookie
-	wasm   *bb30Wasm
+	wasm   *requestHold
 	writes *bb30Writes
 	before bb30State
 	navAt  time.Time
@@ -480,7 +413,7 @@ func bb30Preboot(t *testing.T, path string) *bb30Pre {
 		t.Fatalf("watching the questions: %v", err)
 	}
 	p.writes = bb30RecordWrites(t, p.ctx)
-	p.wasm = bb30HoldWasm(t, p.ctx)
+	p.wasm = newRequestHold(t, p.ctx, "*/app.wasm*")
 	p.cookie = signInHTTP(t, m.URL(), d.Admins[0].Email, d.Admins[0].Password)
 	p.before = bb30Snapshot(t, m.URL(), p.cookie, p.ext)
 	if _, err := chromedp.Call(p.ctx, page.Navigate, page.NavigateParams{URL: m.URL() + "/extensions/" + bb30ID(p.ext) + path}); err != nil {

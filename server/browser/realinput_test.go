@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -1047,31 +1048,87 @@ func TestNewBundleOnTopKeepsTheRowUnderThePointer(t *testing.T) {
 
 // holdRequests holds the tab's requests whose URL matches pattern (the
 // DevTools Fetch domain: the server's answer waits) until release is
-// called, which lets them go and holds no more (the browser lets go of
-// any held after that).
+// called, which lets them go and holds no more.
 func holdRequests(t *testing.T, ctx context.Context, pattern string) (release func()) {
 	t.Helper()
-	held := make(chan fetch.RequestID, 64)
+	h := newRequestHold(t, ctx, pattern)
+	return func() {
+		t.Helper()
+		h.release(t)
+	}
+}
+
+// requestHold is holdRequests with a wait for the first held request.
+type requestHold struct {
+	ctx      context.Context
+	mu       sync.Mutex
+	held     []fetch.RequestID
+	released bool
+	asked    chan struct{} // closed when the first request is held
+}
+
+func newRequestHold(t *testing.T, ctx context.Context, pattern string) *requestHold {
+	t.Helper()
+	h := &requestHold{ctx: ctx, asked: make(chan struct{})}
 	if err := chromedp.Listen(ctx, func(ev any) {
-		if e, ok := ev.(*fetch.EventRequestPaused); ok {
-			held <- e.RequestID
+		e, ok := ev.(*fetch.EventRequestPaused)
+		if !ok {
+			return
 		}
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.released {
+			// Paused as the hold ended: let it go (not from the listener,
+			// which a CDP call from would block).
+			go chromedp.Call(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: e.RequestID})
+			return
+		}
+		if len(h.held) == 0 {
+			close(h.asked)
+		}
+		h.held = append(h.held, e.RequestID)
 	}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := chromedp.Call(ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: pattern}}}); err != nil {
 		t.Fatal(err)
 	}
-	return func() {
-		t.Helper()
-		for len(held) > 0 {
-			if _, err := chromedp.Call(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: <-held}); err != nil {
-				t.Fatal(err)
+	return h
+}
+
+// waitHeld waits until the page has asked for a held request.
+func (h *requestHold) waitHeld(t *testing.T) {
+	t.Helper()
+	select {
+	case <-h.asked:
+	case <-time.After(patient(10 * time.Second)):
+		t.Fatalf("the page asked for no held request in %v", patient(10*time.Second))
+	}
+}
+
+// release lets the held requests go and holds no more (the browser lets
+// go of any held after that); a second call does nothing.
+func (h *requestHold) release(t *testing.T) {
+	t.Helper()
+	h.mu.Lock()
+	held, done := h.held, h.released
+	h.held, h.released = nil, true
+	h.mu.Unlock()
+	if done {
+		return
+	}
+	for _, id := range held {
+		if _, err := chromedp.Call(h.ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: id}); err != nil {
+			// A link followed while the request was held took the page
+			// that asked away, and its request with it.
+			if strings.Contains(err.Error(), "Invalid InterceptionId") {
+				continue
 			}
-		}
-		if _, err := chromedp.Call(ctx, fetch.Disable, cdp.Empty{}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if _, err := chromedp.Call(h.ctx, fetch.Disable, cdp.Empty{}); err != nil {
+		t.Fatal(err)
 	}
 }
 
