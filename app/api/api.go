@@ -10,6 +10,7 @@ package api
 
 import (
 	"encoding/json"
+	"strconv"
 
 	"github.com/betaport/betaport/app/betaport"
 )
@@ -52,6 +53,42 @@ type Invite struct {
 	// absent, the service's default (14 days unless its operator set
 	// another).
 	ExpiresInDays Days `json:"expiresInDays,omitzero"`
+	// Channel is the channel the tester joins; absent, the default one.
+	Channel string `json:"channel,omitempty"`
+}
+
+// NewChannel is the body that makes a channel.
+type NewChannel struct {
+	Name string `json:"name"`
+}
+
+// ChannelChoice is the body that moves a tester to a channel, or names the
+// channel a rollback is published to.
+type ChannelChoice struct {
+	Channel string `json:"channel"`
+}
+
+// Promotion puts a published bundle on a channel: at once (percent absent
+// or 100), or as a staged rollout to that percentage of its testers.
+type Promotion struct {
+	Channel string `json:"channel"`
+	Percent int    `json:"percent,omitempty"`
+}
+
+// RolloutChange is the body of a rollout's advance: the percentage it
+// grows to (100 completes it). Halt, resume and complete take none.
+type RolloutChange struct {
+	Percent int `json:"percent,omitempty"`
+}
+
+// Channels is the answer listing an extension's channels.
+type Channels struct {
+	Items []*betaport.Channel `json:"items"`
+}
+
+// ChannelPath is the path of an extension's channel.
+func ChannelPath(extensionID int64, name string) string {
+	return "/api/extensions/" + strconv.FormatInt(extensionID, 10) + "/channels/" + name
 }
 
 // NewLink is the optional body of a restore or a new link: how long the

@@ -29,6 +29,7 @@ type TesterFilter struct {
 	ExtensionID int64
 	Query       string // part of the e-mail or name
 	Status      string // "" for every status
+	Channel     string // "" for every channel
 	BeforeID    int64  // keyset: only testers with a smaller id (0: from the newest)
 	Limit       int
 	// Behind, when not "", keeps the testers (not revoked) whose copy last
@@ -112,6 +113,10 @@ type Upload struct {
 	ExpiresAt    time.Time
 	ReceivedAt   *time.Time
 	ReleaseNotes string // what call 1 said about the build
+	// Channel and Percent are where call 1 said the build goes: the channel
+	// (DefaultChannel when empty) and the share of its testers (all when 0).
+	Channel string
+	Percent int
 }
 
 // ExtensionFilter narrows FindExtensions. Zero fields match everything.
@@ -189,8 +194,9 @@ type BundleStore interface {
 	// a publish while it is read shows in all of it or in none of it.
 	FindBundlePage(ctx context.Context, extensionID, page int64, limit int) ([]*Bundle, error)
 	// FindBuilds returns bundles of the given extensions, newest first,
-	// keyset-paged by bundle id (beforeID 0: from the newest).
-	FindBuilds(ctx context.Context, extensionIDs []int64, beforeID int64, limit int) ([]*Bundle, error)
+	// keyset-paged by bundle id (beforeID 0: from the newest): those ever
+	// put on channel, or all of them when channel is "".
+	FindBuilds(ctx context.Context, extensionIDs []int64, channel string, beforeID int64, limit int) ([]*Bundle, error)
 	// LastBundleNumber is the highest number given out (0 before any).
 	LastBundleNumber(ctx context.Context, extensionID int64) (int64, error)
 	// BundleRevision reads the current and the highest bundle numbers in
@@ -328,6 +334,41 @@ type AdoptionStore interface {
 	FindAdoption(ctx context.Context, f AdoptionFilter) ([]*AdoptionCount, error)
 }
 
+// ChannelStore keeps extensions' channels, the bundles on each, and their
+// staged rollouts. Every change is made under the extension's lock, with
+// its audit event and webhook events in the same transaction.
+type ChannelStore interface {
+	// CreateChannel adds a channel (ECONFLICT if the extension has one by
+	// that name; EINVALID past MaxChannels).
+	CreateChannel(ctx context.Context, extensionID int64, name, actor string) (*Channel, error)
+	// FindChannels lists an extension's channels by name, each with its
+	// rollout in progress.
+	FindChannels(ctx context.Context, extensionID int64) ([]*Channel, error)
+	// FindChannel returns one channel; ENOTFOUND names the channels there
+	// are.
+	FindChannel(ctx context.Context, extensionID int64, name string) (*Channel, error)
+	// PromoteBundle puts a published bundle on a channel (the same bytes
+	// and version): at 100 % it becomes the channel's current bundle,
+	// below a rollout of it starts. A bundle no newer than what the
+	// channel serves is refused (ECONFLICT, ReasonNotNewer).
+	PromoteBundle(ctx context.Context, extensionID, number int64, p Placement) (*Channel, error)
+	// ChangeRollout advances (to percent), halts, resumes or completes the
+	// channel's rollout in progress. Advancing to 100 % completes it.
+	// Halting a halted rollout, resuming an active one and advancing to the
+	// percentage it has change nothing, so a retry is answered alike.
+	ChangeRollout(ctx context.Context, extensionID int64, channel, action string, percent int, actor string) (*Channel, error)
+	// SetTesterChannel moves a tester to another channel of their
+	// extension.
+	SetTesterChannel(ctx context.Context, testerID int64, channel, actor string) (*Tester, error)
+	// ChannelTesters maps the channel's testers who are not revoked to the
+	// version their installed copy last reported ("" before one did).
+	ChannelTesters(ctx context.Context, extensionID int64, channel string) (map[int64]string, error)
+	// OnChannel reports whether bundle number was ever put on the channel.
+	OnChannel(ctx context.Context, extensionID int64, channel string, number int64) (bool, error)
+	// BundleChannels lists the channels each of the bundles was put on.
+	BundleChannels(ctx context.Context, extensionID int64, numbers []int64) (map[int64][]string, error)
+}
+
 // UserStore keeps admins.
 type UserStore interface {
 	// CreateUser adds an admin with an already hashed password.
@@ -362,6 +403,7 @@ type Store interface {
 	SessionStore
 	AdoptionStore
 	WebhookStore
+	ChannelStore
 
 	// Ping checks that the store can answer queries (readiness).
 	Ping(ctx context.Context) error

@@ -73,6 +73,17 @@ const (
 	ReasonInviteUsed = "invite_used"
 	// ReasonInviteExpired (ECONFLICT): an invite link past its expiry.
 	ReasonInviteExpired = "invite_expired"
+	// ReasonNotNewer (ECONFLICT): a bundle put on a channel that already
+	// serves a newer one (browsers never go back a version).
+	ReasonNotNewer = "not_newer"
+	// ReasonNoRollout (ECONFLICT): a rollout change on a channel with no
+	// rollout in progress.
+	ReasonNoRollout = "no_rollout"
+	// ReasonRolloutHalted (ECONFLICT): advancing a halted rollout.
+	ReasonRolloutHalted = "rollout_halted"
+	// ReasonRolloutLower (ECONFLICT): advancing a rollout to a lower
+	// percentage (a rollout only grows).
+	ReasonRolloutLower = "rollout_lower"
 )
 
 // Error is a domain error whose message is safe to show to the person who

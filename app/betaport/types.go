@@ -102,6 +102,14 @@ type Bundle struct {
 	// under a higher version; 0 for a bundle built from an upload.
 	RollbackOf int64 `json:"rollbackOf,omitempty"`
 
+	// Channels are the channels the bundle was put on (published, promoted
+	// or rolled back to), filled in by the API for admins.
+	Channels []string `json:"channels,omitempty"`
+	// Placement is where a bundle about to be published goes: its channel
+	// and the share of the channel's testers (the default channel, all of
+	// them, when zero). Never sent.
+	Placement Placement `json:"-"`
+
 	// BlobKey is the key of the immutable zip in blob storage.
 	BlobKey string `json:"-"`
 	// CRX is the bundle's signed package, once built.
@@ -154,6 +162,8 @@ type Tester struct {
 	// and nil before their copy first checked with their own update URL.
 	InstalledVersion string     `json:"installedVersion,omitempty"`
 	LastCheckAt      *time.Time `json:"lastCheckAt,omitempty"`
+	// Channel is the channel whose bundles the tester gets.
+	Channel string `json:"channel"`
 	// UpdateTokenHash is the hash of the tester's update token ("" before
 	// one is made): it names their packed copies. Never sent.
 	UpdateTokenHash string `json:"-"`
@@ -193,6 +203,9 @@ type Revision struct {
 	// invite, a link opened, a revoke, a restore, a new link, an installed
 	// copy's checks written. A "bundles" event does not carry it.
 	Testers int64 `json:"testers"`
+	// Channels grows with every change to the extension's channels and
+	// rollouts, and to which channel a tester is on.
+	Channels int64 `json:"channels"`
 }
 
 // DefaultInviteExpiry is how long an invite link works unless the admin
@@ -301,6 +314,8 @@ type Key struct {
 	CreatedBy   string     `json:"createdBy"`
 	LastUsedAt  *time.Time `json:"lastUsedAt,omitempty"`
 	RevokedAt   *time.Time `json:"revokedAt,omitempty"`
+	// Channel, when set, is the only channel the key publishes to.
+	Channel string `json:"channel,omitempty"`
 }
 
 // MaxKeyLabel is the longest label a key takes, in characters.
@@ -330,6 +345,12 @@ const (
 	AuditTesterRevoked  = "tester.revoked"
 	AuditTesterRestored = "tester.restored"
 	AuditBundleRollback = "bundle.rollback"
+	AuditChannelCreated = "channel.created"
+	AuditTesterChannel  = "tester.channel_changed"
+	AuditBundlePromoted = "bundle.promoted"
+	// The rollout actions are the webhook event types of the same names.
+	AuditRolloutStarted   = "rollout.started"
+	AuditRolloutCompleted = "rollout.completed"
 )
 
 // ActorCommandLine is the actor of changes made with the betaport command,

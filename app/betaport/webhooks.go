@@ -13,6 +13,12 @@ import (
 const (
 	EventBundlePublished  = "bundle.published"
 	EventBundleRolledBack = "bundle.rolled_back"
+	EventBundlePromoted   = "bundle.promoted"
+	EventRolloutStarted   = "rollout.started"
+	EventRolloutAdvanced  = "rollout.advanced"
+	EventRolloutHalted    = "rollout.halted"
+	EventRolloutResumed   = "rollout.resumed"
+	EventRolloutCompleted = "rollout.completed"
 	EventPing             = "ping"
 )
 
@@ -134,6 +140,18 @@ type WebhookEvent struct {
 	CreatedAt time.Time      `json:"createdAt"`
 	Extension EventExtension `json:"extension"`
 	Bundle    *EventBundle   `json:"bundle,omitempty"`
+	// Channel is the channel the bundle was published, promoted or rolled
+	// out to.
+	Channel string        `json:"channel,omitempty"`
+	Rollout *EventRollout `json:"rollout,omitempty"`
+}
+
+// EventRollout is the rollout an event is about, as it is after the event.
+type EventRollout struct {
+	ID       int64  `json:"id"`
+	Percent  int    `json:"percent"`
+	State    string `json:"state"`
+	Previous int64  `json:"previous"` // the bundle the testers it does not reach keep
 }
 
 // WebhookDelivery is one event on its way to one webhook: attempted until a

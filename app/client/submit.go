@@ -50,6 +50,12 @@ type Submission struct {
 	// bundle (at most betaport.MaxReleaseNotes bytes: check them with
 	// betaport.ValidateReleaseNotes before anything is sent).
 	ReleaseNotes string
+	// Channel, when set, is the channel the bundle is published to (the
+	// extension's default channel otherwise); Rollout, when 1–99, the
+	// percentage of the channel's testers a staged rollout starts at (all
+	// of them otherwise).
+	Channel string
+	Rollout int
 	// Zip is what call 2 PUTs.
 	Zip Putter
 	// Progress, when set, is told the bytes of the zip sent so far and its
@@ -103,7 +109,7 @@ func (c *Client) Submit(ctx context.Context, s Submission) (*Submitted, error) {
 	}
 	var up *api.UploadURL
 	err := try(ctx, StepUploadURL, func(ctx context.Context) (err error) {
-		up, err = c.RequestUpload(ctx, s.Key, s.ReleaseNotes)
+		up, err = c.RequestRelease(ctx, s.Key, Release{Notes: s.ReleaseNotes, Channel: s.Channel, Rollout: s.Rollout})
 		return err
 	})
 	if err != nil {
@@ -136,9 +142,23 @@ func (c *Client) Submit(ctx context.Context, s Submission) (*Submitted, error) {
 // largest zip it takes. Release notes, when not empty, go beside the key
 // (without them the body is exactly the key object, as before).
 func (c *Client) RequestUpload(ctx context.Context, key api.ServiceKey, releaseNotes string) (*api.UploadURL, error) {
+	return c.RequestRelease(ctx, key, Release{Notes: releaseNotes})
+}
+
+// Release is what call 1 says about the build beside the key.
+type Release struct {
+	Notes   string
+	Channel string
+	Rollout int
+}
+
+// RequestRelease is call 1 with what it says about the build: release
+// notes, and where the bundle goes. Fields left empty are not sent
+// (without any, the body is exactly the key object, as before).
+func (c *Client) RequestRelease(ctx context.Context, key api.ServiceKey, rel Release) (*api.UploadURL, error) {
 	var body any = key
-	if releaseNotes != "" {
-		body = uploadRequest{key, releaseNotes}
+	if rel != (Release{}) {
+		body = uploadRequest{key, rel.Notes, rel.Channel, rel.Rollout}
 	}
 	raw, err := c.postKey(ctx, api.PathSubmitUpload, body)
 	if err != nil {
@@ -173,7 +193,9 @@ func (c *Client) Sign(ctx context.Context, key api.ServiceKey) (*Submitted, erro
 // "releaseNotes" beside them.
 type uploadRequest struct {
 	api.ServiceKey
-	ReleaseNotes string `json:"releaseNotes"`
+	ReleaseNotes string `json:"releaseNotes,omitempty"`
+	Channel      string `json:"channel,omitempty"`
+	Rollout      int    `json:"rollout,omitempty"`
 }
 
 // maxAnswer is the most read of an answer of the submit flow.

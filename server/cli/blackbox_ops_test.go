@@ -629,8 +629,13 @@ func TestBlackBoxOpsOpenAPI(t *testing.T) {
 			t.Errorf("the document lacks %s", want)
 		}
 	}
-	if count != 42 {
-		t.Errorf("the document has %d operations; the README says 42", count)
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := regexp.MustCompile(`\((\d+) operations\)`).FindSubmatch(readme)
+	if said == nil || string(said[1]) != strconv.Itoa(count) {
+		t.Errorf("the document has %d operations; the README says %s", count, said)
 	}
 	for _, typ := range []string{"/problems/invalid-key", "/problems/not-found", "/problems/tester-revoked", "/problems/access-ended"} {
 		if !bytes.Contains(b, []byte(typ)) {

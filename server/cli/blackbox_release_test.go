@@ -561,7 +561,7 @@ func TestBB20ReleaseNotesLimit(t *testing.T) {
 	for name, body := range map[string]string{
 		"notes that are a number":  string(bb20UploadBody(e.keyExt, []byte(`5`))),
 		"notes that are an object": string(bb20UploadBody(e.keyExt, []byte(`{"text":"x"}`))),
-		"an unknown field":         `{"extensionId":"` + e.ext + `","apiKey":"` + e.keyExt.APIKey + `","releaseNotes":"x","channel":"beta"}`,
+		"an unknown field":         `{"extensionId":"` + e.ext + `","apiKey":"` + e.keyExt.APIKey + `","releaseNotes":"x","track":"beta"}`,
 		"notes named notes":        `{"extensionId":"` + e.ext + `","apiKey":"` + e.keyExt.APIKey + `","notes":"x"}`,
 		"trailing data":            string(bb20UploadBody(e.keyExt, bb20JSONString("x"))) + `{"again":1}`,
 	} {

@@ -38,6 +38,15 @@ func init() {
 		"key list":         keyList,
 		"key revoke":       keyRevoke,
 		"bundle rollback":  bundleRollback,
+		"bundle promote":   bundlePromote,
+		"channel list":     channelList,
+		"channel create":   channelCreate,
+		"channel move":     channelMove,
+		"rollout start":    rolloutStart,
+		"rollout advance":  rolloutChange(betaport.RolloutAdvance),
+		"rollout halt":     rolloutChange(betaport.RolloutHalt),
+		"rollout resume":   rolloutChange(betaport.RolloutResume),
+		"rollout complete": rolloutChange(betaport.RolloutComplete),
 		"submit":           submit,
 		"seed":             seed,
 		"backup":           backup,
@@ -335,6 +344,7 @@ func bundleRollback(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs := flag.NewFlagSet("bundle rollback", flag.ContinueOnError)
 	id := fs.Int64("extension", 0, "the extension's `ID` (required)")
 	to := fs.Int64("to", 0, "the `NUMBER` of the bundle testers should get again (required)")
+	channel := fs.String("channel", betaport.DefaultChannel, "the `CHANNEL` whose testers get it")
 	c.storageFlags(fs)
 	if err := parse(fs, args, stderr); err != nil {
 		return err
@@ -348,7 +358,7 @@ func bundleRollback(ctx context.Context, args []string, stdout, stderr io.Writer
 			return err
 		}
 		svc := &publish.Service{Store: st.Store, Blobs: st.Blobs}
-		b, fresh, err := svc.Rollback(ctx, ext, *to, betaport.ActorCommandLine)
+		b, fresh, err := svc.Rollback(ctx, ext, *to, *channel, betaport.ActorCommandLine)
 		if err != nil {
 			return err
 		}

@@ -394,7 +394,14 @@ Usage:
   betaport key create --extension ID --label L --out key.json
   betaport key list --extension ID
   betaport key revoke --extension ID --key KEYID
-  betaport bundle rollback --extension ID --to NUMBER
+  betaport bundle rollback --extension ID --to NUMBER [--channel NAME]
+  betaport bundle promote --extension ID --bundle NUMBER --channel NAME [--percent P]
+  betaport channel list --extension ID
+  betaport channel create --extension ID --name NAME
+  betaport channel move --extension ID --tester EMAIL --to NAME
+  betaport rollout start --extension ID --channel NAME --bundle NUMBER --percent P
+  betaport rollout advance --extension ID --channel NAME --percent P
+  betaport rollout halt|resume|complete --extension ID --channel NAME
   betaport submit --base-url URL --key key.json FILE.zip
   betaport seed
   betaport backup --out FILE         (while it serves: the database, secret, keyring and blobs)

@@ -67,7 +67,8 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 }
 
 // groups are the commands that have subcommands.
-var groups = map[string]bool{"team": true, "extension": true, "user": true, "key": true, "bundle": true, "signing-key": true}
+var groups = map[string]bool{"team": true, "extension": true, "user": true, "key": true, "bundle": true, "signing-key": true,
+	"channel": true, "rollout": true}
 
 // groupUsage is the usage lines of a group's subcommands.
 func groupUsage(group string) string {

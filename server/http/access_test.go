@@ -139,6 +139,17 @@ func walkEveryRoute(t *testing.T, e *env) {
 	e.publish(t, extA, "1.0.0")
 	e.publish(t, extA, "1.1.0") // so that bundle 1 can be rolled back to
 	key := e.key(t, extA)
+	toMove, _ := e.testerOf(t, extA, betaport.TesterActive)
+	// A channel to promote to, and one with a rollout to halt.
+	for _, name := range []string{"qa", "staged"} {
+		if _, err := e.DB.CreateChannel(ctx, extA.ID, name, "admin-a@example.com"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.DB.PromoteBundle(ctx, extA.ID, 1, betaport.Placement{Channel: "staged", Percent: 50, Actor: "admin-a@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	channels := 0
 
 	// Each request gets its own fresh session, so a sign-out in one cell
 	// cannot change another.
@@ -197,6 +208,23 @@ func walkEveryRoute(t *testing.T, e *env) {
 			"/api/extensions/" + id + "/adoption", nil, [6]int{401, 200, 404, 403, 404, 401}},
 		"POST /api/extensions/{id}/testers/{testerId}/restore": {
 			"/api/extensions/" + id + "/testers/" + strconv.FormatInt(toRestore.ID, 10) + "/restore", nil, [6]int{401, 200, 404, 403, 404, 401}},
+		"PUT /api/extensions/{id}/testers/{testerId}/channel": {
+			"/api/extensions/" + id + "/testers/" + strconv.FormatInt(toMove.ID, 10) + "/channel",
+			func() any { return api.ChannelChoice{Channel: "qa"} }, [6]int{401, 200, 404, 403, 404, 401}},
+		"POST /api/extensions/{id}/bundles/{number}/promote": {
+			"/api/extensions/" + id + "/bundles/1/promote",
+			func() any { return api.Promotion{Channel: "qa"} }, [6]int{401, 200, 404, 403, 404, 401}},
+		"GET /api/extensions/{id}/channels": {
+			"/api/extensions/" + id + "/channels", nil, [6]int{401, 200, 404, 403, 404, 401}},
+		"POST /api/extensions/{id}/channels": {
+			"/api/extensions/" + id + "/channels", func() any {
+				channels++
+				return api.NewChannel{Name: fmt.Sprintf("new-%d", channels)}
+			}, [6]int{401, 201, 404, 403, 404, 401}},
+		"GET /api/extensions/{id}/channels/{channel}": {
+			"/api/extensions/" + id + "/channels/beta", nil, [6]int{401, 200, 404, 403, 404, 401}},
+		"POST /api/extensions/{id}/channels/{channel}/rollout/{action}": {
+			"/api/extensions/" + id + "/channels/staged/rollout/halt", nil, [6]int{401, 200, 404, 403, 404, 401}},
 		"POST /api/extensions/{id}/testers/{testerId}/invite": {
 			"/api/extensions/" + id + "/testers/" + strconv.FormatInt(toResend.ID, 10) + "/invite", nil, [6]int{401, 200, 404, 403, 404, 401}},
 		"GET /api/extensions/{id}/webhooks": {

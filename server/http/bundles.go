@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,7 +19,10 @@ import (
 // never reused), so page N is the number range below last - N*limit: no
 // OFFSET scan, page 5,000 costs what page 0 costs. The store reads it in
 // one snapshot (FindBundlePage).
-func (s *Server) handleListBundles(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
+//
+// Each bundle lists the channels it was put on. A tester gets the bundles
+// of their channel only, marked current by what they get.
+func (s *Server) handleListBundles(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension) {
 	q := r.URL.Query()
 	limit, ok := limitParam(w, q)
 	if !ok {
@@ -40,8 +44,33 @@ func (s *Server) handleListBundles(w http.ResponseWriter, r *http.Request, _ *su
 		s.Error(w, r, err)
 		return
 	}
+	numbers := make([]int64, len(bundles))
+	for i, b := range bundles {
+		numbers[i] = b.Number
+	}
+	channels, err := s.Store.BundleChannels(r.Context(), ext.ID, numbers)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	var mine int64 // the bundle a tester gets
+	if who.tester != nil {
+		c, err := s.testerChannel(r.Context(), who.tester)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		mine = c.BundleFor(who.tester.ID)
+	}
 	list := make([]betaport.Bundle, 0, len(bundles))
 	for _, b := range bundles {
+		b.Channels = channels[b.Number]
+		if who.tester != nil {
+			if !slices.Contains(b.Channels, who.tester.Channel) {
+				continue
+			}
+			b.Current, b.Channels = b.Number == mine, nil
+		}
 		list = append(list, *b)
 	}
 	writeJSONPage(w, r, list)
@@ -49,12 +78,36 @@ func (s *Server) handleListBundles(w http.ResponseWriter, r *http.Request, _ *su
 
 var errNoCurrent = betaport.Errorf(betaport.ENOTFOUND, "This extension has no published bundle yet.")
 
-func (s *Server) currentBundle(w http.ResponseWriter, r *http.Request, ext *betaport.Extension) (*betaport.Bundle, bool) {
-	if ext.CurrentBundle == 0 {
+// currentBundle is the bundle the person gets: a tester their channel's
+// (the rollout's when it reaches them), an admin the default channel's, or
+// the one of the channel ?channel= names.
+func (s *Server) currentBundle(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension) (*betaport.Bundle, bool) {
+	number := ext.CurrentBundle
+	var c *betaport.Channel
+	var err error
+	switch name := r.URL.Query().Get("channel"); {
+	case who.tester != nil:
+		c, err = s.testerChannel(r.Context(), who.tester)
+	case name != "":
+		c, err = s.Store.FindChannel(r.Context(), ext.ID, name)
+	}
+	if err != nil {
+		s.Error(w, r, err)
+		return nil, false
+	}
+	if c != nil {
+		number = 0
+		if who.tester != nil {
+			number = c.BundleFor(who.tester.ID)
+		} else {
+			number = c.CurrentBundle
+		}
+	}
+	if number == 0 {
 		s.Error(w, r, errNoCurrent)
 		return nil, false
 	}
-	b, err := s.Store.FindBundle(r.Context(), ext.ID, ext.CurrentBundle)
+	b, err := s.Store.FindBundle(r.Context(), ext.ID, number)
 	if err != nil {
 		s.Error(w, r, err)
 		return nil, false
@@ -62,22 +115,29 @@ func (s *Server) currentBundle(w http.ResponseWriter, r *http.Request, ext *beta
 	return b, true
 }
 
-func (s *Server) handleCurrentBundle(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
-	if b, ok := s.currentBundle(w, r, ext); ok {
+func (s *Server) handleCurrentBundle(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension) {
+	if b, ok := s.currentBundle(w, r, who, ext); ok {
+		b.Current = true
 		writeJSON(w, r, http.StatusOK, *b)
 	}
 }
 
-func (s *Server) handleDownloadCurrent(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
-	if b, ok := s.currentBundle(w, r, ext); ok {
+func (s *Server) handleDownloadCurrent(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension) {
+	if b, ok := s.currentBundle(w, r, who, ext); ok {
 		s.serveBundle(w, r, b)
 	}
 }
 
-func (s *Server) handleDownloadBundle(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
-	if b, ok := s.bundleFromPath(w, r, ext); ok {
-		s.serveBundle(w, r, b)
+func (s *Server) handleDownloadBundle(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension) {
+	b, ok := s.bundleFromPath(w, r, ext)
+	if !ok {
+		return
 	}
+	if err := s.mayDownload(r.Context(), who, b); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.serveBundle(w, r, b)
 }
 
 var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
@@ -182,7 +242,15 @@ func (s *Server) handleListBuilds(w http.ResponseWriter, r *http.Request, who *s
 	}
 	var ids []int64
 	names := map[int64]string{}
+	channel := "" // an admin sees every build
+	var mine int64
 	if who.tester != nil {
+		c, err := s.testerChannel(r.Context(), who.tester)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		channel, mine = c.Name, c.BundleFor(who.tester.ID)
 		ids = []int64{who.tester.ExtensionID}
 		ext, err := s.Store.FindExtension(r.Context(), who.tester.ExtensionID)
 		if err != nil {
@@ -201,7 +269,7 @@ func (s *Server) handleListBuilds(w http.ResponseWriter, r *http.Request, who *s
 			names[e.ID] = e.Name
 		}
 	}
-	bundles, err := s.Store.FindBuilds(r.Context(), ids, before, limit+1)
+	bundles, err := s.Store.FindBuilds(r.Context(), ids, channel, before, limit+1)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -209,19 +277,27 @@ func (s *Server) handleListBuilds(w http.ResponseWriter, r *http.Request, who *s
 	// The builds show the extension by its own name, the same on each.
 	for _, b := range bundles {
 		b.ExtensionName = names[b.ExtensionID]
+		if who.tester != nil {
+			b.Current = b.Number == mine
+		}
 	}
 	writeJSONPage(w, r, cursorPage(s, "builds", bundles, limit, func(b *betaport.Bundle) int64 { return b.ID }))
 }
 
 // handleRollback makes an older bundle current again, as a new bundle
 // (201), or answers the rollback a racing or retried request published
-// (200).
+// (200). An optional body names the channel ({"channel": "nightly"}; the
+// default channel without one).
 func (s *Server) handleRollback(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension) {
 	n, ok := pathID(w, r, "number")
 	if !ok {
 		return
 	}
-	b, fresh, err := s.Publish.Rollback(r.Context(), ext, n, who.user.Email)
+	var in api.ChannelChoice
+	if r.ContentLength != 0 && !s.readJSON(w, r, &in) {
+		return
+	}
+	b, fresh, err := s.Publish.Rollback(r.Context(), ext, n, in.Channel, who.user.Email)
 	if err != nil {
 		s.Error(w, r, err)
 		return

@@ -95,6 +95,8 @@ func TestIDsHaveOneSpelling(t *testing.T) {
 		"upload":    func() string { return itoa(upload.UploadID) },
 		"token":     updateToken, // the update URL's: the one route with a token and an integer
 		"system":    func() string { return "linux" },
+		"channel":   func() string { return "beta" },
+		"action":    func() string { return "halt" },
 	}
 	bodies := map[string]func() any{
 		"POST /api/extensions/{id}/testers":  func() any { return api.Invite{Email: uniqueEmail("respelled"), Name: "R"} },
@@ -117,7 +119,7 @@ func TestIDsHaveOneSpelling(t *testing.T) {
 	}
 	send := func(pattern, path string) (*http.Response, []byte) {
 		method, _, _ := strings.Cut(pattern, " ")
-		if method == http.MethodPut { // the upload URL: its signature, and a zip
+		if pattern == "PUT "+api.UploadPrefix+"{upload}" { // the upload URL: its signature, and a zip
 			req, err := http.NewRequest(method, e.URL+path+"?"+uploadURL.RawQuery, bytes.NewReader(validZip(t, "2.0.0")))
 			if err != nil {
 				t.Fatal(err)

@@ -114,8 +114,10 @@ func (s *Server) authorizeSubmit(r *http.Request, raw map[string]json.RawMessage
 // handleSubmitUpload is call 1: issue an upload URL.
 func (s *Server) handleSubmitUpload(w http.ResponseWriter, r *http.Request, who *subject) {
 	var notes string
+	var place betaport.Placement
 	ext, keyID, ok := s.submitKeyWith(w, r, who, stepUploadURL, func(raw map[string]json.RawMessage) error {
-		// Release notes ride beside the key object in call 1 only.
+		// Release notes, the channel and the rollout ride beside the key
+		// object in call 1 only.
 		text, present := raw["releaseNotes"]
 		delete(raw, "releaseNotes")
 		// Text that is not Unicode was refused by readJSON.
@@ -125,12 +127,26 @@ func (s *Server) handleSubmitUpload(w http.ResponseWriter, r *http.Request, who 
 			p.Param = "releaseNotes"
 			return p
 		}
+		if v, present := raw["channel"]; present {
+			delete(raw, "channel")
+			if json.Unmarshal(v, &place.Channel) != nil || place.Channel == "" {
+				return &betaport.Error{Code: betaport.EINVALID, Param: "channel",
+					Message: `channel must be the name of one of the extension's channels, like "beta".`}
+			}
+		}
+		if v, present := raw["rollout"]; present {
+			delete(raw, "rollout")
+			if json.Unmarshal(v, &place.Percent) != nil || place.Percent < 1 || place.Percent > 100 {
+				return &betaport.Error{Code: betaport.EINVALID, Param: "rollout",
+					Message: "rollout must be a whole percentage from 1 to 100: the share of the channel's testers the bundle reaches first."}
+			}
+		}
 		return nil
 	})
 	if !ok {
 		return
 	}
-	u, err := s.Publish.RequestUpload(r.Context(), ext, notes)
+	u, err := s.Publish.RequestRelease(r.Context(), ext, notes, place)
 	if err != nil {
 		s.submitFailed(w, r, stepUploadURL, err)
 		return

@@ -30,7 +30,7 @@ func (s *Server) handleInviteTester(w http.ResponseWriter, r *http.Request, who 
 	if !ok {
 		return
 	}
-	t := &betaport.Tester{ExtensionID: ext.ID, Email: in.Email, Name: in.Name, Status: betaport.TesterInvited}
+	t := &betaport.Tester{ExtensionID: ext.ID, Email: in.Email, Name: in.Name, Status: betaport.TesterInvited, Channel: in.Channel}
 	err := s.Store.InviteTester(ctx, t, link, who.user.Email)
 	if betaport.ErrorCode(err) == betaport.ECONFLICT {
 		if old, ferr := s.Store.FindTesterByEmail(ctx, ext.ID, t.Email); ferr == nil && old.Status == betaport.TesterRevoked {
@@ -142,7 +142,8 @@ func (s *Server) handleListTesters(w http.ResponseWriter, r *http.Request, _ *su
 	if !ok {
 		return
 	}
-	f := betaport.TesterFilter{ExtensionID: ext.ID, BeforeID: before, Limit: limit + 1, Query: strings.TrimSpace(q.Get("q")), Status: q.Get("status")}
+	f := betaport.TesterFilter{ExtensionID: ext.ID, BeforeID: before, Limit: limit + 1, Query: strings.TrimSpace(q.Get("q")), Status: q.Get("status"),
+		Channel: q.Get("channel")}
 	switch f.Status {
 	case betaport.TestersBehind:
 		// Behind the current build: before the first bundle, nobody.
@@ -162,6 +163,12 @@ func (s *Server) handleListTesters(w http.ResponseWriter, r *http.Request, _ *su
 	default:
 		if !testerStatuses[f.Status] {
 			badParam(w, "status", "status must be invited, active, revoked, behind (copies not on the current build) or silent (no update check for 7 days), or absent for all.")
+			return
+		}
+	}
+	if f.Channel != "" {
+		if _, err := s.Store.FindChannel(r.Context(), ext.ID, f.Channel); err != nil {
+			s.Error(w, r, err)
 			return
 		}
 	}

@@ -73,6 +73,10 @@ func (s *Server) handleUpdateCRX(w http.ResponseWriter, r *http.Request, _ *subj
 		return
 	}
 	if feed.Tester != nil {
+		if err := s.mayDownload(r.Context(), &subject{tester: feed.Tester}, b); err != nil {
+			s.Error(w, r, err)
+			return
+		}
 		s.serveTesterCRX(w, r, feed.Extension, b, feed.Tester)
 		return
 	}
@@ -84,6 +88,10 @@ func (s *Server) handleUpdateCRX(w http.ResponseWriter, r *http.Request, _ *subj
 func (s *Server) handleDownloadCRX(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension) {
 	b, ok := s.bundleFromPath(w, r, ext)
 	if !ok {
+		return
+	}
+	if err := s.mayDownload(r.Context(), who, b); err != nil {
+		s.Error(w, r, err)
 		return
 	}
 	if who.tester != nil {

@@ -182,10 +182,13 @@ func (s *Service) UpdateCheck(ctx context.Context, feed *Feed, rawQuery string) 
 			return nil, err
 		}
 	}
+	served, err := s.servedBundle(ctx, feed)
+	if err != nil {
+		return nil, err
+	}
 	var current *betaport.Bundle
-	if ext.CurrentBundle != 0 {
-		var err error
-		if current, err = s.Store.FindBundle(ctx, ext.ID, ext.CurrentBundle); err != nil {
+	if served != 0 {
+		if current, err = s.Store.FindBundle(ctx, ext.ID, served); err != nil {
 			return nil, err
 		}
 	}
@@ -208,6 +211,20 @@ func (s *Service) UpdateCheck(ctx context.Context, feed *Feed, rawQuery string) 
 		}
 	}
 	return crx.UpdateResponse(apps...), nil
+}
+
+// servedBundle is the number of the bundle the feed offers (0: none yet):
+// a tester's channel's, the rollout's when it reaches them; the default
+// channel's current bundle on the shared URL, which no rollout reaches.
+func (s *Service) servedBundle(ctx context.Context, feed *Feed) (int64, error) {
+	if feed.Tester == nil {
+		return feed.Extension.CurrentBundle, nil
+	}
+	c, err := s.Store.FindChannel(ctx, feed.Extension.ID, feed.Tester.Channel)
+	if err != nil {
+		return 0, err
+	}
+	return c.BundleFor(feed.Tester.ID), nil
 }
 
 // countCheck counts the check of ext among checks (a policy may list other

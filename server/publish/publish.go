@@ -96,6 +96,7 @@ type Store interface {
 	betaport.UploadStore
 	betaport.SigningStore
 	betaport.TesterStore
+	betaport.ChannelStore
 }
 
 // Service publishes bundles. Set its fields before the first call; it is
@@ -223,13 +224,21 @@ func (s *Service) admit(ctx context.Context, id int64, what string) (*betaport.E
 // notes are the release notes the bundle will carry (betaport.MaxReleaseNotes
 // at most); refused, they leave the extension's uploads as they were.
 func (s *Service) RequestUpload(ctx context.Context, ext *betaport.Extension, notes string) (*api.UploadURL, error) {
+	return s.RequestRelease(ctx, ext, notes, betaport.Placement{})
+}
+
+// RequestRelease is RequestUpload for a bundle that goes to a channel, at
+// a percentage of its testers (p's zero fields: the default channel, all
+// of them). An unknown channel or a percentage outside 1–100 is refused
+// here, before any zip is sent.
+func (s *Service) RequestRelease(ctx context.Context, ext *betaport.Extension, notes string, p betaport.Placement) (*api.UploadURL, error) {
 	if err := betaport.ValidateReleaseNotes(notes); err != nil {
 		return nil, &betaport.Error{Code: betaport.EINVALID, Reason: betaport.ReasonInvalidReleaseNotes,
 			Message: betaport.ErrorMessage(err), Param: "releaseNotes"}
 	}
 	cfg := s.Config.withDefaults()
 	urlExpires := s.now().Add(cfg.UploadTTL)
-	u := &betaport.Upload{ExtensionID: ext.ID, ExpiresAt: urlExpires, ReleaseNotes: notes}
+	u := &betaport.Upload{ExtensionID: ext.ID, ExpiresAt: urlExpires, ReleaseNotes: notes, Channel: p.Channel, Percent: p.Percent}
 	if s.Direct() {
 		u.ExpiresAt = urlExpires.Add(directUploadGrace)
 	}

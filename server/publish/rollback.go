@@ -18,7 +18,14 @@ import (
 //
 // Racing rollbacks to one bundle publish it once: when the current bundle
 // already is a rollback of number, Rollback returns that bundle and false.
-func (s *Service) Rollback(ctx context.Context, ext *betaport.Extension, number int64, actor string) (*betaport.Bundle, bool, error) {
+//
+// The rollback is published to one channel (channel; DefaultChannel when
+// empty), and replaces a rollout in progress there: it reaches everyone on
+// the channel.
+func (s *Service) Rollback(ctx context.Context, ext *betaport.Extension, number int64, channel, actor string) (*betaport.Bundle, bool, error) {
+	if channel == "" {
+		channel = betaport.DefaultChannel
+	}
 	unlock, err := s.signLocks.lock(ctx, ext.ID)
 	if err != nil {
 		return nil, false, err
@@ -27,7 +34,7 @@ func (s *Service) Rollback(ctx context.Context, ext *betaport.Extension, number 
 	// A sign on another replica may take the number the rollback was built
 	// for; it is then built again for the next one.
 	for attempt := 1; ; attempt++ {
-		b, fresh, err := s.rollbackOnce(ctx, ext, number, actor)
+		b, fresh, err := s.rollbackOnce(ctx, ext, number, channel, actor)
 		var r raced
 		if errors.As(err, &r) {
 			if attempt < 3 {
@@ -50,7 +57,7 @@ type raced struct{ error }
 
 func (r raced) Unwrap() error { return r.error }
 
-func (s *Service) rollbackOnce(ctx context.Context, ext *betaport.Extension, number int64, actor string) (*betaport.Bundle, bool, error) {
+func (s *Service) rollbackOnce(ctx context.Context, ext *betaport.Extension, number int64, channel, actor string) (*betaport.Bundle, bool, error) {
 	old, err := s.Store.FindBundle(ctx, ext.ID, number)
 	if betaport.ErrorCode(err) == betaport.ENOTFOUND {
 		return nil, false, betaport.Errorf(betaport.ENOTFOUND,
@@ -58,14 +65,21 @@ func (s *Service) rollbackOnce(ctx context.Context, ext *betaport.Extension, num
 	} else if err != nil {
 		return nil, false, err
 	}
-	current, last, err := s.Store.BundleRevision(ctx, ext.ID)
+	ch, err := s.Store.FindChannel(ctx, ext.ID, channel)
 	if err != nil {
 		return nil, false, err
 	}
-	if current == number {
-		return nil, false, alreadyCurrent(number)
+	last, err := s.Store.LastBundleNumber(ctx, ext.ID)
+	if err != nil {
+		return nil, false, err
 	}
-	if current != 0 {
+	// With a rollout in progress the rollback replaces it (its testers
+	// have a newer bundle than the channel's current one).
+	current := ch.CurrentBundle
+	if ch.Rollout == nil && current == number {
+		return nil, false, alreadyCurrent(number, channel)
+	}
+	if ch.Rollout == nil && current != 0 {
 		cur, err := s.Store.FindBundle(ctx, ext.ID, current)
 		if err != nil {
 			return nil, false, err
@@ -95,6 +109,7 @@ func (s *Service) rollbackOnce(ctx context.Context, ext *betaport.Extension, num
 		ReleaseNotes:    old.ReleaseNotes,
 		RollbackOf:      old.Number,
 		BlobKey:         old.BlobKey,
+		Placement:       betaport.Placement{Channel: channel, Actor: actor},
 	}
 	// Testers see the version the old bundle was uploaded as.
 	uploaded := old.VersionName
@@ -129,7 +144,7 @@ func (s *Service) rollbackOnce(ctx context.Context, ext *betaport.Extension, num
 	return published, fresh, nil
 }
 
-func alreadyCurrent(number int64) *betaport.Error {
+func alreadyCurrent(number int64, channel string) *betaport.Error {
 	return betaport.Reasonf(betaport.ECONFLICT, betaport.ReasonAlreadyCurrent,
-		"Bundle #%d is already the one testers get: there is nothing to roll back. Pick an older bundle.", number)
+		"Bundle #%d is already the one testers on %s get: there is nothing to roll back. Pick an older bundle.", number, channel)
 }

@@ -98,3 +98,18 @@ func (s *Service) warmAfterPublish(ext *betaport.Extension, b *betaport.Bundle) 
 			"copies", made, "duration", time.Since(start).Round(time.Millisecond), "err", err)
 	}()
 }
+
+// WarmChannel makes the copies of the bundle a channel's rollout serves,
+// when the service is set to, as a publish does: a rollout just started or
+// advanced reaches updaters that find their copy made.
+func (s *Service) WarmChannel(ext *betaport.Extension, c *betaport.Channel) {
+	if c.Rollout == nil || c.Rollout.State != betaport.RolloutActive || !s.Config.WarmTesterCopies {
+		return
+	}
+	b, err := s.Store.FindBundle(context.Background(), ext.ID, c.Rollout.Bundle)
+	if err != nil {
+		s.logger().Warn("finding a rollout's bundle to make its copies", "extension", ext.ID, "err", err)
+		return
+	}
+	s.warmAfterPublish(ext, b)
+}

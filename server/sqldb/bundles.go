@@ -50,12 +50,42 @@ func publishInTx(ctx context.Context, tx *Tx, b *betaport.Bundle, uploadID int64
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx,
-		`UPDATE extensions SET current_bundle = ? WHERE id = ?`, b.Number, b.ExtensionID); err != nil {
+	p := b.Placement.WithDefaults()
+	started, _, err := placeInTx(ctx, tx, b.ExtensionID, b.Number, p)
+	if err != nil {
 		return err
 	}
-	b.Current = true
-	return publishEvent(ctx, tx, b)
+	b.Current = p.Channel == betaport.DefaultChannel && started == nil
+	typ := betaport.EventBundlePublished
+	if b.RollbackOf != 0 {
+		typ = betaport.EventBundleRolledBack
+	}
+	ev := betaport.WebhookEvent{Bundle: eventBundle(b), Channel: p.Channel}
+	if err := emitEvent(ctx, tx, b.ExtensionID, typ, ev); err != nil {
+		return err
+	}
+	if started == nil {
+		return nil
+	}
+	if err := recordAudit(ctx, tx, b.ExtensionID, p.Actor, betaport.AuditRolloutStarted,
+		fmt.Sprintf("#%d on %s at %d %%", b.Number, p.Channel, p.Percent)); err != nil {
+		return err
+	}
+	ev.Rollout = eventRollout(started)
+	return emitEvent(ctx, tx, b.ExtensionID, betaport.EventRolloutStarted, ev)
+}
+
+// findBundleIn reads one bundle inside tx.
+func findBundleIn(ctx context.Context, tx *Tx, extensionID, number int64) (*betaport.Bundle, error) {
+	list, err := queryBundlesIn(ctx, tx, `b.extension_id = ? AND b.number = ?`, extensionID, number)
+	if err == nil && len(list) == 0 {
+		return nil, betaport.Errorf(betaport.ENOTFOUND,
+			"This extension has no bundle #%d. Pick one from its bundles list.", number)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return list[0], nil
 }
 
 // FindBundle returns one bundle of an extension by its number.
@@ -75,7 +105,11 @@ const bundleColumns = `b.id, b.extension_id, b.number, b.name, b.version, b.vers
 	b.min_chrome_version, b.release_notes, COALESCE(b.rollback_of, 0)`
 
 func (s *DB) queryBundles(ctx context.Context, where string, args ...any) ([]*betaport.Bundle, error) {
-	rows, err := s.db.QueryContext(ctx,
+	return queryBundlesIn(ctx, s.db, where, args...)
+}
+
+func queryBundlesIn(ctx context.Context, q querier, where string, args ...any) ([]*betaport.Bundle, error) {
+	rows, err := q.QueryContext(ctx,
 		`SELECT `+bundleColumns+` FROM bundles b JOIN extensions e ON e.id = b.extension_id WHERE `+where, args...)
 	if err != nil {
 		return nil, err
@@ -125,7 +159,7 @@ func (s *DB) FindBundlePage(ctx context.Context, extensionID, page int64, limit 
 }
 
 // FindBuilds returns bundles of several extensions, newest first by id.
-func (s *DB) FindBuilds(ctx context.Context, extensionIDs []int64, beforeID int64, limit int) ([]*betaport.Bundle, error) {
+func (s *DB) FindBuilds(ctx context.Context, extensionIDs []int64, channel string, beforeID int64, limit int) ([]*betaport.Bundle, error) {
 	if len(extensionIDs) == 0 {
 		return []*betaport.Bundle{}, nil
 	}
@@ -137,8 +171,14 @@ func (s *DB) FindBuilds(ctx context.Context, extensionIDs []int64, beforeID int6
 	if beforeID <= 0 {
 		beforeID = math.MaxInt64
 	}
+	onChannel := ``
+	if channel != "" {
+		onChannel = ` AND EXISTS (SELECT 1 FROM channel_bundles cb
+			WHERE cb.extension_id = b.extension_id AND cb.channel = ? AND cb.number = b.number)`
+		args = append(args, channel)
+	}
 	args = append(args, beforeID, limit)
-	return s.queryBundles(ctx, `b.extension_id IN (`+marks+`) AND b.id < ? ORDER BY b.id DESC LIMIT ?`, args...)
+	return s.queryBundles(ctx, `b.extension_id IN (`+marks+`)`+onChannel+` AND b.id < ? ORDER BY b.id DESC LIMIT ?`, args...)
 }
 
 // LastBundleNumber is the highest bundle number given out.
@@ -213,28 +253,32 @@ func (s *DB) PublishRollback(ctx context.Context, b *betaport.Bundle, actor stri
 			return err
 		}
 		// Decided under the extension's lock: a racing rollback to the same
-		// bundle finds this one current and publishes nothing.
-		var current int64
-		var currentOf sql.NullInt64
-		err := tx.QueryRowContext(ctx,
-			`SELECT e.current_bundle, b.rollback_of FROM extensions e
-			 LEFT JOIN bundles b ON b.extension_id = e.id AND b.number = e.current_bundle
-			 WHERE e.id = ?`, b.ExtensionID).Scan(&current, &currentOf)
+		// bundle finds this one current and publishes nothing. With a
+		// rollout in progress, a rollback replaces it, whatever the
+		// channel's current bundle is: it reaches everyone on the channel.
+		b.Placement = betaport.Placement{Channel: b.Placement.Channel, Actor: actor}.WithDefaults()
+		c, err := findChannel(ctx, tx, b.ExtensionID, b.Placement.Channel)
 		if err != nil {
 			return err
 		}
-		switch {
-		case current == b.RollbackOf:
-			return errRollbackCurrent
-		case currentOf.Valid && currentOf.Int64 == b.RollbackOf:
-			existing = current
-			return nil
+		if c.Rollout == nil && c.CurrentBundle != 0 {
+			if c.CurrentBundle == b.RollbackOf {
+				return errRollbackCurrent
+			}
+			cur, err := findBundleIn(ctx, tx, b.ExtensionID, c.CurrentBundle)
+			if err != nil {
+				return err
+			}
+			if cur.RollbackOf == b.RollbackOf {
+				existing = c.CurrentBundle
+				return nil
+			}
 		}
 		if err := publishInTx(ctx, tx, b, 0); err != nil {
 			return err
 		}
 		return recordAudit(ctx, tx, b.ExtensionID, actor, betaport.AuditBundleRollback,
-			fmt.Sprintf("#%d as #%d (version %s)", b.RollbackOf, b.Number, b.Version))
+			fmt.Sprintf("#%d as #%d (version %s) on %s", b.RollbackOf, b.Number, b.Version, b.Placement.Channel))
 	})
 	if err != nil {
 		return nil, false, err

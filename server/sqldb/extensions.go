@@ -2,8 +2,6 @@ package sqldb
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"strings"
 
 	"github.com/betaport/betaport/app/betaport"
@@ -20,9 +18,18 @@ func (s *DB) CreateExtension(ctx context.Context, e *betaport.Extension) error {
 	}
 	e.CreatedAt = betaport.Now()
 	e.CurrentBundle = 0
-	return s.db.QueryRowContext(ctx,
-		`INSERT INTO extensions (team_id, name, created_at) VALUES (?, ?, ?) RETURNING id`,
-		e.TeamID, e.Name, millis(e.CreatedAt)).Scan(&e.ID)
+	return s.inTx(ctx, func(tx *Tx) error {
+		err := tx.QueryRowContext(ctx,
+			`INSERT INTO extensions (team_id, name, created_at) VALUES (?, ?, ?) RETURNING id`,
+			e.TeamID, e.Name, millis(e.CreatedAt)).Scan(&e.ID)
+		if err != nil {
+			return err
+		}
+		// Every extension has the default channel from its start.
+		_, err = tx.ExecContext(ctx, `INSERT INTO channels (extension_id, name, created_at) VALUES (?, ?, ?)`,
+			e.ID, betaport.DefaultChannel, millis(e.CreatedAt))
+		return err
+	})
 }
 
 const extensionColumns = `id, team_id, name, current_bundle, created_at, chrome_id`
@@ -39,12 +46,7 @@ func scanExtension(row interface{ Scan(...any) error }) (*betaport.Extension, er
 
 // FindExtension returns the extension with the given ID.
 func (s *DB) FindExtension(ctx context.Context, id int64) (*betaport.Extension, error) {
-	e, err := scanExtension(s.db.QueryRowContext(ctx,
-		`SELECT `+extensionColumns+` FROM extensions WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, betaport.Errorf(betaport.ENOTFOUND, "Extension %d does not exist.", id)
-	}
-	return e, err
+	return findExtensionIn(ctx, s.db, id)
 }
 
 // FindExtensions lists extensions by ID.

@@ -13,7 +13,8 @@ import (
 	"github.com/betaport/betaport/app/betaport"
 )
 
-// CreateTesters validates and inserts testers in one transaction: either all
+// CreateTesters validates and inserts testers in one transaction, each on
+// the default channel: either all
 // of them are saved or none. They go in by multi-row INSERTs, so that a
 // million load in seconds rather than in a million round trips.
 func (s *DB) CreateTesters(ctx context.Context, ts []*betaport.Tester) error {
@@ -22,6 +23,10 @@ func (s *DB) CreateTesters(ctx context.Context, ts []*betaport.Tester) error {
 	for _, t := range ts {
 		if err := normalizeTester(t, now); err != nil {
 			return err
+		}
+		if t.Channel != betaport.DefaultChannel {
+			return betaport.Errorf(betaport.EINVALID, "Testers loaded in bulk join the %s channel; move them to %s afterwards.",
+				betaport.DefaultChannel, t.Channel)
 		}
 		if seen[keyOf(t)] {
 			return testerExists(t.Email)
@@ -59,8 +64,8 @@ func moveTestersRevision(ctx context.Context, tx *Tx, extensionIDs ...int64) err
 // row.
 func (s *DB) Revision(ctx context.Context, extensionID int64) (betaport.Revision, error) {
 	var r betaport.Revision
-	err := s.db.QueryRowContext(ctx, `SELECT current_bundle, last_bundle_number, testers_revision FROM extensions WHERE id = ?`,
-		extensionID).Scan(&r.CurrentBundle, &r.LastBundle, &r.Testers)
+	err := s.db.QueryRowContext(ctx, `SELECT current_bundle, last_bundle_number, testers_revision, channels_revision FROM extensions WHERE id = ?`,
+		extensionID).Scan(&r.CurrentBundle, &r.LastBundle, &r.Testers, &r.Channels)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, betaport.Errorf(betaport.ENOTFOUND, "Extension %d does not exist.", extensionID)
 	}
@@ -156,6 +161,9 @@ func normalizeTester(t *betaport.Tester, now time.Time) error {
 	if t.CreatedAt.IsZero() {
 		t.CreatedAt = now
 	}
+	if t.Channel == "" {
+		t.Channel = betaport.DefaultChannel
+	}
 	if t.Status == betaport.TesterInvited && t.InvitedAt == nil {
 		// Loaded as invited: their invite is as old as they are here.
 		invited := t.CreatedAt
@@ -177,11 +185,17 @@ func (s *DB) InviteTester(ctx context.Context, t *betaport.Tester, link betaport
 	}
 	invited, expires := t.CreatedAt, link.ExpiresAt.UTC().Truncate(time.Millisecond)
 	t.InvitedAt, t.InviteExpiresAt, t.InviteUsedAt = &invited, &expires, nil
+	if t.Channel == "" {
+		t.Channel = betaport.DefaultChannel
+	}
 	err := s.inTx(ctx, func(tx *Tx) error {
+		if _, err := findChannel(ctx, tx, t.ExtensionID, t.Channel); err != nil {
+			return err
+		}
 		err := tx.QueryRowContext(ctx,
-			`INSERT INTO testers (extension_id, email, name, status, created_at, invite_hash, invited_at, invite_expires_at)
-			 VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			t.ExtensionID, t.Email, t.Name, t.Status, millis(t.CreatedAt), link.Hash, millis(invited), millis(expires)).Scan(&t.ID)
+			`INSERT INTO testers (extension_id, email, name, status, created_at, invite_hash, invited_at, invite_expires_at, channel)
+			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			t.ExtensionID, t.Email, t.Name, t.Status, millis(t.CreatedAt), link.Hash, millis(invited), millis(expires), t.Channel).Scan(&t.ID)
 		if err != nil {
 			return err
 		}
@@ -198,14 +212,14 @@ func (s *DB) InviteTester(ctx context.Context, t *betaport.Tester, link betaport
 
 // testerColumns are read from the testers table named t.
 const testerColumns = `t.id, t.extension_id, t.email, t.name, t.status, t.created_at, t.last_seen_at, t.invited_at, COALESCE(t.revoked_by, ''),
-	t.installed_version, t.last_check_at, COALESCE(t.update_token_hash, ''), t.invite_expires_at, t.invite_used_at`
+	t.installed_version, t.last_check_at, COALESCE(t.update_token_hash, ''), t.invite_expires_at, t.invite_used_at, t.channel`
 
 func scanTester(row interface{ Scan(...any) error }) (*betaport.Tester, error) {
 	var t betaport.Tester
 	var created int64
 	var seen, invited, checked, expires, used sql.NullInt64
 	if err := row.Scan(&t.ID, &t.ExtensionID, &t.Email, &t.Name, &t.Status, &created, &seen, &invited, &t.RevokedBy,
-		&t.InstalledVersion, &checked, &t.UpdateTokenHash, &expires, &used); err != nil {
+		&t.InstalledVersion, &checked, &t.UpdateTokenHash, &expires, &used, &t.Channel); err != nil {
 		return nil, err
 	}
 	t.CreatedAt, t.LastSeenAt, t.InvitedAt = fromMillis(created), fromNullMillis(seen), fromNullMillis(invited)
@@ -279,6 +293,9 @@ func (s *DB) testersQuery(f betaport.TesterFilter) (string, []any) {
 	where, args = append(where, `t.extension_id = ?`), append(args, f.ExtensionID)
 	if f.Status != "" {
 		where, args = append(where, `t.status = ?`), append(args, f.Status)
+	}
+	if f.Channel != "" {
+		where, args = append(where, `t.channel = ?`), append(args, f.Channel)
 	}
 	if f.Behind != "" {
 		where = append(where, `t.status <> 'revoked' AND t.last_check_at IS NOT NULL AND t.installed_version <> ?`)

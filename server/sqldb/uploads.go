@@ -14,8 +14,17 @@ import (
 func (s *DB) CreateUpload(ctx context.Context, u *betaport.Upload) error {
 	u.State = betaport.UploadRequested
 	u.CreatedAt = betaport.Now()
+	p := betaport.Placement{Channel: u.Channel, Percent: u.Percent}.WithDefaults()
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	u.Channel, u.Percent = p.Channel, p.Percent
 	return s.inTx(ctx, func(tx *Tx) error {
 		if err := lockExtension(ctx, tx, u.ExtensionID); err != nil {
+			return err
+		}
+		// Said now, at call 1, rather than after the zip went up.
+		if _, err := findChannel(ctx, tx, u.ExtensionID, u.Channel); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx,
@@ -24,12 +33,13 @@ func (s *DB) CreateUpload(ctx context.Context, u *betaport.Upload) error {
 			return err
 		}
 		return tx.QueryRowContext(ctx,
-			`INSERT INTO uploads (extension_id, state, created_at, expires_at, release_notes) VALUES (?, ?, ?, ?, ?) RETURNING id`,
-			u.ExtensionID, u.State, millis(u.CreatedAt), millis(u.ExpiresAt), u.ReleaseNotes).Scan(&u.ID)
+			`INSERT INTO uploads (extension_id, state, created_at, expires_at, release_notes, channel, rollout_percent)
+			 VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			u.ExtensionID, u.State, millis(u.CreatedAt), millis(u.ExpiresAt), u.ReleaseNotes, u.Channel, u.Percent).Scan(&u.ID)
 	})
 }
 
-const uploadColumns = `id, extension_id, state, size, sha256, problems, bundle_number, created_at, expires_at, received_at, release_notes`
+const uploadColumns = `id, extension_id, state, size, sha256, problems, bundle_number, created_at, expires_at, received_at, release_notes, channel, rollout_percent`
 
 func scanUpload(row interface{ Scan(...any) error }) (*betaport.Upload, error) {
 	var u betaport.Upload
@@ -37,7 +47,7 @@ func scanUpload(row interface{ Scan(...any) error }) (*betaport.Upload, error) {
 	var number, received sql.NullInt64
 	var created, expires int64
 	if err := row.Scan(&u.ID, &u.ExtensionID, &u.State, &u.Size, &u.SHA256, &problems, &number,
-		&created, &expires, &received, &u.ReleaseNotes); err != nil {
+		&created, &expires, &received, &u.ReleaseNotes, &u.Channel, &u.Percent); err != nil {
 		return nil, err
 	}
 	if problems.Valid {
@@ -105,7 +115,9 @@ func (s *DB) PublishUpload(ctx context.Context, uploadID int64, b *betaport.Bund
 	published := false
 	err := s.inTx(ctx, func(tx *Tx) error {
 		var extensionID int64
-		err := tx.QueryRowContext(ctx, `SELECT extension_id FROM uploads WHERE id = ?`, uploadID).Scan(&extensionID)
+		// The upload says where its bundle goes (call 1 said).
+		err := tx.QueryRowContext(ctx, `SELECT extension_id, channel, rollout_percent FROM uploads WHERE id = ?`,
+			uploadID).Scan(&extensionID, &b.Placement.Channel, &b.Placement.Percent)
 		if errors.Is(err, sql.ErrNoRows) {
 			return errNoUpload
 		} else if err != nil {

@@ -174,7 +174,7 @@ func (s *DB) PingWebhook(ctx context.Context, extensionID, webhookID int64) (*be
 		} else if err != nil {
 			return err
 		}
-		eventID, created, err := writeEvent(ctx, tx, extensionID, betaport.EventPing, nil)
+		eventID, created, err := writeEvent(ctx, tx, extensionID, betaport.EventPing, betaport.WebhookEvent{})
 		if err != nil {
 			return err
 		}
@@ -195,16 +195,9 @@ func (s *DB) PingWebhook(ctx context.Context, extensionID, webhookID int64) (*be
 	return list[0], nil
 }
 
-// publishEvent writes the event of a bundle published in tx (or rolled
-// back: a rollback is published as a new bundle), and a delivery of it to
-// each of the extension's webhooks: the outbox commits with the publish or
-// not at all.
-func publishEvent(ctx context.Context, tx *Tx, b *betaport.Bundle) error {
-	typ := betaport.EventBundlePublished
-	if b.RollbackOf != 0 {
-		typ = betaport.EventBundleRolledBack
-	}
-	eventID, created, err := writeEvent(ctx, tx, b.ExtensionID, typ, &betaport.EventBundle{
+// eventBundle is how an event names a bundle.
+func eventBundle(b *betaport.Bundle) *betaport.EventBundle {
+	return &betaport.EventBundle{
 		Number:       b.Number,
 		Version:      b.Version,
 		VersionName:  b.VersionName,
@@ -212,14 +205,21 @@ func publishEvent(ctx context.Context, tx *Tx, b *betaport.Bundle) error {
 		RollbackOf:   b.RollbackOf,
 		SHA256:       b.SHA256,
 		DownloadPath: api.BundleDownloadPath(b.ExtensionID, b.Number),
-	})
+	}
+}
+
+// emitEvent adds an event of the extension (its bundle, channel and
+// rollout taken from ev) to the outbox, with a delivery to each of the
+// extension's webhooks, inside tx.
+func emitEvent(ctx context.Context, tx *Tx, extensionID int64, typ string, ev betaport.WebhookEvent) error {
+	eventID, created, err := writeEvent(ctx, tx, extensionID, typ, ev)
 	if err != nil || eventID == 0 {
 		return err
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries
 		(webhook_id, event_id, state, next_attempt_at, expires_at, created_at)
 		SELECT id, ?, 'pending', ?, ?, ? FROM webhooks WHERE extension_id = ? AND deleted_at IS NULL ORDER BY id`,
-		eventID, millis(created), millis(created.Add(betaport.WebhookRetryWindow)), millis(created), b.ExtensionID)
+		eventID, millis(created), millis(created.Add(betaport.WebhookRetryWindow)), millis(created), extensionID)
 	if err != nil {
 		return err
 	}
@@ -232,7 +232,7 @@ func publishEvent(ctx context.Context, tx *Tx, b *betaport.Bundle) error {
 // writeEvent adds an event of the extension to the outbox and returns its
 // id and time. An extension without webhooks gets no event: nobody would
 // receive it.
-func writeEvent(ctx context.Context, tx *Tx, extensionID int64, typ string, bundle *betaport.EventBundle) (int64, time.Time, error) {
+func writeEvent(ctx context.Context, tx *Tx, extensionID int64, typ string, ev betaport.WebhookEvent) (int64, time.Time, error) {
 	var name string
 	var hooks int
 	err := tx.QueryRowContext(ctx, `SELECT e.name, (SELECT COUNT(*) FROM webhooks w WHERE w.extension_id = e.id AND w.deleted_at IS NULL)
@@ -243,12 +243,8 @@ func writeEvent(ctx context.Context, tx *Tx, extensionID int64, typ string, bund
 	if hooks == 0 {
 		return 0, time.Time{}, nil
 	}
-	ev := betaport.WebhookEvent{
-		Type:      typ,
-		CreatedAt: betaport.Now(),
-		Extension: betaport.EventExtension{ID: strconv.FormatInt(extensionID, 10), Name: name},
-		Bundle:    bundle,
-	}
+	ev.Type, ev.CreatedAt = typ, betaport.Now()
+	ev.Extension = betaport.EventExtension{ID: strconv.FormatInt(extensionID, 10), Name: name}
 	var id int64
 	err = tx.QueryRowContext(ctx, `INSERT INTO webhook_events (extension_id, type, body, created_at) VALUES (?, ?, '', ?) RETURNING id`,
 		extensionID, typ, millis(ev.CreatedAt)).Scan(&id)

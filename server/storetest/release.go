@@ -33,7 +33,7 @@ func testReleaseNotes(t *testing.T, s betaport.Store) {
 	}
 	found, _ := s.FindBundle(ctx, e.ID, 1)
 	page, _ := s.FindBundles(ctx, e.ID, 1, 10)
-	builds, _ := s.FindBuilds(ctx, []int64{e.ID}, 0, 10)
+	builds, _ := s.FindBuilds(ctx, []int64{e.ID}, "", 0, 10)
 	for _, got := range []*betaport.Bundle{found, page[0], builds[0]} {
 		if got.ReleaseNotes != notes || got.RollbackOf != 0 {
 			t.Fatalf("bundle read back with notes %.40q… (%d bytes), rollbackOf %d", got.ReleaseNotes, len(got.ReleaseNotes), got.RollbackOf)

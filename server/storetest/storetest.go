@@ -59,6 +59,9 @@ func Run(t *testing.T, open Opener) {
 		{"InterruptedDelivery", testInterruptedDelivery},
 		{"TesterUpdates", testTesterUpdates},
 		{"TesterAdoption", testTesterAdoption},
+		{"Channels", testChannels},
+		{"TesterChannels", testTesterChannels},
+		{"RolloutRaces", testRolloutRaces},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -627,18 +630,18 @@ func testBuilds(t *testing.T, s betaport.Store) {
 		}
 		ids = append(ids, bd.ID)
 	}
-	page, err := s.FindBuilds(ctx, []int64{a.ID, b.ID}, 0, 3)
+	page, err := s.FindBuilds(ctx, []int64{a.ID, b.ID}, "", 0, 3)
 	if err != nil || len(page) != 3 || page[0].ID != ids[4] || page[1].ID != ids[3] || page[2].ID != ids[1] {
 		t.Fatalf("first page of builds = %v, %v; want bundles %d, %d, %d", page, err, ids[4], ids[3], ids[1])
 	}
 	if !page[0].Current || !page[1].Current || page[2].Current {
 		t.Fatalf("current flags of builds: %+v", page)
 	}
-	next, err := s.FindBuilds(ctx, []int64{a.ID, b.ID}, page[2].ID, 3)
+	next, err := s.FindBuilds(ctx, []int64{a.ID, b.ID}, "", page[2].ID, 3)
 	if err != nil || len(next) != 1 || next[0].ID != ids[0] {
 		t.Fatalf("second page of builds = %v, %v; want bundle %d", next, err, ids[0])
 	}
-	if none, err := s.FindBuilds(ctx, nil, 0, 3); err != nil || len(none) != 0 {
+	if none, err := s.FindBuilds(ctx, nil, "", 0, 3); err != nil || len(none) != 0 {
 		t.Fatalf("builds of no extension = %v, %v", none, err)
 	}
 }

@@ -104,7 +104,8 @@ func testWebhooks(t *testing.T, s betaport.Store) {
 		want := betaport.WebhookEvent{ID: d.EventID, Type: betaport.EventBundlePublished, CreatedAt: ev.CreatedAt,
 			Extension: betaport.EventExtension{ID: strconv.FormatInt(e.ID, 10), Name: "Hooked"},
 			Bundle: &betaport.EventBundle{Number: 2, Version: b2.Version, ReleaseNotes: "Fixes the popup.", SHA256: b2.SHA256,
-				DownloadPath: "/api/extensions/" + strconv.FormatInt(e.ID, 10) + "/bundles/2/download"}}
+				DownloadPath: "/api/extensions/" + strconv.FormatInt(e.ID, 10) + "/bundles/2/download"},
+			Channel: betaport.DefaultChannel}
 		if got, _ := json.Marshal(ev); string(got) != string(mustJSON(t, want)) {
 			t.Fatalf("event body = %s\nwant          %s", d.Body, mustJSON(t, want))
 		}
