@@ -33,12 +33,14 @@ type exitError struct {
 
 func (e exitError) Error() string { return e.msg }
 
-const submitUsage = `Usage: betaport submit --base-url URL --key key.json [--notes TEXT | --notes-file FILE] [--retries N] [--quiet] FILE.zip
+const submitUsage = `Usage: betaport submit --base-url URL --key key.json [--notes TEXT | --notes-file FILE] [--channel NAME] [--rollout P] [--retries N] [--quiet] FILE.zip
 
 Publishes FILE.zip as the extension's new bundle with the three-call submit
 flow: request an upload URL, PUT the zip to it, sign. Prints the bundle as
 JSON on stdout. Release notes (at most 10 KiB; paragraphs, "- " lists and
-[links](https://…)) are shown to testers with the bundle.
+[links](https://…)) are shown to testers with the bundle. --channel publishes
+to one of the extension's channels (beta without it); --rollout P starts a
+staged rollout to P % of the channel's testers (1–99; all of them without it).
 
 Exit codes: 0 published; 1 other failure (release notes refused: nothing
 was uploaded); 2 usage (flags, key file, zip);
@@ -57,6 +59,9 @@ type submitOptions struct {
 	zipPath string
 	// notes is --notes; notesPath --notes-file.
 	notes, notesPath string
+	// channel is --channel; rollout --rollout (0: not given).
+	channel string
+	rollout int
 }
 
 func parseSubmit(args []string, stderr io.Writer) (*submitOptions, error) {
@@ -72,6 +77,8 @@ func parseSubmit(args []string, stderr io.Writer) (*submitOptions, error) {
 	fs.BoolVar(&o.quiet, "quiet", false, "print nothing on stderr but errors")
 	fs.StringVar(&o.notes, "notes", "", "release notes for testers, at most 10 KiB (`TEXT`)")
 	fs.StringVar(&o.notesPath, "notes-file", "", "read the release notes from `FILE`")
+	fs.StringVar(&o.channel, "channel", "", "publish to this `CHANNEL` (beta without it)")
+	fs.IntVar(&o.rollout, "rollout", 0, "start a staged rollout to `P` % of the channel's testers (1–99)")
 	// parse refuses arguments; submit takes one, before or after the flags.
 	var files []string
 	for {
@@ -108,6 +115,10 @@ func parseSubmit(args []string, stderr io.Writer) (*submitOptions, error) {
 		return nil, usageError{"--key is required: the key file downloaded from the extension's settings page (or set BETAPORT_KEY_FILE)"}
 	case o.retries < 0:
 		return nil, usageError{"--retries must be 0 or more"}
+	case o.channel != "" && betaport.ValidateChannelName(o.channel) != nil:
+		return nil, usageError{fmt.Sprintf("--channel %q: %s", o.channel, betaport.ErrorMessage(betaport.ValidateChannelName(o.channel)))}
+	case o.rollout < 0 || o.rollout > 100:
+		return nil, usageError{"--rollout is the share of the channel's testers the bundle reaches first: a whole percentage from 1 to 100"}
 	case len(files) == 0:
 		return nil, usageError{"give the zip to submit: betaport submit --base-url URL --key key.json FILE.zip"}
 	case len(files) > 1:
@@ -232,7 +243,7 @@ func submit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	defer z.f.Close()
 	s := newSubmitter(base, key, o, stderr)
-	s.notes = notes
+	s.notes, s.channel, s.rollout = notes, o.channel, o.rollout
 	if plainHTTP {
 		s.say("warning: --base-url uses http://, so the API key travels unencrypted; use https://.")
 	}

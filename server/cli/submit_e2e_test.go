@@ -114,6 +114,27 @@ func TestSubmitCommandAgainstServer(t *testing.T) {
 	if cur, err := m.Store.FindBundle(context.Background(), pro.ID, b.Number); err != nil || cur.ReleaseNotes != notes {
 		t.Fatalf("bundle #%d keeps notes %q (%v)", b.Number, cur.ReleaseNotes, err)
 	}
+	// --channel and --rollout: a staged rollout on a channel; an unknown
+	// channel is refused at call 1, and a bad name or share before it.
+	if _, err := m.Store.CreateChannel(context.Background(), pro.ID, "nightly", "test"); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = run(t, "submit", "--quiet", "--base-url", m.URL(), "--key", filepath.Join(dir, "new.json"), "--channel", "nightly", "--rollout", "20", good)
+	if code != 0 || json.Unmarshal([]byte(out), &b) != nil {
+		t.Fatalf("--channel nightly --rollout 20: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if c, err := m.Store.FindChannel(context.Background(), pro.ID, "nightly"); err != nil || c.Rollout == nil || c.Rollout.Bundle != b.Number || c.Rollout.Percent != 20 {
+		t.Fatalf("nightly after the submit: %+v (%v); want a 20 %% rollout of #%d", c, err, b.Number)
+	}
+	for _, args := range [][]string{{"--channel", "weekly"}, {"--channel", "Nightly"}, {"--rollout", "101"}} {
+		code, _, errOut := run(t, append([]string{"submit", "--quiet", "--base-url", m.URL(), "--key", filepath.Join(dir, "new.json")}, append(args, good)...)...)
+		if code == 0 || !strings.Contains(errOut, strings.TrimPrefix(args[0], "--")) {
+			t.Errorf("submit %v: exit %d, stderr %q; want it refused, naming the flag's subject", args, code, errOut)
+		}
+	}
+	if last, _ := m.Store.LastBundleNumber(context.Background(), pro.ID); last != b.Number {
+		t.Fatalf("refused submits published up to #%d", last)
+	}
 	if code, _, errOut = run(t, "submit", "--quiet", "--base-url", m.URL(), "--key", proKey, filepath.Join(dir, "missing.zip")); code != cli.ExitUsage {
 		t.Fatalf("missing file: exit %d, %q", code, errOut)
 	}

@@ -65,8 +65,11 @@ type submitter struct {
 	// uploadHost is the upload URL's host, for messages (the URL is a
 	// credential): set as the PUT starts.
 	uploadHost string
-	// notes are the release notes call 1 carries.
-	notes string
+	// notes are the release notes call 1 carries, channel and rollout
+	// where the bundle goes.
+	notes   string
+	channel string
+	rollout int
 }
 
 func newSubmitter(base string, key api.ServiceKey, o *submitOptions, stderr io.Writer) *submitter {
@@ -181,6 +184,8 @@ func (s *submitter) once(ctx context.Context, z *zipFile) (json.RawMessage, *bet
 	out, err := s.client.Submit(ctx, client.Submission{
 		Key:          s.key,
 		ReleaseNotes: s.notes,
+		Channel:      s.channel,
+		Rollout:      s.rollout,
 		Zip:          &diskZip{s, z},
 		Step: func(step client.Step, up *api.UploadURL) error {
 			if step != client.StepPut {

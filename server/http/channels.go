@@ -15,6 +15,7 @@ import (
 // handleListChannels answers an extension's channels, each with its
 // testers and its rollout's reach.
 func (s *Server) handleListChannels(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
+	s.writeChecks(r.Context()) // the counts are as new as the testers list's
 	list, err := s.Store.FindChannels(r.Context(), ext.ID)
 	if err != nil {
 		s.Error(w, r, err)
@@ -63,6 +64,7 @@ func (s *Server) handleGetChannel(w http.ResponseWriter, r *http.Request, _ *sub
 }
 
 func (s *Server) writeChannel(w http.ResponseWriter, r *http.Request, ext *betaport.Extension, status int, name string) {
+	s.writeChecks(r.Context())
 	c, err := s.Store.FindChannel(r.Context(), ext.ID, name)
 	if err == nil {
 		err = s.countChannel(r.Context(), ext, c)
