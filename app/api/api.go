@@ -130,3 +130,8 @@ type Page[T any] struct {
 	// least as new as (betaport.Revision.Testers).
 	Revision int64 `json:"revision,omitempty"`
 }
+
+// ChannelsPath is the path of an extension's channels.
+func ChannelsPath(extensionID int64) string {
+	return "/api/extensions/" + strconv.FormatInt(extensionID, 10) + "/channels"
+}

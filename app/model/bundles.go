@@ -74,6 +74,10 @@ type Bundles struct {
 	Rollback *Rollback
 	// Live decides what the extension's event stream makes the page read.
 	Live Live
+	// Channels are the extension's channels as last read (nil before, and
+	// for a visitor who may not read them): a row says which channels
+	// serve its bundle, and how far a rollout of it has reached.
+	Channels []*betaport.Channel
 
 	ext      *Extension
 	list     *fetch.Infinite[[]betaport.Bundle]
@@ -87,6 +91,9 @@ type Bundles struct {
 	// not hold it (the page opened with its first page dropped).
 	currentRecord *fetch.Query[betaport.Bundle]
 	stopCurrent   func()
+	channels      *fetch.Query[api.Channels]
+	stopChannels  func()
+	seenEvents    map[string]api.Revision
 	loaded        bool
 	titled        string
 	// refocus is the number of the bundle whose "Roll back" takes the
@@ -128,6 +135,14 @@ func (m *Bundles) Open(id int64) {
 	m.Live.Reset()
 	m.Rollback.reset()
 	m.ext = OpenExtension(m.cfg.Env, m.cfg.Cache, id, m.extensionChanged)
+	m.Channels, m.seenEvents = nil, map[string]api.Revision{}
+	if m.cfg.Env.Client != nil {
+		m.channels, m.stopChannels = openRecord(m.cfg.Env, m.cfg.Cache, api.ChannelsPath(id), func(s fetch.State[api.Channels]) {
+			if s.HasData {
+				m.Channels = s.Data.Items
+			}
+		})
+	}
 	getKey := BundlesKeys(id)
 	var fallback [][]betaport.Bundle
 	if m.cfg.Fallback != nil {
@@ -156,6 +171,11 @@ func (m *Bundles) Close() {
 	m.list = nil
 	m.ext.Close()
 	m.ext = nil
+	if m.stopChannels != nil {
+		m.stopChannels()
+		m.channels.Close()
+		m.stopChannels, m.channels = nil, nil
+	}
 	if m.stopCurrent != nil {
 		m.stopCurrent()
 		m.currentRecord.Close()
@@ -230,6 +250,26 @@ func (m *Bundles) Event(rev api.Revision, known bool) {
 		m.last = max(m.last, rev.LastBundle)
 	}
 	m.Live.Event(rev, known)
+}
+
+// ChannelsText is what bundle number's row says of the channels that serve
+// it: "beta · 25 % · 12 of 48 testers on it; internal".
+func (m *Bundles) ChannelsText(number int64) string { return BundleChannelsText(number, m.Channels) }
+
+// ChannelsEvent is one event of the extension's stream that may change
+// what the rows say of channels: "bundles" (a publish), "channels" (a
+// promote, a rollout's step) or "testers" (their copies' checks, the
+// counts). The first of each kind is the revision at connect, which the
+// page's reads show already; a later one that differs, or one that could
+// not be read, reads the channels again.
+func (m *Bundles) ChannelsEvent(kind string) func(api.Revision, bool) {
+	return func(rev api.Revision, known bool) {
+		last, seen := m.seenEvents[kind]
+		m.seenEvents[kind] = rev
+		if (!known || (seen && last != rev)) && m.channels != nil {
+			m.channels.Revalidate()
+		}
+	}
 }
 
 // remember keeps what the held pages show of the list's top, and reads
@@ -327,11 +367,22 @@ func (m *Bundles) ReadAgain() {
 // rollback's) without asking: on top of the first page with the
 // "current" badge, cleared on the others, through the list's Mutate (which
 // then reads every page again); the extension's current bundle follows.
-func (m *Bundles) Published(b betaport.Bundle) {
-	m.last, m.current = max(m.last, b.Number), b
-	if e := m.ext.Record(); e != nil {
-		e.CurrentBundle = b.Number
-		m.ext.Mutate(*e)
+//
+// current says whether b is what the default channel now serves (the
+// answer's own Current may not say, on a retried sign): a bundle published
+// to another channel, or as a rollout, goes on top without the badge.
+func (m *Bundles) Published(b betaport.Bundle, current bool) {
+	b.Current = current
+	m.last = max(m.last, b.Number)
+	if current {
+		m.current = b
+		if e := m.ext.Record(); e != nil {
+			e.CurrentBundle = b.Number
+			m.ext.Mutate(*e)
+		}
+	}
+	if m.channels != nil {
+		m.channels.Revalidate()
 	}
 	if m.list == nil {
 		return
@@ -342,12 +393,11 @@ func (m *Bundles) Published(b betaport.Bundle) {
 		pages[i] = make([]betaport.Bundle, 0, len(page)+1)
 		for _, x := range page {
 			if x.Number != b.Number {
-				x.Current = false
+				x.Current = x.Current && !current
 				pages[i] = append(pages[i], x)
 			}
 		}
 	}
-	b.Current = true
 	pages[0] = append([]betaport.Bundle{b}, pages[0]...)
 	m.list.Mutate(pages, true)
 }
@@ -361,7 +411,7 @@ func (m *Bundles) rolledBack(b betaport.Bundle, nb *betaport.Bundle, err error) 
 		return
 	}
 	m.refocus = b.Number
-	m.Published(*nb)
+	m.Published(*nb, true) // a rollback reaches everyone on the default channel
 }
 
 // title titles the page, when t is another title than the last.

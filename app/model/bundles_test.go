@@ -487,7 +487,7 @@ func TestBundlesPublishedShowsOnTop(t *testing.T) {
 	// The list is read again after; what shows first is the page's own.
 	_, release := svc.hold("/bundles?")
 	defer release()
-	p.do(func(m *model.Bundles) { m.Published(b) })
+	p.do(func(m *model.Bundles) { m.Published(b, true) })
 	p.wait("the new bundle on top", func(m *model.Bundles) bool { return m.Top() == 46 })
 	p.do(func(m *model.Bundles) {
 		if got := shown(m); got[0] != "#46*" || got[1] != "#45" || len(got) != 21 {

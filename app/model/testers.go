@@ -26,13 +26,16 @@ type TesterPage = fetch.CursorPage[betaport.Tester]
 
 // TestersKeys are the pages of extension id's testers that the search q
 // and the status filter select ("" for none).
-func TestersKeys(id int64, q, status string) fetch.GetKey[TesterPage] {
+func TestersKeys(id int64, q, status string, channel ...string) fetch.GetKey[TesterPage] {
 	params := url.Values{}
 	if q != "" {
 		params.Set("q", q)
 	}
 	if status != "" {
 		params.Set("status", status)
+	}
+	if len(channel) > 0 && channel[0] != "" {
+		params.Set("channel", channel[0])
 	}
 	return fetch.CursorKeys[betaport.Tester](api.TestersPath(id), params, TestersPageSize)
 }
@@ -119,6 +122,10 @@ type Testers struct {
 	// Query is the search as typed, Applied as searched (after the
 	// pause), Status the filter.
 	Query, Applied, Status string
+	// Channel keeps the testers of one channel ("": every channel);
+	// InviteChannel is the channel the invite form puts a tester on (""
+	// the default one).
+	Channel, InviteChannel string
 	// List is the list's last state.
 	List fetch.InfiniteState[TesterPage]
 	// Live decides what the extension's "testers" events make the list
@@ -298,13 +305,13 @@ func (m *Testers) Infinite() *fetch.Infinite[TesterPage] { return m.list }
 func (m *Testers) Rows() fetch.Rows[betaport.Tester] { return fetch.RowsOf(m.List, TestersOf) }
 
 // Filtered reports whether a search or a filter narrows the list.
-func (m *Testers) Filtered() bool { return m.Applied != "" || m.Status != "" }
+func (m *Testers) Filtered() bool { return m.Applied != "" || m.Status != "" || m.Channel != "" }
 
 // Now is the clock an invite's age is told by.
 func (m *Testers) Now() time.Time { return m.cfg.Env.clock().Now() }
 
 func (m *Testers) getKey() fetch.GetKey[TesterPage] {
-	return TestersKeys(m.ExtensionID, m.Applied, m.Status)
+	return TestersKeys(m.ExtensionID, m.Applied, m.Status, m.Channel)
 }
 
 // searchAgain starts the list again on the search and filter applied.
@@ -336,6 +343,26 @@ func (m *Testers) Search(typed string) {
 			m.address()
 		})
 	})
+}
+
+// SetChannel keeps the testers of one channel ("" for all), as the
+// address says (before Open, or on Back and Forward): an open list is read
+// again when it changes.
+func (m *Testers) SetChannel(channel string) {
+	if channel == m.Channel {
+		return
+	}
+	m.Channel = channel
+	if m.list != nil {
+		m.searchAgain()
+	}
+}
+
+// FilterChannel shows the testers of one channel ("" for all), at once,
+// and writes it in the address.
+func (m *Testers) FilterChannel(channel string) {
+	m.SetChannel(channel)
+	m.address()
 }
 
 // Filter shows the testers of one status ("" for all), at once.
@@ -406,12 +433,12 @@ func (m *Testers) Invite() {
 		return
 	}
 	m.Inviting, m.InviteErr, m.Invited, m.Copied, m.Restore = true, nil, nil, false, ""
-	id, gen, in := m.ExtensionID, m.gen, api.Invite{Email: m.Email, Name: m.Name, ExpiresInDays: api.DaysOf(m.ExpiresInDays)}
+	id, gen, in := m.ExtensionID, m.gen, api.Invite{Email: m.Email, Name: m.Name, ExpiresInDays: api.DaysOf(m.ExpiresInDays), Channel: m.InviteChannel}
 	list := m.list
 	var before []TesterPage
 	if list != nil {
 		before = list.Snapshot().Data
-		pending := betaport.Tester{ID: -1, ExtensionID: id, Email: strings.ToLower(strings.TrimSpace(in.Email)), Name: in.Name, Status: betaport.TesterInvited}
+		pending := betaport.Tester{ID: -1, ExtensionID: id, Email: strings.ToLower(strings.TrimSpace(in.Email)), Name: in.Name, Status: betaport.TesterInvited, Channel: in.Channel}
 		list.Mutate(withTester(before, pending), false)
 	}
 	Call(m.cfg.Env, func(ctx context.Context, c *client.Client) (*api.Invited, error) {

@@ -43,6 +43,9 @@ type bundleRow struct {
 	// when one of its fields changes).
 	Rollback    *model.Rollback
 	RollingBack bool
+	// Channels, in an admin's list, says which channels serve the bundle,
+	// and a rollout's reach ("beta · 25 % · 12 of 48 testers on it").
+	Channels string
 	// OnDownload, for a build, is told its download started (Install or
 	// Zip pressed).
 	OnDownload func()
@@ -113,6 +116,8 @@ func (r *bundleRow) Render() app.UI {
 				Attr("download", "").Aria("label", fmt.Sprintf("Download bundle #%d", b.Number)).Text("Download"),
 			r.notesPanel(),
 			r.rollbackQuestion(),
+			// Which channels serve the bundle, last: the widest cell has room.
+			app.Small().Class("bundle-channels").Hidden(r.Channels == "").Title(r.Channels).Text(r.Channels),
 		))
 	}
 	return row.OnKeyDown(r.onKey).Body(cells...)

@@ -69,7 +69,12 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 	currentSession(ctx, func(s *api.Session) { p.tester = s != nil && s.Kind == api.KindTester })
 	// A publish from anywhere shows at once (model.Live decides what is
 	// read again).
-	p.stopLive = listenEvents(ctx, id, map[string]func(api.Revision, bool){"bundles": p.m.Event})
+	bundles := p.m.ChannelsEvent("bundles")
+	p.stopLive = listenEvents(ctx, id, map[string]func(api.Revision, bool){
+		"bundles":  func(rev api.Revision, known bool) { p.m.Event(rev, known); bundles(rev, known) },
+		"channels": p.m.ChannelsEvent("channels"),
+		"testers":  p.m.ChannelsEvent("testers"),
+	})
 }
 
 // OnPreRender renders, on the server, the extension and the first page of
@@ -143,7 +148,7 @@ func (p *ExtensionPage) Render() app.UI {
 					// below it.
 					app.Div().ID("current-download").Hidden(e.CurrentBundle == 0).Body(downloadLink(*e)),
 				),
-				&UploadPanel{ExtensionID: e.ID, ExtensionName: e.Name, OnPublished: p.published},
+				&UploadPanel{ExtensionID: e.ID, ExtensionName: e.Name, OnPublished: p.published, Channels: channelNames(p.m.Channels)},
 			),
 			p.renderBundles(m),
 		}
@@ -176,7 +181,7 @@ func (p *ExtensionPage) renderBundles(m *model.Bundles) app.UI {
 		),
 		Empty: "No bundles yet. Submit a zip from your pipeline, or upload one here, and it appears on top.",
 		Row: func(b betaport.Bundle) app.UI {
-			return &bundleRow{Bundle: b, Rollback: m.Rollback, RollingBack: m.Rollback.RollingBack == b.Number}
+			return &bundleRow{Bundle: b, Rollback: m.Rollback, RollingBack: m.Rollback.RollingBack == b.Number, Channels: m.ChannelsText(b.Number)}
 		},
 		Key: model.BundleNumber,
 	}
@@ -195,9 +200,9 @@ func bundlesTotal(loaded int, top int64) string {
 
 // published shows a bundle the upload panel just published, without a
 // reload (model.Bundles.Published).
-func (p *ExtensionPage) published(b betaport.Bundle) {
+func (p *ExtensionPage) published(b betaport.Bundle, current bool) {
 	if p.m != nil {
-		p.m.Published(b)
+		p.m.Published(b, current)
 	}
 }
 
@@ -223,4 +228,13 @@ func rollbackViews(r *model.Rollback) app.UI {
 		app.P().ID("rollback-status").Class("rollback-status").Attr("role", "status").Text(status),
 		app.P().ID("rollback-error").Class("rollback-error state-error").Attr("role", "alert").Text(errText),
 	)
+}
+
+// channelNames are the names of channels, in their order.
+func channelNames(list []*betaport.Channel) []string {
+	names := make([]string, len(list))
+	for i, c := range list {
+		names[i] = c.Name
+	}
+	return names
 }

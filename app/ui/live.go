@@ -68,5 +68,21 @@ func listenEvents(ctx app.Context, extensionID int64, on map[string]func(rev api
 // own to wait for: changed runs then.
 func liveUpdates(ctx app.Context, extensionID int64, shows func(api.Revision) bool, changed func(ctx app.Context)) (stop func()) {
 	live := &model.Live{Shows: shows, ReadAgain: func() { changed(ctx) }}
-	return listenBundles(ctx, extensionID, live.Event)
+	// What a tester gets follows their channel: a rollout's step, a
+	// promote or a move to another channel is a "channels" event, read
+	// again once it differs from the one at connect (a dropped stream is
+	// the "bundles" follower's to read again).
+	var channels *int64
+	return listenEvents(ctx, extensionID, map[string]func(api.Revision, bool){
+		"bundles": live.Event,
+		"channels": func(rev api.Revision, known bool) {
+			if !known {
+				return
+			}
+			if channels != nil && *channels != rev.Channels {
+				changed(ctx)
+			}
+			channels = &rev.Channels
+		},
+	})
 }

@@ -71,7 +71,10 @@ func (r *testerRow) Render() app.UI {
 	}
 	return row.Body(
 		// Cut to the column on a wide window: the whole on hover.
-		cell(app.Span().Title(t.Name).Text(t.Name)),
+		// A tester on another channel than the default one says so after
+		// their name (the filter above lists a channel's testers).
+		cell(app.Span().Title(t.Name).Text(t.Name),
+			app.Small().Class("tester-channel badge").Hidden(t.Channel == "" || t.Channel == betaport.DefaultChannel).Text(t.Channel)),
 		cell(app.Span().Title(t.Email).Text(t.Email)),
 		cell(app.Span().Class("badge badge-"+t.Status).Text(t.Status)),
 		cell(app.Span().Class("muted invite-age").Title(age).Text(age)),

@@ -53,6 +53,9 @@ type TestersPage struct {
 	// live stops the event stream of the extension listened to, liveID.
 	live   func()
 	liveID int64
+	// channels are the extension's channels, for the channel filter and
+	// the invite form.
+	channels *model.Channels
 }
 
 func (p *TestersPage) OnInit() { p.testers = testersList() }
@@ -73,7 +76,13 @@ func (p *TestersPage) page(ctx app.Context) *model.Testers {
 		Navigate: ctx.Navigate,
 		Read:     func(e betaport.Extension) { rememberExtension(&e) },
 		Loaded:   func() { restoreScroll(ctx, ctx.Page().URL().Path) },
-		Address:  func(q, status string) { keepInAddress(ctx, q, status) },
+		Address: func(q, status string) {
+			channel := ""
+			if p.m != nil {
+				channel = p.m.Channel
+			}
+			keepInAddress(ctx, q, status, channel)
+		},
 		SetField: func(f model.TesterField, v string) { setField(ctx, testerFields[f], v) },
 		Focus: func(f model.TesterFocus, id int64) {
 			row := `[data-tester="` + strconv.FormatInt(id, 10) + `"] `
@@ -102,7 +111,15 @@ func (p *TestersPage) OnNav(ctx app.Context) {
 	// The search and the status filter live in the address (?q=&status=),
 	// so back, forward, a reload and a shared link bring the same list.
 	m := p.page(ctx)
+	m.SetChannel(u.Query().Get("channel"))
 	m.Open(id, u.Query().Get("q"), u.Query().Get("status"))
+	if p.channels == nil || p.channels.ExtensionID != id {
+		if p.channels != nil {
+			p.channels.Close()
+		}
+		// The channels, for the filter and the invite form.
+		p.channels = model.NewChannels(model.ChannelsConfig{Env: pageEnv(ctx), Cache: listCache(), ExtensionID: id})
+	}
 	if p.live == nil || p.liveID != id {
 		p.stopLive()
 		// A tester's copy checking in, an invite or a revoke from
@@ -133,11 +150,15 @@ func (p *TestersPage) OnDismount() {
 	if p.m != nil {
 		p.m.Close()
 	}
+	if p.channels != nil {
+		p.channels.Close()
+		p.channels = nil
+	}
 }
 
 // keepInAddress writes the search and the filter into the address, in
 // place (no new history entry per keystroke).
-func keepInAddress(ctx app.Context, q, status string) {
+func keepInAddress(ctx app.Context, q, status string, channel ...string) {
 	u := *ctx.Page().URL()
 	query := u.Query()
 	set := func(k, v string) {
@@ -149,6 +170,9 @@ func keepInAddress(ctx app.Context, q, status string) {
 	}
 	set("q", q)
 	set("status", status)
+	if len(channel) > 0 {
+		set("channel", channel[0])
+	}
 	u.RawQuery = query.Encode()
 	ctx.Page().ReplaceURL(&u)
 }
@@ -167,6 +191,35 @@ func (p *TestersPage) onSearch(ctx app.Context, e app.Event) {
 	if p.m != nil {
 		p.m.Search(ctx.JSSrc().Get("value").String())
 	}
+}
+
+func (p *TestersPage) onChannel(ctx app.Context, e app.Event) {
+	if p.m != nil {
+		p.m.FilterChannel(ctx.JSSrc().Get("value").String())
+	}
+}
+
+func (p *TestersPage) onInviteChannel(ctx app.Context, e app.Event) {
+	if p.m != nil {
+		p.m.InviteChannel = ctx.JSSrc().Get("value").String()
+	}
+}
+
+// channelOptions are the channels as a select's options, the one picked
+// selected, after first (the option for none, when not nil).
+func (p *TestersPage) channelOptions(picked string, first app.UI) []app.UI {
+	var options []app.UI
+	if first != nil {
+		options = append(options, first)
+	}
+	names := []string{betaport.DefaultChannel}
+	if p.channels != nil && len(p.channels.Items()) > 0 {
+		names = channelNames(p.channels.Items())
+	}
+	for _, n := range names {
+		options = append(options, app.Option().Value(n).Text(n).Selected(n == picked))
+	}
+	return options
 }
 
 func (p *TestersPage) onStatus(ctx app.Context, e app.Event) {
@@ -261,6 +314,11 @@ func (p *TestersPage) Render() app.UI {
 					app.Option().Value(betaport.TestersSilent).Text("No update check for 7 days").Selected(m.Status == betaport.TestersSilent),
 				),
 			),
+			app.Div().Body(
+				app.Label().For("tester-channel").Text("Channel"),
+				app.Select().ID("tester-channel").OnChange(p.onChannel).Body(
+					p.channelOptions(m.Channel, app.Option().Value("").Text("All").Selected(m.Channel == ""))...),
+			),
 			button().ID("refresh-testers").Type("button").Text("Refresh").OnClick(p.testers.onRetry),
 		),
 		app.If(m.RevokeErr != nil, app.P().ID("revoke-error").Class("state state-error").Attr("role", "alert").Text(problemText(m.RevokeErr))),
@@ -324,6 +382,8 @@ func (p *TestersPage) renderInvite(m *model.Testers) app.UI {
 				return app.Option().Value(days).Text(daysChoiceText(days)).Selected(days == m.ExpiresInDays)
 			}),
 		),
+		app.Label().For("invite-channel").Text("Channel"),
+		app.Select().ID("invite-channel").OnChange(p.onInviteChannel).Body(p.channelOptions(m.InviteChannel, nil)...),
 		button().ID("invite").Type("submit").Class("primary").Aria("disabled", m.Inviting).Text("Invite"),
 		result,
 	)

@@ -34,6 +34,7 @@ func Register() {
 		app.RouteWithRegexp(`^/extensions/[1-9]\d*/pages$`, &ClassicBundles{})
 		app.RouteWithRegexp(`^/extensions/[1-9]\d*/settings$`, &SettingsPage{})
 		app.RouteWithRegexp(`^/extensions/[1-9]\d*/adoption$`, &AdoptionPage{})
+		app.RouteWithRegexp(`^/extensions/[1-9]\d*/channels$`, &ChannelsPage{})
 		// Last, so every address above wins: any other is a page that
 		// says so, not go-app's bare 404.
 		app.RouteWithRegexp(`^/`, &NotFoundPage{})
@@ -258,6 +259,7 @@ func extensionNav(id int64, current string) app.UI {
 		link("bundles", base, "Bundles"),
 		link("pages", base+"/pages", "Page by page"),
 		link("testers", base+"/testers", "Testers"),
+		link("channels", base+"/channels", "Channels"),
 		link("adoption", base+"/adoption", "Adoption"),
 		link("settings", base+"/settings", "Settings"),
 	))

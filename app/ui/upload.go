@@ -29,7 +29,10 @@ type UploadPanel struct {
 	ExtensionName string
 	// OnPublished is called on the UI goroutine with each bundle the panel
 	// publishes.
-	OnPublished func(betaport.Bundle)
+	OnPublished func(b betaport.Bundle, current bool)
+	// Channels are the extension's channels, by name: the bundle goes to
+	// the one picked (the default one until they are read).
+	Channels []string
 
 	session    *api.Session
 	run        *upload.Runner
@@ -83,7 +86,7 @@ func (p *UploadPanel) OnMount(ctx app.Context) {
 				el.Set("value", "")
 			}
 			if p.OnPublished != nil {
-				p.OnPublished(b)
+				p.OnPublished(b, p.run.ReachedDefault())
 			}
 		},
 		Size:      humanSize,
@@ -162,6 +165,7 @@ func (p *UploadPanel) Render() app.UI {
 			),
 		),
 		p.renderNotes(r, busy),
+		p.renderChannel(r, busy),
 		app.Div().ID("drop-zone").Class(zoneClass).
 			Attr("role", "button").TabIndex(0).
 			Aria("describedby", "drop-zone-hint").Aria("disabled", busy || app.IsServer).Body(
@@ -189,6 +193,38 @@ func (p *UploadPanel) renderStart(r *upload.Runner) app.UI {
 	}
 	return app.Div().Class("upload-actions").Body(
 		button().ID("upload-start").Type("button").Class("primary").Text("Upload " + r.Zip.Name()).OnClick(p.retry),
+	)
+}
+
+// renderChannel is where the next bundle goes: a channel, and the share of
+// its testers a staged rollout starts at (empty: all of them at once).
+func (p *UploadPanel) renderChannel(r *upload.Runner, busy bool) app.UI {
+	names := p.Channels
+	if len(names) == 0 {
+		names = []string{betaport.DefaultChannel}
+	}
+	picked := r.Channel
+	if picked == "" {
+		picked = betaport.DefaultChannel
+	}
+	options := make([]app.UI, len(names))
+	for i, n := range names {
+		options[i] = app.Option().Value(n).Selected(n == picked).Text(n)
+	}
+	return app.Div().ID("upload-target").Class("upload-target").Body(
+		app.Label().For("upload-channel").Text("Publish to"),
+		app.Select().ID("upload-channel").Disabled(busy).OnChange(func(ctx app.Context, e app.Event) {
+			if p.run != nil {
+				p.run.Channel = ctx.JSSrc().Get("value").String()
+			}
+		}).Body(options...),
+		app.Label().For("upload-rollout").Text("for (% of its testers)"),
+		typedValue(app.Input().ID("upload-rollout").Type("text").Attr("inputmode", "numeric").Placeholder("all").ReadOnly(busy),
+			r.Rollout).OnInput(func(ctx app.Context, e app.Event) {
+			if p.run != nil {
+				p.run.Rollout = ctx.JSSrc().Get("value").String()
+			}
+		}),
 	)
 }
 

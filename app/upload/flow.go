@@ -3,6 +3,7 @@ package upload
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +18,11 @@ func (r *Runner) Start() {
 	if r.key() == nil || r.Zip == nil || r.Phase == Running {
 		return
 	}
+	percent, ok := r.RolloutPercent()
+	if !ok {
+		r.refuse([]string{"Nothing was uploaded. The share of testers is a whole percentage from 1 to 100; leave it empty for everyone on the channel. Then press Upload."})
+		return
+	}
 	if msg := r.NotesProblem(); msg != "" {
 		// Nothing is sent: the service would refuse them at call 1.
 		r.refuse([]string{"Nothing was uploaded. " + msg + " Then press Upload."})
@@ -26,6 +32,8 @@ func (r *Runner) Start() {
 	}
 	r.attempt++
 	gen, key, zip, notes := r.attempt, *r.key(), r.Zip, r.Notes
+	r.sentChannel, r.sentPercent = r.Channel, percent
+	channel := r.Channel
 	r.SentZip = zip
 	runCtx, cancel := context.WithCancel(r.cfg.Context)
 	r.cancel = cancel
@@ -49,6 +57,8 @@ func (r *Runner) Start() {
 		out, err := c.Submit(runCtx, client.Submission{
 			Key:          key,
 			ReleaseNotes: notes,
+			Channel:      channel,
+			Rollout:      percent,
 			Zip:          zip,
 			Step: func(s client.Step, _ *api.UploadURL) error {
 				step = s
@@ -137,7 +147,7 @@ func (r *Runner) Speed() float64 {
 func (r *Runner) published(b betaport.Bundle, warnings []string) {
 	// The notes were this bundle's: the next zip starts without them.
 	r.Phase, r.Bundle, r.Warnings, r.cancel, r.Zip, r.Notes = Done, &b, warnings, nil, nil, ""
-	r.say(strings.TrimSpace(fmt.Sprintf("Published bundle #%d, version %s. Testers get it now. ", b.Number, r.cfg.Version(b)) + strings.Join(warnings, " ")))
+	r.say(strings.TrimSpace(fmt.Sprintf("Published bundle #%d, version %s. %s ", b.Number, r.cfg.Version(b), r.reach()) + strings.Join(warnings, " ")))
 	r.focus(FocusResult)
 	if r.cfg.Published != nil {
 		r.cfg.Published(b)
@@ -205,6 +215,39 @@ func (r *Runner) cancelled() {
 	r.Phase, r.cancel = Cancelled, nil
 	r.say("Upload cancelled. Nothing was published.")
 	r.focus(FocusRetry)
+}
+
+// RolloutPercent reads the share typed: 0 for everyone (nothing typed),
+// or 1–100; false for anything else.
+func (r *Runner) RolloutPercent() (int, bool) {
+	t := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(r.Rollout), "%"))
+	if t == "" {
+		return 0, true
+	}
+	n, err := strconv.Atoi(t)
+	return n, err == nil && n >= 1 && n <= 100
+}
+
+// ReachedDefault reports whether the last run's bundle is what every
+// tester on the default channel now gets (not another channel's, not a
+// rollout).
+func (r *Runner) ReachedDefault() bool {
+	return (r.sentChannel == "" || r.sentChannel == betaport.DefaultChannel) && (r.sentPercent == 0 || r.sentPercent == 100)
+}
+
+// reach says who gets the bundle just published.
+func (r *Runner) reach() string {
+	channel := r.sentChannel
+	if channel == "" {
+		channel = betaport.DefaultChannel
+	}
+	if r.sentPercent != 0 && r.sentPercent != 100 {
+		return fmt.Sprintf("It is rolling out to %d %% of %s's testers.", r.sentPercent, channel)
+	}
+	if channel == betaport.DefaultChannel {
+		return "Testers get it now."
+	}
+	return "Testers on " + channel + " get it now."
 }
 
 // SetNotes takes the release notes as typed. Once they fit, the notice

@@ -111,6 +111,12 @@ type Runner struct {
 	// Notes are the release notes typed for the next bundle: sent with
 	// call 1, cleared once a bundle is published with them.
 	Notes string
+	// Channel is the channel the next bundle goes to ("": the default
+	// one); Rollout the share of its testers typed ("": all of them).
+	Channel, Rollout string
+	// sentChannel and sentPercent are where the last run's bundle went.
+	sentChannel string
+	sentPercent int
 
 	Phase Phase
 	Step  client.Step
