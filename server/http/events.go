@@ -156,6 +156,14 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, who *subje
 				return false
 			}
 		}
+		if admin && (sent == nil || rev.Testers != sent.Testers) {
+			b, _ := json.Marshal(struct {
+				Testers int64 `json:"testers"`
+			}{rev.Testers})
+			if _, err := fmt.Fprintf(w, "event: testers\ndata: %s\n\n", b); err != nil {
+				return false
+			}
+		}
 		// A "channels" event when a channel, a rollout or a tester's channel
 		// changed: what a tester gets may have changed with it.
 		if sent == nil || rev.Channels != sent.Channels {
@@ -163,14 +171,6 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, who *subje
 				Channels int64 `json:"channels"`
 			}{rev.Channels})
 			if _, err := fmt.Fprintf(w, "event: channels\ndata: %s\n\n", b); err != nil {
-				return false
-			}
-		}
-		if admin && (sent == nil || rev.Testers != sent.Testers) {
-			b, _ := json.Marshal(struct {
-				Testers int64 `json:"testers"`
-			}{rev.Testers})
-			if _, err := fmt.Fprintf(w, "event: testers\ndata: %s\n\n", b); err != nil {
 				return false
 			}
 		}
