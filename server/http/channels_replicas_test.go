@@ -1,0 +1,178 @@
+package http_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
+	bphttp "github.com/betaport/betaport/server/http"
+)
+
+// TestRolloutChangedOnOneReplicaCheckedOnAnother: replica B answers the
+// testers' update checks without pause while an admin on replica A
+// advances, halts, resumes and completes a rollout. Every check B starts
+// after A answered a step answers as that step says (or a later one): at
+// N % the testers InRollout picks are offered the new bundle and no
+// other; halted, no one is; complete, everyone. Checks B answered while a
+// step was on its way are as the step before or the step (never another
+// tester set). On both backends (PostgreSQL + S3 in the child run).
+func TestRolloutChangedOnOneReplicaCheckedOnAnother(t *testing.T) {
+	t.Parallel()
+	w := newBBTLWorld(t)
+	w.publish(t, "1.0.0")
+	const n = 24
+	testers := make([]*bbtlTester, n)
+	for i := range testers {
+		testers[i] = w.tester(t, fmt.Sprintf("T%d", i))
+	}
+	rb := &bphttp.Server{Store: w.e.DB, Blobs: w.e.Blobs, Logger: testLogger(t), Secret: w.e.App.Secret, SigningKeys: testKeyring}
+	tsb := httptest.NewServer(rb.Handler())
+	t.Cleanup(tsb.Close)
+	rb.BaseURL = tsb.URL
+	rb.Publish.BaseURL = tsb.URL
+	onB := func(tt *bbtlTester) string { return tsb.URL + strings.TrimPrefix(tt.url, w.e.URL) }
+
+	// The new bundle goes out to 10 % of beta from the submit flow.
+	p := w.p
+	resp, body := w.e.send(t, "POST", api.PathSubmitUpload, nil,
+		map[string]any{"extensionId": p.key.ExtensionID, "apiKey": p.key.APIKey, "rollout": 10})
+	var up api.UploadURL
+	if resp.StatusCode != 200 || json.Unmarshal(body, &up) != nil {
+		t.Fatalf("call 1 at 10 %% = %d %s", resp.StatusCode, body)
+	}
+	if resp, body := p.put(t, up.URL, api.ZipContentType, validZip(t, "2.0.0")); resp.StatusCode != 200 {
+		t.Fatalf("call 2 = %d %s", resp.StatusCode, body)
+	}
+	resp, body = p.sign(t)
+	var second betaport.Bundle
+	if resp.StatusCode != 200 || json.Unmarshal(body, &second) != nil {
+		t.Fatalf("call 3 = %d %s", resp.StatusCode, body)
+	}
+	rid := w.rolloutID(t)
+
+	// offered is which testers a check on B offers the second bundle.
+	offered := func() map[int]bool {
+		got := map[int]bool{}
+		for i, tt := range testers {
+			st, g, body := bbtuCheck(t, w.e, onB(tt), bbtuX(w.upd.ChromeID, "1.0.0"))
+			_, codebase, _ := bbtuOffer(t, "a check on B", st, g, body, w.upd.ChromeID)
+			if strings.HasSuffix(codebase, fmt.Sprintf("/crx/%d", second.Number)) {
+				got[i] = true
+			} else if codebase != "" {
+				t.Errorf("B offered %s %q, neither the first bundle nor the second", tt.email, codebase)
+			}
+		}
+		return got
+	}
+	want := func(reach func(id int64) bool) map[int]bool {
+		m := map[int]bool{}
+		for i, tt := range testers {
+			if reach(tt.id) {
+				m[i] = true
+			}
+		}
+		return m
+	}
+	at := func(percent int) map[int]bool {
+		return want(func(id int64) bool { return betaport.InRollout(rid, id, percent) })
+	}
+	same := func(a, b map[int]bool) bool {
+		if len(a) != len(b) {
+			return false
+		}
+		for k := range a {
+			if !b[k] {
+				return false
+			}
+		}
+		return true
+	}
+
+	steps := []struct {
+		action  string
+		percent int
+		reach   map[int]bool
+	}{
+		{"start", 10, at(10)}, // done above
+		{"advance", 30, at(30)},
+		{"advance", 60, at(60)},
+		{"halt", 0, map[int]bool{}},
+		{"resume", 0, at(60)},
+		{"complete", 0, want(func(int64) bool { return true })},
+	}
+	// B checks all along, in the background. Each check is recorded with
+	// the steps A had answered when it started and when it ended: its
+	// answer must be one of those steps', or of the step then on its way
+	// (committed, its answer not yet read here).
+	var answered atomic.Int64 // steps A has answered (the start is one)
+	answered.Store(1)
+	type record struct {
+		tester        int
+		offered       bool
+		before, after int64
+	}
+	var stop atomic.Bool
+	var records []record
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for !stop.Load() {
+			for i, tt := range testers {
+				before := answered.Load()
+				st, g, body := bbtuCheck(t, w.e, onB(tt), bbtuX(w.upd.ChromeID, "1.0.0"))
+				_, codebase, _ := bbtuOffer(t, "a check on B", st, g, body, w.upd.ChromeID)
+				records = append(records, record{i, strings.HasSuffix(codebase, fmt.Sprintf("/crx/%d", second.Number)), before, answered.Load()})
+			}
+		}
+	}()
+	for k, s := range steps[1:] {
+		var body any
+		if s.action == "advance" {
+			body = api.RolloutChange{Percent: s.percent}
+		}
+		resp, out := w.e.send(t, "POST", api.ChannelPath(w.id(), "beta")+"/rollout/"+s.action, w.admin, body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s %d on A = %d %s", s.action, s.percent, resp.StatusCode, out)
+		}
+		answered.Store(int64(k + 2))
+		// A check B starts now answers as this step says.
+		if got := offered(); !same(got, s.reach) {
+			t.Fatalf("after %s %d on A, B offered the second bundle to %v, want %v", s.action, s.percent, got, s.reach)
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	for _, r := range records {
+		ok := false
+		for k := r.before; k <= min(r.after+1, int64(len(steps))); k++ {
+			ok = ok || steps[k-1].reach[r.tester] == r.offered
+		}
+		if !ok {
+			t.Errorf("a check of tester %d on B, made between steps %d and %d, was offered the second bundle: %v", r.tester, r.before, r.after, r.offered)
+		}
+	}
+	rounds := len(records) / n
+	if rounds < 2 {
+		t.Fatalf("B answered only %d rounds of checks while the rollout changed", rounds)
+	}
+	t.Logf("%d testers, rollout %d: B answered %d rounds of %d checks while A changed it", n, rid, rounds, n)
+}
+
+// rolloutID is the id of beta's rollout in progress.
+func (w *bbtlWorld) rolloutID(t *testing.T) int64 {
+	t.Helper()
+	resp, body := w.e.do(t, "GET", api.ChannelPath(w.id(), "beta"), w.admin)
+	var c betaport.Channel
+	if resp.StatusCode != 200 || json.Unmarshal(body, &c) != nil || c.Rollout == nil {
+		t.Fatalf("beta = %d %s, want a rollout in progress", resp.StatusCode, body)
+	}
+	return c.Rollout.ID
+}
