@@ -19,6 +19,9 @@ func KeyPath(extensionID, keyID int64) string {
 type NewKey struct {
 	// Label says where the key is used: "GitHub Actions", "release laptop".
 	Label string `json:"label"`
+	// Channel, when set, binds the key to one channel: it publishes there
+	// only.
+	Channel string `json:"channel,omitempty"`
 }
 
 // CreatedKey answers a new key: its record and the key file that holds its

@@ -156,6 +156,8 @@ type KeyStore interface {
 	// RevokeKey revokes one key of an extension and records actor in the
 	// audit trail; revoking a revoked key changes nothing.
 	RevokeKey(ctx context.Context, extensionID, keyID int64, actor string) (*Key, error)
+	// FindKey returns one of an extension's keys, revoked or not.
+	FindKey(ctx context.Context, extensionID, keyID int64) (*Key, error)
 	// KeyUsed records that a key authorised a call at at.
 	KeyUsed(ctx context.Context, keyID int64, at time.Time) error
 }

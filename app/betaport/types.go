@@ -332,6 +332,8 @@ func (k *Key) Validate() error {
 		return &Error{Code: EINVALID, Param: "label", Message: "A key's label is one line of text, without control characters."}
 	case strings.TrimSpace(k.CreatedBy) == "":
 		return &Error{Code: EINVALID, Param: "createdBy", Message: "A key records who made it."}
+	case k.Channel != "":
+		return ValidateChannelName(k.Channel)
 	}
 	return nil
 }
@@ -350,6 +352,9 @@ const (
 	AuditBundlePromoted = "bundle.promoted"
 	// The rollout actions are the webhook event types of the same names.
 	AuditRolloutStarted   = "rollout.started"
+	AuditRolloutAdvanced  = "rollout.advanced"
+	AuditRolloutHalted    = "rollout.halted"
+	AuditRolloutResumed   = "rollout.resumed"
 	AuditRolloutCompleted = "rollout.completed"
 )
 

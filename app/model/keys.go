@@ -61,8 +61,9 @@ type Keys struct {
 
 	ExtensionID int64
 
-	// Label is the label typed for the next key.
-	Label string
+	// Label is the label typed for the next key; Channel the one channel
+	// it publishes to ("": any).
+	Label, Channel string
 	// Busy: a key is being created. Err is why the last create or revoke
 	// failed.
 	Busy bool
@@ -94,7 +95,7 @@ func (k *Keys) Create() {
 	if k.Busy {
 		return
 	}
-	label := k.Label
+	label, channel := k.Label, k.Channel
 	if err := keyLabelProblem(label); err != nil {
 		k.Err, k.Downloaded = err, ""
 		k.announce("The key was not created: " + settingsErrorText(k.cfg.ErrorText, err))
@@ -105,7 +106,7 @@ func (k *Keys) Create() {
 	id := k.ExtensionID
 	Call(k.cfg.Env, func(ctx context.Context, c *client.Client) (api.CreatedKey, error) {
 		var out api.CreatedKey
-		err := c.Do(ctx, http.MethodPost, api.KeysPath(id), api.NewKey{Label: label}, &out)
+		err := c.Do(ctx, http.MethodPost, api.KeysPath(id), api.NewKey{Label: label, Channel: channel}, &out)
 		return out, err
 	}, func(out api.CreatedKey, err error) {
 		k.Busy = false

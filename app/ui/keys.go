@@ -51,15 +51,23 @@ func auditKeys(id int64) fetch.GetKey[auditPage] {
 
 // auditText says what an audit event did, for people.
 var auditText = map[string]string{
-	betaport.AuditKeyCreated:     "created the key",
-	betaport.AuditKeyRevoked:     "revoked the key",
-	betaport.AuditTesterInvited:  "invited",
-	betaport.AuditInviteResent:   "sent a new invite link to",
-	betaport.AuditTesterRevoked:  "revoked",
-	betaport.AuditTesterRestored: "restored",
-	betaport.AuditBundleRollback: "rolled back to bundle",
-	betaport.AuditWebhookCreated: "added the webhook",
-	betaport.AuditWebhookDeleted: "deleted the webhook",
+	betaport.AuditKeyCreated:       "created the key",
+	betaport.AuditKeyRevoked:       "revoked the key",
+	betaport.AuditTesterInvited:    "invited",
+	betaport.AuditInviteResent:     "sent a new invite link to",
+	betaport.AuditTesterRevoked:    "revoked",
+	betaport.AuditTesterRestored:   "restored",
+	betaport.AuditBundleRollback:   "rolled back to bundle",
+	betaport.AuditWebhookCreated:   "added the webhook",
+	betaport.AuditWebhookDeleted:   "deleted the webhook",
+	betaport.AuditChannelCreated:   "made the channel",
+	betaport.AuditTesterChannel:    "moved to another channel",
+	betaport.AuditBundlePromoted:   "promoted bundle",
+	betaport.AuditRolloutStarted:   "started the rollout of",
+	betaport.AuditRolloutAdvanced:  "advanced the rollout of",
+	betaport.AuditRolloutHalted:    "halted the rollout of",
+	betaport.AuditRolloutResumed:   "resumed the rollout of",
+	betaport.AuditRolloutCompleted: "completed the rollout of",
 }
 
 func auditRow(e betaport.AuditEvent) app.UI {
@@ -85,6 +93,10 @@ func (p *SettingsPage) keysSection() app.UI {
 			app.Label().For("key-label").Text("Label"),
 			typedValue(app.Input().ID("key-label").Type("text").Required(true).MaxLength(betaport.MaxKeyLabel).
 				Placeholder("GitHub Actions"), k.Label).OnInput(p.keyLabelInput),
+			app.Label().For("key-channel").Text("Publishes to"),
+			app.Select().ID("key-channel").OnChange(func(ctx app.Context, e app.Event) {
+				k.Channel = ctx.JSSrc().Get("value").String()
+			}).Body(p.keyChannelOptions(k.Channel)...),
 			button().ID("create-key").Type("submit").Class("primary").Aria("disabled", k.Busy).
 				Text(map[bool]string{true: "Creating…", false: "Create key and download key.json"}[k.Busy]),
 		),
@@ -177,7 +189,7 @@ func (r *keyRow) Render() app.UI {
 		row = row.Class("row-open")
 	}
 	return row.Body(
-		cell(app.Strong().Text(k.Label)),
+		cell(app.Strong().Text(k.Label), app.Small().Class("tester-channel badge key-channel").Hidden(k.Channel == "").Text(k.Channel+" only")),
 		cell(app.Text(k.CreatedAt.Local().Format(time.DateTime)+" by "+k.CreatedBy)),
 		cell(app.Text(used)),
 		// The question is in the cell (a row holds only cells), shown
@@ -242,4 +254,16 @@ func placeQuestion(el app.Value) {
 	r := row.Call("getBoundingClientRect")
 	above := r.Get("bottom").Float()+height > app.Window().Get("innerHeight").Float() && r.Get("top").Float() >= height
 	pop.Get("classList").Call("toggle", "confirm-pop-above", above)
+}
+
+// keyChannelOptions are the key form's choices of where a key publishes:
+// any channel, or one.
+func (p *SettingsPage) keyChannelOptions(picked string) []app.UI {
+	options := []app.UI{app.Option().Value("").Text("any channel").Selected(picked == "")}
+	if p.channels != nil {
+		for _, c := range p.channels.Items() {
+			options = append(options, app.Option().Value(c.Name).Text(c.Name+" only").Selected(c.Name == picked))
+		}
+	}
+	return options
 }

@@ -28,6 +28,8 @@ type SettingsPage struct {
 	keys    *model.Keys
 	keyList *pageList[keyPage, betaport.Key]
 	audit   *pageList[auditPage, betaport.AuditEvent]
+	// channels are the extension's channels, for the key form.
+	channels *model.Channels
 	// closeExtension closes the extension's Query (useFetch).
 	closeExtension func()
 	// leave ends this visit's models: their requests and answers.
@@ -97,6 +99,7 @@ func (p *SettingsPage) OnNav(ctx app.Context) {
 		if m.SetSession(s) {
 			p.keyList.open(ctx, keysKeys(id), nil)
 			p.audit.open(ctx, auditKeys(id), nil)
+			p.channels = model.NewChannels(model.ChannelsConfig{Env: env, Cache: listCache(), ExtensionID: id})
 		}
 	})
 	_, p.closeExtension = openExtension(ctx, id, func(s fetch.State[betaport.Extension]) {
@@ -110,6 +113,10 @@ func (p *SettingsPage) OnNav(ctx app.Context) {
 // OnDismount ends the visit's models and closes the extension's Query and
 // the lists: their requests are cancelled.
 func (p *SettingsPage) OnDismount() {
+	if p.channels != nil {
+		p.channels.Close()
+		p.channels = nil
+	}
 	if p.leave != nil {
 		p.leave()
 		p.leave = nil

@@ -258,6 +258,7 @@ func keyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := flag.NewFlagSet("key create", flag.ContinueOnError)
 	id := fs.Int64("extension", 0, "the extension's `ID` (required)")
 	label := fs.String("label", "", "where the key is used, e.g. \"GitHub Actions\" (`label`, required)")
+	channel := fs.String("channel", "", "bind the key to this `CHANNEL`: it publishes there only")
 	out := fs.String("out", "", "write the key file to this `file` (required); it holds a secret")
 	c.storageFlags(fs)
 	if err := parse(fs, args, stderr); err != nil {
@@ -277,7 +278,7 @@ func keyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err := os.WriteFile(*out, append(b, '\n'), 0o600); err != nil {
 			return err
 		}
-		k := &betaport.Key{ExtensionID: *id, Label: *label, CreatedBy: betaport.ActorCommandLine}
+		k := &betaport.Key{ExtensionID: *id, Label: *label, CreatedBy: betaport.ActorCommandLine, Channel: *channel}
 		if err := st.Store.CreateKey(ctx, k, publish.HashKey(secret)); err != nil {
 			os.Remove(*out)
 			return err

@@ -391,7 +391,7 @@ Usage:
   betaport team create --name N --plan professional|starter [--seats N]
   betaport extension create --team ID --name N
   betaport user create --email E --team ID [--password P]
-  betaport key create --extension ID --label L --out key.json
+  betaport key create --extension ID --label L --out key.json [--channel NAME]
   betaport key list --extension ID
   betaport key revoke --extension ID --key KEYID
   betaport bundle rollback --extension ID --to NUMBER [--channel NAME]

@@ -1578,7 +1578,7 @@ func TestBBBundlesUploadPanelAndEventShowOneBundle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the upload panel's submit: %v", err)
 	}
-	bp.Do(func() { bp.B.Published(sub.Bundle) })
+	bp.Do(func() { bp.B.Published(sub.Bundle, true) })
 	bp.settled("the page shows the upload", sub.Bundle.Number)
 	bp.Do(func() {
 		if got := bbtbNumbers(bp.rows()); fmt.Sprint(got) != "[4 3 2 1]" {

@@ -90,7 +90,7 @@ func TestJSONTextMustBeUnicode(t *testing.T) {
 		"POST /api/extensions/{id}/bundles/{number}/rollback": {{admin, map[string]string{"channel": "beta"}}},
 		"POST /api/extensions/{id}/bundles/{number}/promote":  {{admin, map[string]string{"channel": "beta"}}},
 		"POST /api/extensions/{id}/channels":                  {{admin, map[string]string{"name": "qa"}}},
-		"POST /api/extensions/{id}/keys":                      {{admin, map[string]string{"label": "CI"}}},
+		"POST /api/extensions/{id}/keys":                      {{admin, map[string]string{"label": "CI", "channel": "beta"}}},
 		"POST /api/extensions/{id}/webhooks":                  {{admin, map[string]string{"url": "https://hooks.example.com/x"}}},
 		"POST /api/submit/upload": {
 			{nil, map[string]string{"extensionId": id, "apiKey": p.key.APIKey, "releaseNotes": "Notes", "channel": "beta"}},

@@ -20,7 +20,7 @@ func (s *Server) handleCreateKey(w http.ResponseWriter, r *http.Request, who *su
 		return
 	}
 	secret := credential.NewToken()
-	k := &betaport.Key{ExtensionID: ext.ID, Label: in.Label, CreatedBy: who.user.Email}
+	k := &betaport.Key{ExtensionID: ext.ID, Label: in.Label, CreatedBy: who.user.Email, Channel: in.Channel}
 	if err := s.Store.CreateKey(r.Context(), k, publish.HashKey(secret)); err != nil {
 		s.Error(w, r, err)
 		return

@@ -146,6 +146,23 @@ func (s *Server) handleSubmitUpload(w http.ResponseWriter, r *http.Request, who 
 	if !ok {
 		return
 	}
+	if keyID != 0 {
+		// A key bound to a channel publishes there: by default, and only.
+		k, err := s.Store.FindKey(r.Context(), ext.ID, keyID)
+		if err != nil {
+			s.submitFailed(w, r, stepUploadURL, err)
+			return
+		}
+		switch {
+		case k.Channel == "":
+		case place.Channel == "":
+			place.Channel = k.Channel
+		case place.Channel != k.Channel:
+			s.submitFailed(w, r, stepUploadURL, &betaport.Error{Code: betaport.EFORBIDDEN, Param: "channel", Message: fmt.Sprintf(
+				"The key %q publishes to %s only. Leave out \"channel\", or use a key for %s.", k.Label, k.Channel, place.Channel)})
+			return
+		}
+	}
 	u, err := s.Publish.RequestRelease(r.Context(), ext, notes, place)
 	if err != nil {
 		s.submitFailed(w, r, stepUploadURL, err)

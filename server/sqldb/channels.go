@@ -383,7 +383,8 @@ func (s *DB) ChangeRollout(ctx context.Context, extensionID int64, channel, acti
 			r.Percent, r.State, millis(r.UpdatedAt), r.ID); err != nil {
 			return err
 		}
-		if err := recordAudit(ctx, tx, extensionID, actor, "rollout."+strings.TrimPrefix(event, "rollout."), subject); err != nil {
+		// The rollout's audit actions are its webhook event types.
+		if err := recordAudit(ctx, tx, extensionID, actor, event, subject); err != nil {
 			return err
 		}
 		if err := emitRolloutEvent(ctx, tx, extensionID, event, r); err != nil {

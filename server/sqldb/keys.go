@@ -11,13 +11,13 @@ import (
 	"github.com/betaport/betaport/app/betaport"
 )
 
-const keyColumns = `id, extension_id, label, created_at, created_by, last_used_at, revoked_at`
+const keyColumns = `id, extension_id, label, created_at, created_by, last_used_at, revoked_at, channel`
 
 func scanKey(row interface{ Scan(...any) error }) (*betaport.Key, error) {
 	var k betaport.Key
 	var created int64
 	var used, revoked sql.NullInt64
-	if err := row.Scan(&k.ID, &k.ExtensionID, &k.Label, &created, &k.CreatedBy, &used, &revoked); err != nil {
+	if err := row.Scan(&k.ID, &k.ExtensionID, &k.Label, &created, &k.CreatedBy, &used, &revoked, &k.Channel); err != nil {
 		return nil, err
 	}
 	k.CreatedAt, k.LastUsedAt, k.RevokedAt = fromMillis(created), fromNullMillis(used), fromNullMillis(revoked)
@@ -40,9 +40,15 @@ func (s *DB) CreateKey(ctx context.Context, k *betaport.Key, keyHash string) err
 		if err := lockExtension(ctx, tx, k.ExtensionID); err != nil {
 			return err
 		}
+		if k.Channel != "" {
+			// A key bound to a channel publishes there only: it must exist.
+			if _, err := findChannel(ctx, tx, k.ExtensionID, k.Channel); err != nil {
+				return err
+			}
+		}
 		err := tx.QueryRowContext(ctx,
-			`INSERT INTO api_keys (extension_id, label, key_hash, created_at, created_by) VALUES (?, ?, ?, ?, ?) RETURNING id`,
-			k.ExtensionID, k.Label, keyHash, millis(k.CreatedAt), k.CreatedBy).Scan(&k.ID)
+			`INSERT INTO api_keys (extension_id, label, key_hash, created_at, created_by, channel) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+			k.ExtensionID, k.Label, keyHash, millis(k.CreatedAt), k.CreatedBy, k.Channel).Scan(&k.ID)
 		if err != nil {
 			return err
 		}
@@ -124,4 +130,13 @@ func (s *DB) KeyUsed(ctx context.Context, keyID int64, at time.Time) error {
 		`UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)`,
 		millis(at), keyID, millis(at)-1000)
 	return err
+}
+
+// FindKey returns one key of an extension, revoked or not.
+func (s *DB) FindKey(ctx context.Context, extensionID, keyID int64) (*betaport.Key, error) {
+	k, err := scanKey(s.db.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = ? AND extension_id = ?`, keyID, extensionID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errNoKey
+	}
+	return k, err
 }
