@@ -42,6 +42,9 @@ type AdoptionFilter struct {
 	Limit int
 	// ByTesters counts testers per day rather than checks per hour.
 	ByTesters bool
+	// Channel, counting testers, keeps the testers now on that channel
+	// ("": every tester).
+	Channel string
 }
 
 // AdoptionPosition is a keyset position in the adoption list.

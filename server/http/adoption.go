@@ -49,6 +49,20 @@ func (s *Server) handleAdoption(w http.ResponseWriter, r *http.Request, _ *subje
 		badParam(w, "count", countDetail)
 		return
 	}
+	if c := q.Get("channel"); c != "" || q.Has("channel") {
+		// Checks are counted by version only; testers by who they are,
+		// so by the channel they are on now.
+		if !f.ByTesters {
+			badParam(w, "channel", "channel counts testers: add count=testers (update checks are not kept by tester).")
+			return
+		}
+		if _, err := s.Store.FindChannel(r.Context(), ext.ID, c); err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		f.Channel = c
+		list += "/" + c // a cursor of one channel's list is no other's
+	}
 	if c := q.Get("cursor"); c != "" || q.Has("cursor") {
 		if f.After, ok = s.decodeAdoptionCursor(list, c); !ok {
 			badParam(w, "cursor", "cursor is not one this list gave out; start again from the first page, without a cursor.")

@@ -45,6 +45,10 @@ func (s *DB) FindAdoption(ctx context.Context, f betaport.AdoptionFilter) ([]*be
 		q = `SELECT day AS hour, version, COUNT(*) FROM adoption_testers WHERE extension_id = ? AND day >= ?`
 	}
 	args := []any{f.ExtensionID, millis(f.Since)}
+	if f.ByTesters && f.Channel != "" {
+		q += ` AND tester_id IN (SELECT id FROM testers WHERE extension_id = ? AND channel = ?)`
+		args = append(args, f.ExtensionID, f.Channel)
+	}
 	if f.After != nil {
 		h := millis(f.After.Hour)
 		if f.ByTesters {

@@ -240,3 +240,52 @@ func TestKeyBoundToAChannel(t *testing.T) {
 		t.Fatalf("the nightly key's bundle #%d: nightly serves %d, beta %d", b.Number, nightly.CurrentBundle, beta.CurrentBundle)
 	}
 }
+
+// TestAdoptionPerChannel: counting testers, the adoption list reads one
+// channel's testers (those on it now); counting checks it cannot, and
+// says so; an unknown channel is named as one.
+func TestAdoptionPerChannel(t *testing.T) {
+	t.Parallel()
+	w := newBBTLWorld(t)
+	w.publish(t, "1.0.0")
+	ann, bob := w.tester(t, "Ann"), w.tester(t, "Bob")
+	if resp, body := w.e.send(t, "POST", api.ChannelsPath(w.id()), w.admin, api.NewChannel{Name: "nightly"}); resp.StatusCode != 201 {
+		t.Fatalf("making nightly = %d %s", resp.StatusCode, body)
+	}
+	path := api.TesterPath(w.id(), bob.id) + "/channel"
+	if resp, body := w.e.send(t, "PUT", path, w.admin, api.ChannelChoice{Channel: "nightly"}); resp.StatusCode != 200 {
+		t.Fatalf("moving Bob = %d %s", resp.StatusCode, body)
+	}
+	w.check(t, "Ann's copy", ann.url, "0.9.0")
+	w.check(t, "Bob's copy", bob.url, "0.8.0")
+	rows := func(query string) string {
+		t.Helper()
+		body := w.get(t, "adoption "+query, api.AdoptionPath(w.id())+"?"+query, w.admin)
+		var page api.Page[betaport.AdoptionCount]
+		if err := json.Unmarshal(body, &page); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, c := range page.Data {
+			got = append(got, fmt.Sprintf("%s %d", c.Version, c.Testers))
+		}
+		return strings.Join(got, ", ")
+	}
+	if got := rows("count=testers"); got != "0.8.0 1, 0.9.0 1" {
+		t.Fatalf("every tester: %s", got)
+	}
+	if got := rows("count=testers&channel=nightly"); got != "0.8.0 1" {
+		t.Fatalf("nightly's testers: %s, want Bob's 0.8.0 alone", got)
+	}
+	if got := rows("count=testers&channel=beta"); got != "0.9.0 1" {
+		t.Fatalf("beta's testers: %s, want Ann's 0.9.0 alone", got)
+	}
+	resp, body := w.e.do(t, "GET", api.AdoptionPath(w.id())+"?channel=nightly", w.admin)
+	if pr := wantProblem(t, resp, body, http.StatusBadRequest, api.ProblemBadRequest); pr.Param != "channel" {
+		t.Fatalf("channel with count=checks: param %q", pr.Param)
+	}
+	resp, body = w.e.do(t, "GET", api.AdoptionPath(w.id())+"?count=testers&channel=weekly", w.admin)
+	if pr := wantProblem(t, resp, body, http.StatusNotFound, api.ProblemNotFound); !strings.Contains(pr.Detail, "nightly") {
+		t.Fatalf("an unknown channel: %q, want the channels named", pr.Detail)
+	}
+}
