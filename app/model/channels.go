@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -212,8 +213,12 @@ func (m *Channels) fail(err error) {
 
 // ErrText is the last failure as a person reads it.
 func (m *Channels) ErrText() string {
-	if m.Err == nil {
+	var e *betaport.Error
+	switch {
+	case m.Err == nil:
 		return ""
+	case errors.As(m.Err, &e): // refused here, before a request
+		return e.Message
 	}
 	if m.cfg.ErrorText != nil {
 		return m.cfg.ErrorText(m.Err)
@@ -228,7 +233,8 @@ func (m *Channels) changed() {
 }
 
 // RolloutText is how a rollout reads in a list: "25 % · 12 of 48 testers
-// on it", "halted at 25 % · …".
+// on it, 3 running it" (the testers it reaches, and those whose copy
+// reports its version), "halted at 25 % · …".
 func RolloutText(c *betaport.Channel) string {
 	r := c.Rollout
 	if r == nil {
@@ -238,7 +244,7 @@ func RolloutText(c *betaport.Channel) string {
 	if r.State == betaport.RolloutHalted {
 		at = "halted at " + at
 	}
-	return fmt.Sprintf("%s · %d of %d testers on it", at, r.Installed, c.Testers)
+	return fmt.Sprintf("%s · %d of %d testers on it, %d running it", at, r.Reached, c.Testers, r.Installed)
 }
 
 // BundleChannelsText is what a bundle's row says of the channels that

@@ -329,7 +329,8 @@ func bbcWantRolloutShown(t *testing.T, where, text string, c bbcChannel) {
 		return
 	}
 	if want := fmt.Sprintf("%d|%d|%d", c.Rollout.Percent, c.Rollout.Reached, c.Testers); m[1]+"|"+m[2]+"|"+m[3] != want {
-		t.Errorf("%s reads %q: the API says %d %% · %d of %d testers", where, text, c.Rollout.Percent, c.Rollout.Reached, c.Testers)
+		t.Errorf("%s reads %q: the API says %d %% · %d of %d testers reached (the issue's \"25 %% · 12 of 48 testers on it\" is the reach; %d have installed it)",
+			where, text, c.Rollout.Percent, c.Rollout.Reached, c.Testers, c.Rollout.Installed)
 	}
 }
 
@@ -394,6 +395,13 @@ func TestBlackBoxChannelsCreateAfterATypoAndPromoteToIt(t *testing.T) {
 	bbkWait(t, ctx, bbcShown("#channels-error")+` !== ""`, "a channel name with capitals and a space showed no message")
 	msg := bbcRead(t, ctx, "#channels-error")
 	t.Logf("the bad name is refused with: %q", msg)
+	if regexp.MustCompile(`(?i)^betaport:|invalid:`).MatchString(msg) {
+		code, body := a.call(http.MethodPost, fmt.Sprintf("/api/extensions/%d/channels", ext.ID), map[string]string{"name": "Internal QA"})
+		t.Errorf("the message for a bad name reads %q: a program's error prefix shown to a person (the API answers %d %s)", msg, code, body)
+	}
+	if !strings.Contains(msg, "lower-case") && !strings.Contains(msg, "letters") {
+		t.Errorf("the message for a bad name reads %q: want what a name may be", msg)
+	}
 	if names := bbcChannelNames(a, ext.ID); !slices.Equal(names, []string{"beta"}) {
 		t.Errorf("after the refused name the API lists channels %q, want only beta", names)
 	}

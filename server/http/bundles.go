@@ -55,12 +55,11 @@ func (s *Server) handleListBundles(w http.ResponseWriter, r *http.Request, who *
 	}
 	var mine int64 // the bundle a tester gets
 	if who.tester != nil {
-		c, err := s.testerChannel(r.Context(), who.tester)
-		if err != nil {
+		var err error
+		if mine, _, err = s.testerBundle(r.Context(), who.tester); err != nil {
 			s.Error(w, r, err)
 			return
 		}
-		mine = c.BundleFor(who.tester.ID)
 	}
 	list := make([]betaport.Bundle, 0, len(bundles))
 	for _, b := range bundles {
@@ -83,25 +82,19 @@ var errNoCurrent = betaport.Errorf(betaport.ENOTFOUND, "This extension has no pu
 // the one of the channel ?channel= names.
 func (s *Server) currentBundle(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension) (*betaport.Bundle, bool) {
 	number := ext.CurrentBundle
-	var c *betaport.Channel
 	var err error
 	switch name := r.URL.Query().Get("channel"); {
 	case who.tester != nil:
-		c, err = s.testerChannel(r.Context(), who.tester)
+		number, _, err = s.testerBundle(r.Context(), who.tester)
 	case name != "":
-		c, err = s.Store.FindChannel(r.Context(), ext.ID, name)
+		var c *betaport.Channel
+		if c, err = s.Store.FindChannel(r.Context(), ext.ID, name); err == nil {
+			number = c.CurrentBundle
+		}
 	}
 	if err != nil {
 		s.Error(w, r, err)
 		return nil, false
-	}
-	if c != nil {
-		number = 0
-		if who.tester != nil {
-			number = c.BundleFor(who.tester.ID)
-		} else {
-			number = c.CurrentBundle
-		}
 	}
 	if number == 0 {
 		s.Error(w, r, errNoCurrent)
@@ -245,12 +238,12 @@ func (s *Server) handleListBuilds(w http.ResponseWriter, r *http.Request, who *s
 	channel := "" // an admin sees every build
 	var mine int64
 	if who.tester != nil {
-		c, err := s.testerChannel(r.Context(), who.tester)
+		n, c, err := s.testerBundle(r.Context(), who.tester)
 		if err != nil {
 			s.Error(w, r, err)
 			return
 		}
-		channel, mine = c.Name, c.BundleFor(who.tester.ID)
+		channel, mine = c.Name, n
 		ids = []int64{who.tester.ExtensionID}
 		ext, err := s.Store.FindExtension(r.Context(), who.tester.ExtensionID)
 		if err != nil {

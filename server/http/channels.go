@@ -168,6 +168,28 @@ func (s *Server) testerChannel(ctx context.Context, t *betaport.Tester) (*betapo
 	return s.Store.FindChannel(ctx, t.ExtensionID, t.Channel)
 }
 
+// testerBundle is the number of the bundle tester t gets (0: none yet),
+// and their channel: the channel's bundle for them, or, while its rollout
+// is halted, the rollout's bundle when their copy already runs it (a
+// halted rollout keeps what it gave: their builds page goes on saying so).
+func (s *Server) testerBundle(ctx context.Context, t *betaport.Tester) (int64, *betaport.Channel, error) {
+	c, err := s.testerChannel(ctx, t)
+	if err != nil {
+		return 0, nil, err
+	}
+	number := c.BundleFor(t.ID)
+	if r := c.Rollout; r != nil && r.State == betaport.RolloutHalted && t.InstalledVersion != "" {
+		b, err := s.Store.FindBundle(ctx, t.ExtensionID, r.Bundle)
+		if err != nil {
+			return 0, nil, err
+		}
+		if b.Version == t.InstalledVersion {
+			number = r.Bundle
+		}
+	}
+	return number, c, nil
+}
+
 // mayDownload reports whether the person may have bundle b: an admin any
 // bundle, a tester those ever put on their channel (ENOTFOUND otherwise,
 // as for a bundle that does not exist).

@@ -289,3 +289,76 @@ func TestAdoptionPerChannel(t *testing.T) {
 		t.Fatalf("an unknown channel: %q, want the channels named", pr.Detail)
 	}
 }
+
+// TestHaltedRolloutKeepsWhatItGave: halted, a rollout reaches no one new,
+// and the testers whose copy runs its bundle keep it: their current build
+// (and download) is still that bundle, their update URL offers nothing
+// older; a tester it reached whose copy never installed it gets the
+// channel's current bundle again.
+func TestHaltedRolloutKeepsWhatItGave(t *testing.T) {
+	t.Parallel()
+	w := newBBTLWorld(t)
+	first := w.publish(t, "1.0.0")
+	testers := make([]*bbtlTester, 8)
+	for i := range testers {
+		testers[i] = w.tester(t, fmt.Sprintf("H%d", i))
+	}
+	resp, body := w.e.send(t, "POST", api.PathSubmitUpload, nil,
+		map[string]any{"extensionId": w.p.key.ExtensionID, "apiKey": w.p.key.APIKey, "rollout": 99})
+	var up api.UploadURL
+	if resp.StatusCode != 200 || json.Unmarshal(body, &up) != nil {
+		t.Fatalf("call 1 at 99 %% = %d %s", resp.StatusCode, body)
+	}
+	if resp, body := w.p.put(t, up.URL, api.ZipContentType, validZip(t, "2.0.0")); resp.StatusCode != 200 {
+		t.Fatalf("call 2 = %d %s", resp.StatusCode, body)
+	}
+	resp, body = w.p.sign(t)
+	var second betaport.Bundle
+	if resp.StatusCode != 200 || json.Unmarshal(body, &second) != nil {
+		t.Fatalf("call 3 = %d %s", resp.StatusCode, body)
+	}
+	rid := w.rolloutID(t)
+	var installed, reachedOnly *bbtlTester // reached: one installs it, one does not
+	for _, tt := range testers {
+		if !betaport.InRollout(rid, tt.id, 99) {
+			continue
+		}
+		if installed == nil {
+			installed = tt
+		} else if reachedOnly == nil {
+			reachedOnly = tt
+		}
+	}
+	if installed == nil || reachedOnly == nil {
+		t.Fatalf("rollout %d at 99 %% reached fewer than two of 8 testers", rid)
+	}
+	// The one copy updates: it reports the second bundle's version.
+	w.check(t, "the installed copy, updated", installed.url, second.Version)
+	w.check(t, "the other copy, not yet", reachedOnly.url, "1.0.0")
+	w.get(t, "the testers list (writes the checks)", api.TestersPath(w.id()), w.admin)
+	if resp, body := w.e.send(t, "POST", api.ChannelPath(w.id(), "beta")+"/rollout/halt", w.admin, nil); resp.StatusCode != 200 {
+		t.Fatalf("halt = %d %s", resp.StatusCode, body)
+	}
+	currentOf := func(tt *bbtlTester) int64 {
+		t.Helper()
+		var b betaport.Bundle
+		if err := json.Unmarshal(w.get(t, "current", api.BundlesPath(w.id())+"/current", tt.session), &b); err != nil {
+			t.Fatal(err)
+		}
+		return b.Number
+	}
+	if got := currentOf(installed); got != second.Number {
+		t.Fatalf("halted: the tester whose copy runs #%d is told #%d is their current build", second.Number, got)
+	}
+	if got := currentOf(reachedOnly); got != first.Number {
+		t.Fatalf("halted: a tester whose copy never installed #%d is told #%d, want #%d", second.Number, got, first.Number)
+	}
+	st, g, body := bbtuCheck(t, w.e, installed.url, bbtuX(w.upd.ChromeID, second.Version))
+	if v, _, _ := bbtuOffer(t, "the installed copy's check, halted", st, g, body, w.upd.ChromeID); v != "" {
+		t.Fatalf("halted: the copy that runs %s was offered %s", second.Version, v)
+	}
+	st, g, body = bbtuCheck(t, w.e, reachedOnly.url, bbtuX(w.upd.ChromeID, "1.0.0"))
+	if v, _, _ := bbtuOffer(t, "the other copy's check, halted", st, g, body, w.upd.ChromeID); v != "" {
+		t.Fatalf("halted: a copy that never installed %s was offered %s", second.Version, v)
+	}
+}
