@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -33,7 +34,18 @@ type ChannelsConfig struct {
 	// SignedOut and ErrorText are as in SettingsConfig.
 	SignedOut func(error) bool
 	ErrorText func(error) string
+	// Clear empties a form's field (by its name: ChannelsFieldNewName,
+	// ChannelsFieldMoveEmail, ChannelsFieldAdvance+channel) once what was
+	// typed in it is done.
+	Clear func(field string)
 }
+
+// The fields Clear empties.
+const (
+	ChannelsFieldNewName   = "channel-name"
+	ChannelsFieldMoveEmail = "move-email"
+	ChannelsFieldAdvance   = "advance-" // and the channel's name
+)
 
 // Channels is the channels page's state. Its fields and methods are for
 // the UI goroutine.
@@ -51,6 +63,9 @@ type Channels struct {
 	PromoteBundle, PromoteChannel, PromotePercent string
 	// Advance is the percentage typed for each channel's rollout.
 	Advance map[string]string
+	// MoveEmail and MoveChannel are the move form's fields: a tester's
+	// e-mail, and the channel to put them on.
+	MoveEmail, MoveChannel string
 
 	// Busy names what is on its way ("create", "promote", or a channel's
 	// name for its rollout), "" when nothing is.
@@ -113,6 +128,7 @@ func (m *Channels) Create() {
 	m.change("create", http.MethodPost, api.ChannelsPath(m.ExtensionID), api.NewChannel{Name: name}, func(c betaport.Channel) string {
 		if m.NewName == name {
 			m.NewName = ""
+			m.clear(ChannelsFieldNewName)
 		}
 		return "Channel " + c.Name + " made. Move testers to it from the testers page, then promote a bundle to it."
 	})
@@ -144,6 +160,59 @@ func (m *Channels) Promote() {
 		})
 }
 
+// Move puts the tester whose e-mail is MoveEmail on MoveChannel (the
+// first channel when none is picked).
+func (m *Channels) Move() {
+	email := strings.ToLower(strings.TrimSpace(m.MoveEmail))
+	if email == "" || !strings.Contains(email, "@") {
+		m.fail(betaport.Errorf(betaport.EINVALID, "Type the tester's e-mail address, like ada@example.com."))
+		return
+	}
+	channel := m.MoveChannel
+	if items := m.Items(); channel == "" && len(items) > 0 {
+		channel = items[0].Name
+	}
+	if m.Busy != "" {
+		return
+	}
+	m.Busy, m.Err, m.Done = "move", nil, ""
+	m.changed()
+	id := m.ExtensionID
+	Call(m.cfg.Env, func(ctx context.Context, c *client.Client) (betaport.Tester, error) {
+		// The testers list finds them by their address: the one whose
+		// address it is, not one that holds it.
+		var page api.Page[betaport.Tester]
+		q := url.Values{"q": {email}, "limit": {"20"}}
+		if err := c.Do(ctx, http.MethodGet, api.TestersPath(id)+"?"+q.Encode(), nil, &page); err != nil {
+			return betaport.Tester{}, err
+		}
+		for _, t := range page.Data {
+			if t.Email == email {
+				var out betaport.Tester
+				err := c.Do(ctx, http.MethodPut, api.TesterPath(id, t.ID)+"/channel", api.ChannelChoice{Channel: channel}, &out)
+				return out, err
+			}
+		}
+		return betaport.Tester{}, betaport.Errorf(betaport.ENOTFOUND, "%s is not a tester of this extension. Invite them on the testers page, onto %s.", email, channel)
+	}, func(t betaport.Tester, err error) {
+		m.Busy = ""
+		if err != nil && m.cfg.SignedOut != nil && m.cfg.SignedOut(err) {
+			return
+		}
+		if err != nil {
+			m.fail(err)
+			return
+		}
+		if strings.EqualFold(strings.TrimSpace(m.MoveEmail), email) {
+			m.MoveEmail = ""
+			m.clear(ChannelsFieldMoveEmail)
+		}
+		m.Done = t.Email + " is on " + t.Channel + " now: their next update check and their builds page follow it."
+		m.ReadAgain()
+		m.changed()
+	})
+}
+
 // parsePercent reads a typed percentage: "" is 0 (everyone), "25" or
 // "25 %" is 25.
 func parsePercent(s string) (int, bool) {
@@ -168,7 +237,10 @@ func (m *Channels) ChangeRollout(channel, action string) {
 		body = api.RolloutChange{Percent: percent}
 	}
 	m.change(channel, http.MethodPost, api.ChannelPath(m.ExtensionID, channel)+"/rollout/"+action, body, func(c betaport.Channel) string {
-		delete(m.Advance, channel)
+		if _, typed := m.Advance[channel]; typed {
+			delete(m.Advance, channel)
+			m.clear(ChannelsFieldAdvance + channel)
+		}
 		switch r := c.Rollout; {
 		case r == nil:
 			return fmt.Sprintf("The rollout on %s is complete: every tester on it gets #%d.", c.Name, c.CurrentBundle)
@@ -224,6 +296,12 @@ func (m *Channels) ErrText() string {
 		return m.cfg.ErrorText(m.Err)
 	}
 	return betaport.ErrorMessage(m.Err)
+}
+
+func (m *Channels) clear(field string) {
+	if m.cfg.Clear != nil {
+		m.cfg.Clear(field)
+	}
 }
 
 func (m *Channels) changed() {

@@ -49,9 +49,11 @@ func (p *ChannelsPage) OnNav(ctx app.Context) {
 		Env: env, Cache: listCache(), ExtensionID: p.id,
 		SignedOut: func(err error) bool { return signedOut(ctx, err) },
 		ErrorText: problemText,
+		Clear:     func(field string) { setField(ctx, field, "") },
 	})
 	// The fields keep what was typed in them (typedValue).
 	m.NewName, m.PromoteBundle, m.PromoteChannel, m.PromotePercent = typed.NewName, typed.PromoteBundle, typed.PromoteChannel, typed.PromotePercent
+	m.MoveEmail, m.MoveChannel = typed.MoveEmail, typed.MoveChannel
 	p.m = m
 	currentSession(ctx, func(s *api.Session) { p.tester = s != nil && s.Kind == api.KindTester })
 	_, p.closeExtension = openExtension(ctx, p.id, func(s fetch.State[betaport.Extension]) {
@@ -109,7 +111,7 @@ func (p *ChannelsPage) Render() app.UI {
 	case !m.List.HasData:
 		body = statusView("loading", "Loading the channels…")
 	default:
-		body = app.Div().Body(p.renderList(), p.renderPromote(), p.renderCreate())
+		body = app.Div().Body(p.renderList(), p.renderPromote(), p.renderMove(), p.renderCreate())
 	}
 	return shell("extensions",
 		extensionCrumbs(p.id),
@@ -154,7 +156,7 @@ func (p *ChannelsPage) renderChannel(c *betaport.Channel) app.UI {
 			m.ChangeRollout(c.Name, action)
 		}
 	}
-	advanceID := "advance-" + c.Name
+	advanceID := model.ChannelsFieldAdvance + c.Name
 	return app.Section().Class("channel").DataSet("channel", c.Name).Attr("role", "listitem").Aria("labelledby", "channel-"+c.Name).Body(
 		app.H2().ID("channel-"+c.Name).Text(c.Name),
 		app.P().Class("channel-facts").Body(
@@ -211,6 +213,32 @@ func (p *ChannelsPage) renderPromote() app.UI {
 			typedValue(app.Input().ID("promote-percent").Type("text").Attr("inputmode", "numeric").Placeholder("all"),
 				m.PromotePercent).OnInput(func(ctx app.Context, e app.Event) { m.PromotePercent = ctx.JSSrc().Get("value").String() }),
 			button().ID("promote").Type("submit").Class("primary").Aria("disabled", m.Busy == "promote").Text("Promote"),
+		),
+	)
+}
+
+// renderMove is the form that puts a tester on another channel.
+func (p *ChannelsPage) renderMove() app.UI {
+	m := p.m
+	options := []app.UI{}
+	for _, c := range m.Items() {
+		options = append(options, app.Option().Value(c.Name).Selected(c.Name == m.MoveChannel).Text(c.Name))
+	}
+	return app.Section().ID("move-section").Class("settings-key").Aria("labelledby", "move-title").Body(
+		app.H2().ID("move-title").Text("Move a tester"),
+		app.P().Class("muted").Text("A tester gets their channel's bundle at their next update check."),
+		app.Form().ID("move-form").Class("invite").OnSubmit(func(ctx app.Context, e app.Event) {
+			e.PreventDefault()
+			m.Move()
+		}).Body(
+			app.Label().For("move-email").Text("E-mail"),
+			typedValue(app.Input().ID("move-email").Type("email").Required(true).Placeholder("ada@example.com"),
+				m.MoveEmail).OnInput(func(ctx app.Context, e app.Event) { m.MoveEmail = ctx.JSSrc().Get("value").String() }),
+			app.Label().For("move-channel").Text("to"),
+			app.Select().ID("move-channel").OnChange(func(ctx app.Context, e app.Event) {
+				m.MoveChannel = ctx.JSSrc().Get("value").String()
+			}).Body(options...),
+			button().ID("move").Type("submit").Class("primary").Aria("disabled", m.Busy == "move").Text("Move"),
 		),
 	)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
@@ -105,4 +106,52 @@ func TestTesterBuildsFollowTheirRollout(t *testing.T) {
 	}
 	waitCurrent(before, "after the halt, for a tester who never installed it")
 	t.Logf("rollout %d: tester %d (bucket %d) reached at %d %%", r.ID, tester.ID, betaport.RolloutBucket(r.ID, tester.ID), reach)
+}
+
+// TestMoveATesterOnTheChannelsPage: an admin types a tester's address
+// (first with a typo, which is refused and says so), picks a channel with
+// the keyboard and presses Enter: the tester is on it, the channel's
+// tester count says so, and the form is empty for the next one.
+func TestMoveATesterOnTheChannelsPage(t *testing.T) {
+	t.Parallel()
+	m, d := startService(t)
+	ext := d.Extensions[0]
+	if _, err := m.Store.CreateChannel(t.Context(), ext.ID, "qa", "test"); err != nil {
+		t.Fatal(err)
+	}
+	testers, err := m.Store.FindTesters(t.Context(), betaport.TesterFilter{ExtensionID: ext.ID, Status: betaport.TesterActive, Limit: 1})
+	if err != nil || len(testers) == 0 {
+		t.Fatalf("a demo tester: %v %v", testers, err)
+	}
+	who := testers[0]
+	ctx := adminTab(t, m, d)
+	openApp(t, ctx, fmt.Sprintf("%s/extensions/%d/channels", m.URL(), ext.ID))
+	bbkWait(t, ctx, `!!document.querySelector('#channels [data-channel="qa"]')`, "the channels page never listed qa")
+	qaTesters := `document.querySelector('#channels [data-channel="qa"] .channel-facts').textContent`
+	if got := evalJS[string](t, ctx, qaTesters); !strings.Contains(got, "0 testers") {
+		t.Fatalf("qa says %q before the move", got)
+	}
+
+	typo := strings.Replace(who.Email, "@", "x@", 1)
+	bbcRetype(t, ctx, "#move-email", typo)
+	bbcTabInto(t, ctx, "#move-email", "move-channel")
+	bbcChooseByKeys(t, ctx, "#move-channel", "qa")
+	bbcClick(t, ctx, "#move")
+	bbkWait(t, ctx, fmt.Sprintf(`document.querySelector("#channels-error").textContent.includes(%q)`, typo), "the typo was never refused")
+	if got, _ := m.Store.FindTester(t.Context(), who.ID); got.Channel != betaport.DefaultChannel {
+		t.Fatalf("a refused move put %s on %s", who.Email, got.Channel)
+	}
+
+	// Retyped, and sent with Enter from the field; the channel picked stays.
+	bbcRetype(t, ctx, "#move-email", who.Email)
+	bbkPress(t, ctx, kb.Enter)
+	bbkWait(t, ctx, `document.querySelector("#channels-status").textContent.includes("is on qa now") && document.querySelector("#channels-error").hidden`,
+		"the move never said it was done")
+	bbkWait(t, ctx, qaTesters+`.includes("1 testers")`, "qa's tester count never followed the move")
+	if got, _ := m.Store.FindTester(t.Context(), who.ID); got.Channel != "qa" {
+		t.Fatalf("after the move %s is on %s", who.Email, got.Channel)
+	}
+	if got := evalJS[string](t, ctx, `document.querySelector("#move-email").value`); got != "" {
+		t.Fatalf("the e-mail field still holds %q after the move", got)
+	}
 }
