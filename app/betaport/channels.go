@@ -1,6 +1,7 @@
 package betaport
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -148,3 +149,35 @@ const (
 	RolloutResume   = "resume"
 	RolloutComplete = "complete"
 )
+
+// CountChannel fills in c's counts from the store: its testers who are not
+// revoked and, with a rollout, how many it reaches and how many of their
+// copies report its bundle's version.
+func CountChannel(ctx context.Context, s interface {
+	ChannelStore
+	BundleStore
+}, extensionID int64, c *Channel) error {
+	testers, err := s.ChannelTesters(ctx, extensionID, c.Name)
+	if err != nil {
+		return err
+	}
+	c.Testers = int64(len(testers))
+	r := c.Rollout
+	if r == nil {
+		return nil
+	}
+	b, err := s.FindBundle(ctx, extensionID, r.Bundle)
+	if err != nil {
+		return err
+	}
+	r.Reached, r.Installed = 0, 0
+	for id, version := range testers {
+		if InRollout(r.ID, id, r.Percent) {
+			r.Reached++
+		}
+		if version != "" && version == b.Version {
+			r.Installed++
+		}
+	}
+	return nil
+}

@@ -172,13 +172,8 @@ func (m *Channels) Move() {
 	if items := m.Items(); channel == "" && len(items) > 0 {
 		channel = items[0].Name
 	}
-	if m.Busy != "" {
-		return
-	}
-	m.Busy, m.Err, m.Done = "move", nil, ""
-	m.changed()
 	id := m.ExtensionID
-	Call(m.cfg.Env, func(ctx context.Context, c *client.Client) (betaport.Tester, error) {
+	channelsCall(m, "move", func(ctx context.Context, c *client.Client) (betaport.Tester, error) {
 		// The testers list finds them by their address: the one whose
 		// address it is, not one that holds it.
 		var page api.Page[betaport.Tester]
@@ -194,22 +189,12 @@ func (m *Channels) Move() {
 			}
 		}
 		return betaport.Tester{}, betaport.Errorf(betaport.ENOTFOUND, "%s is not a tester of this extension. Invite them on the testers page, onto %s.", email, channel)
-	}, func(t betaport.Tester, err error) {
-		m.Busy = ""
-		if err != nil && m.cfg.SignedOut != nil && m.cfg.SignedOut(err) {
-			return
-		}
-		if err != nil {
-			m.fail(err)
-			return
-		}
+	}, func(t betaport.Tester) string {
 		if strings.EqualFold(strings.TrimSpace(m.MoveEmail), email) {
 			m.MoveEmail = ""
 			m.clear(ChannelsFieldMoveEmail)
 		}
-		m.Done = t.Email + " is on " + t.Channel + " now: their next update check and their builds page follow it."
-		m.ReadAgain()
-		m.changed()
+		return t.Email + " is on " + t.Channel + " now: their next update check and their builds page follow it."
 	})
 }
 
@@ -254,16 +239,23 @@ func (m *Channels) ChangeRollout(channel, action string) {
 
 // change sends one change and reads the channels again once it is made.
 func (m *Channels) change(busy, method, path string, body any, done func(betaport.Channel) string) {
+	channelsCall(m, busy, func(ctx context.Context, c *client.Client) (betaport.Channel, error) {
+		var out betaport.Channel
+		err := c.Do(ctx, method, path, body, &out)
+		return out, err
+	}, done)
+}
+
+// channelsCall runs one change of the page (busy names it; a press while
+// one is on its way does nothing), says what it did or why it failed, and
+// reads the channels again once it is made.
+func channelsCall[T any](m *Channels, busy string, do func(context.Context, *client.Client) (T, error), done func(T) string) {
 	if m.Busy != "" {
 		return // a press while a change is on its way makes one change
 	}
 	m.Busy, m.Err, m.Done = busy, nil, ""
 	m.changed()
-	Call(m.cfg.Env, func(ctx context.Context, c *client.Client) (betaport.Channel, error) {
-		var out betaport.Channel
-		err := c.Do(ctx, method, path, body, &out)
-		return out, err
-	}, func(out betaport.Channel, err error) {
+	Call(m.cfg.Env, do, func(out T, err error) {
 		m.Busy = ""
 		if err != nil && m.cfg.SignedOut != nil && m.cfg.SignedOut(err) {
 			return

@@ -271,6 +271,14 @@ func lockPolicies(t *testing.T, managed string) {
 // that bounds the test), the path of its log and its profile.
 func startUpdatingChromium(t *testing.T) (context.Context, string, string) {
 	t.Helper()
+	return startUpdatingChromiumAt(t, findChromium(), 60*time.Second)
+}
+
+// startUpdatingChromiumAt is startUpdatingChromium for the browser that
+// exec starts (Chromium itself, or a wrapper that execs it), its first tab
+// bounded by limit.
+func startUpdatingChromiumAt(t *testing.T, exec string, limit time.Duration) (context.Context, string, string) {
+	t.Helper()
 	profile := t.TempDir()
 	logPath := filepath.Join(t.TempDir(), "chromium.log")
 	logFile, err := os.Create(logPath)
@@ -278,7 +286,7 @@ func startUpdatingChromium(t *testing.T) (context.Context, string, string) {
 		t.Fatal(err)
 	}
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(findChromium()),
+		chromedp.ExecPath(exec),
 		chromedp.Headless,
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
@@ -301,11 +309,17 @@ func startUpdatingChromium(t *testing.T) (context.Context, string, string) {
 		logFile.Close()
 	})
 	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting Chromium: %v", err)
+		t.Fatalf("starting Chromium (%s): %v\n%s", exec, err, readTail(logPath))
 	}
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	t.Cleanup(cancel)
 	return ctx, logPath, profile
+}
+
+// readTail is the end of a log, for a failure's message.
+func readTail(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b[max(0, len(b)-4000):])
 }
 
 // installed is what chrome.management says of an installed extension.

@@ -14,7 +14,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"regexp"
 	"slices"
@@ -24,6 +23,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/betaport/betaport/app/api"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -147,47 +147,15 @@ func bbcSubmit(t *testing.T, base string, extID int64, key, version, channel str
 		"manifest.json": fmt.Sprintf(`{"manifest_version": 3, "name": "Channel Lab", "version": %q}`, version),
 		"background.js": "console.log(" + strconv.Quote(version) + ")\n",
 	})
-	keyObj := map[string]any{"extensionId": strconv.FormatInt(extID, 10), "apiKey": key}
-	first := map[string]any{"extensionId": keyObj["extensionId"], "apiKey": key}
+	fields := map[string]any{}
 	if channel != "" {
-		first["channel"] = channel
+		fields["channel"] = channel
 	}
 	if rollout > 0 {
-		first["rollout"] = rollout
+		fields["rollout"] = rollout
 	}
-	post := func(path string, in any) []byte {
-		t.Helper()
-		b, _ := json.Marshal(in)
-		resp, err := http.Post(base+path, "application/json", bytes.NewReader(b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		rb, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("POST %s: %d %s", path, resp.StatusCode, rb)
-		}
-		return rb
-	}
-	var up struct {
-		URL string `json:"url"`
-	}
-	json.Unmarshal(post("/api/submit/upload", first), &up)
-	req, _ := http.NewRequest(http.MethodPut, up.URL, bytes.NewReader(zip))
-	req.Header.Set("Content-Type", "application/zip")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		t.Fatalf("PUT the zip: %d", resp.StatusCode)
-	}
-	var b bbcBundle
-	if err := json.Unmarshal(post("/api/submit/sign", keyObj), &b); err != nil {
-		t.Fatal(err)
-	}
-	return b
+	b := submitFields(t, base, api.ServiceKey{ExtensionID: strconv.FormatInt(extID, 10), APIKey: key}, zip, fields)
+	return bbcBundle{Number: b.Number, Version: b.Version, Current: b.Current, Channels: b.Channels}
 }
 
 // bbcBlock is the selector of a channel's block on the Channels page.

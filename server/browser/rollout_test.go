@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net/http"
 	"net/http/cookiejar"
 	"os"
@@ -90,7 +89,7 @@ func TestRolloutThroughChromiumsUpdater(t *testing.T) {
 			"manifest.json": `{"manifest_version": 3, "name": "Tab Tamer", "version": "9.0.0", "background": {"service_worker": "background.js"}}`,
 			"background.js": "console.log('build " + build + "')\n",
 		}))
-		return submitPlaced(t, m.URL(), keyPath, zipPath, place)
+		return submitFiles(t, m.URL(), keyPath, zipPath, place)
 	}
 	a := publish("A", nil)
 	adm.do("POST", api.ExtensionPath(ext.ID)+"/channels", api.NewChannel{Name: "nightly"}, http.StatusCreated, nil)
@@ -352,40 +351,7 @@ func startTesterBrowser(t *testing.T, baseURL string, store betaport.Store, extI
 		t.Fatal(err)
 	}
 
-	profile := t.TempDir()
-	logPath := filepath.Join(t.TempDir(), "chromium.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(wrapper),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-sync", true),
-		// As in startUpdatingChromium: keeps Debian's wrapper from turning
-		// the updater off.
-		chromedp.Flag("enable-remote-extensions", true),
-		chromedp.Flag("enable-logging", "stderr"),
-		chromedp.Flag("v", "1"),
-		chromedp.CombinedOutput(logFile),
-		chromedp.UserDataDir(profile),
-	)
-	ctx, cancelBrowser := chromedp.NewContext(alloc)
-	t.Cleanup(func() {
-		cancelBrowser()
-		cancelAlloc() // waits for the process to end
-		logFile.Close()
-	})
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting %s's Chromium: %v\n%s", name, err, readTail(logPath))
-	}
-	ctx, cancel := context.WithTimeout(ctx, patient(2*time.Minute))
-	t.Cleanup(cancel)
+	ctx, logPath, profile := startUpdatingChromiumAt(t, wrapper, patient(2*time.Minute))
 	if err := chromedp.Do(ctx, chromedp.Navigate("chrome://extensions")); err != nil {
 		t.Fatalf("opening chrome://extensions in %s's browser: %v", name, err)
 	}
@@ -519,58 +485,6 @@ func (a *rolloutAdmin) do(method, path string, body any, want int, out any) {
 	}
 }
 
-// submitPlaced makes the submit flow's three calls with net/http, call 1
-// carrying place ("channel", "rollout") beside the key file's service
-// object.
-func submitPlaced(t *testing.T, baseURL, keyPath, zipPath string, place map[string]any) betaport.Bundle {
-	t.Helper()
-	raw, err := os.ReadFile(keyPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var kf api.KeyFile
-	if err := json.Unmarshal(raw, &kf); err != nil {
-		t.Fatal(err)
-	}
-	key, _ := json.Marshal(kf.Service)
-	var first map[string]any
-	if err := json.Unmarshal(key, &first); err != nil {
-		t.Fatal(err)
-	}
-	maps.Copy(first, place)
-	firstBody, _ := json.Marshal(first)
-	call := func(method, url, ctype string, body io.Reader, out any) {
-		t.Helper()
-		req, _ := http.NewRequest(method, url, body)
-		req.Header.Set("Content-Type", ctype)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("%s %s: %d %s", method, url, resp.StatusCode, b)
-		}
-		if out != nil {
-			if err := json.Unmarshal(b, out); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	var up api.UploadURL
-	call(http.MethodPost, baseURL+api.PathSubmitUpload, "application/json", bytes.NewReader(firstBody), &up)
-	f, err := os.Open(zipPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	call(http.MethodPut, up.URL, api.ZipContentType, f, nil)
-	var b betaport.Bundle
-	call(http.MethodPost, baseURL+api.PathSubmitSign, "application/json", bytes.NewReader(key), &b)
-	return b
-}
-
 // now is the time as the store keeps it (to the millisecond, truncated).
 func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
 
@@ -591,9 +505,3 @@ func buckets(rolloutID int64, bs []*rolloutBrowser) []int {
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-// readTail is the end of a file, for a browser that did not start.
-func readTail(path string) string {
-	b, _ := os.ReadFile(path)
-	return string(b[max(0, len(b)-4000):])
-}

@@ -703,6 +703,14 @@ func submitAsPipeline(t *testing.T, baseURL, keyPath, zipPath string) betaport.B
 
 func submitWithHTTP(t *testing.T, baseURL, keyPath, zipPath string) betaport.Bundle {
 	t.Helper()
+	return submitFiles(t, baseURL, keyPath, zipPath, nil)
+}
+
+// submitFiles makes the submit flow's three calls with net/http for the
+// key file at keyPath and the zip at zipPath, call 1 carrying fields
+// ("channel", "rollout", "releaseNotes") beside the key's service object.
+func submitFiles(t *testing.T, baseURL, keyPath, zipPath string, fields map[string]any) betaport.Bundle {
+	t.Helper()
 	raw, err := os.ReadFile(keyPath)
 	if err != nil {
 		t.Fatal(err)
@@ -711,10 +719,27 @@ func submitWithHTTP(t *testing.T, baseURL, keyPath, zipPath string) betaport.Bun
 	if err := json.Unmarshal(raw, &kf); err != nil {
 		t.Fatal(err)
 	}
-	key, _ := json.Marshal(kf.Service)
-	call := func(method, url, ctype string, body io.Reader, out any) {
+	zip, err := os.ReadFile(zipPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return submitFields(t, baseURL, kf.Service, zip, fields)
+}
+
+// submitFields makes the submit flow's three calls with net/http: call 1
+// with key and fields beside it, the PUT of zip, and the sign.
+func submitFields(t *testing.T, baseURL string, key api.ServiceKey, zip []byte, fields map[string]any) betaport.Bundle {
+	t.Helper()
+	keyJSON, _ := json.Marshal(key)
+	first := map[string]any{}
+	if err := json.Unmarshal(keyJSON, &first); err != nil {
+		t.Fatal(err)
+	}
+	maps.Copy(first, fields)
+	firstJSON, _ := json.Marshal(first)
+	call := func(method, url, ctype string, body []byte, out any) {
 		t.Helper()
-		req, _ := http.NewRequest(method, url, body)
+		req, _ := http.NewRequest(method, url, bytes.NewReader(body))
 		req.Header.Set("Content-Type", ctype)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -732,15 +757,10 @@ func submitWithHTTP(t *testing.T, baseURL, keyPath, zipPath string) betaport.Bun
 		}
 	}
 	var up api.UploadURL
-	call(http.MethodPost, baseURL+api.PathSubmitUpload, "application/json", bytes.NewReader(key), &up)
-	f, err := os.Open(zipPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	call(http.MethodPut, up.URL, api.ZipContentType, f, nil)
+	call(http.MethodPost, baseURL+api.PathSubmitUpload, "application/json", firstJSON, &up)
+	call(http.MethodPut, up.URL, api.ZipContentType, zip, nil)
 	var b betaport.Bundle
-	call(http.MethodPost, baseURL+api.PathSubmitSign, "application/json", bytes.NewReader(key), &b)
+	call(http.MethodPost, baseURL+api.PathSubmitSign, "application/json", keyJSON, &b)
 	return b
 }
 

@@ -14,38 +14,10 @@ import (
 // update check. Each prints the channel (or tester) as JSON on stdout, its
 // testers counted as the API counts them, and says what happened on stderr.
 
-// countChannel fills in what a store leaves at 0: the channel's testers who
-// are not revoked, and for its rollout how many of them it reaches at its
-// percentage and how many run its bundle's version.
-func countChannel(ctx context.Context, s betaport.Store, extensionID int64, c *betaport.Channel) error {
-	testers, err := s.ChannelTesters(ctx, extensionID, c.Name)
-	if err != nil {
-		return err
-	}
-	c.Testers = int64(len(testers))
-	r := c.Rollout
-	if r == nil {
-		return nil
-	}
-	b, err := s.FindBundle(ctx, extensionID, r.Bundle)
-	if err != nil {
-		return err
-	}
-	r.Reached, r.Installed = 0, 0
-	for id, version := range testers {
-		if betaport.InRollout(r.ID, id, r.Percent) {
-			r.Reached++
-		}
-		if version != "" && version == b.Version {
-			r.Installed++
-		}
-	}
-	return nil
-}
 
 // printChannel counts the channel's testers and prints it.
 func printChannel(ctx context.Context, s betaport.Store, extensionID int64, c *betaport.Channel, stdout io.Writer) error {
-	if err := countChannel(ctx, s, extensionID, c); err != nil {
+	if err := betaport.CountChannel(ctx, s, extensionID, c); err != nil {
 		return err
 	}
 	return printJSON(stdout, c)
@@ -68,7 +40,7 @@ func channelList(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return err
 		}
 		for _, ch := range list {
-			if err := countChannel(ctx, st.Store, *id, ch); err != nil {
+			if err := betaport.CountChannel(ctx, st.Store, *id, ch); err != nil {
 				return err
 			}
 		}
@@ -185,7 +157,7 @@ func promote(ctx context.Context, c Config, id, number int64, channel string, pe
 		if err != nil {
 			return err
 		}
-		if err := countChannel(ctx, st.Store, id, ch); err != nil {
+		if err := betaport.CountChannel(ctx, st.Store, id, ch); err != nil {
 			return err
 		}
 		if r := ch.Rollout; r != nil && r.Bundle == number {
@@ -242,7 +214,7 @@ func rolloutChange(action string) command {
 			if err != nil {
 				return err
 			}
-			if err := countChannel(ctx, st.Store, *id, ch); err != nil {
+			if err := betaport.CountChannel(ctx, st.Store, *id, ch); err != nil {
 				return err
 			}
 			fmt.Fprintln(stderr, rolloutSentence(action, before, ch))

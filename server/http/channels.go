@@ -22,7 +22,7 @@ func (s *Server) handleListChannels(w http.ResponseWriter, r *http.Request, _ *s
 		return
 	}
 	for _, c := range list {
-		if err := s.countChannel(r.Context(), ext, c); err != nil {
+		if err := betaport.CountChannel(r.Context(), s.Store, ext.ID, c); err != nil {
 			s.Error(w, r, err)
 			return
 		}
@@ -30,33 +30,6 @@ func (s *Server) handleListChannels(w http.ResponseWriter, r *http.Request, _ *s
 	writeJSON(w, r, http.StatusOK, api.Channels{Items: list})
 }
 
-// countChannel fills in how many testers (not revoked) are on c and, with
-// a rollout in progress, how many it reaches and how many report its
-// version: "25 % · 12 of 48 testers on it".
-func (s *Server) countChannel(ctx context.Context, ext *betaport.Extension, c *betaport.Channel) error {
-	testers, err := s.Store.ChannelTesters(ctx, ext.ID, c.Name)
-	if err != nil {
-		return err
-	}
-	c.Testers = int64(len(testers))
-	r := c.Rollout
-	if r == nil {
-		return nil
-	}
-	b, err := s.Store.FindBundle(ctx, ext.ID, r.Bundle)
-	if err != nil {
-		return err
-	}
-	for id, version := range testers {
-		if betaport.InRollout(r.ID, id, r.Percent) {
-			r.Reached++
-		}
-		if version == b.Version {
-			r.Installed++
-		}
-	}
-	return nil
-}
 
 // handleGetChannel answers one channel.
 func (s *Server) handleGetChannel(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
@@ -67,7 +40,7 @@ func (s *Server) writeChannel(w http.ResponseWriter, r *http.Request, ext *betap
 	s.writeChecks(r.Context())
 	c, err := s.Store.FindChannel(r.Context(), ext.ID, name)
 	if err == nil {
-		err = s.countChannel(r.Context(), ext, c)
+		err = betaport.CountChannel(r.Context(), s.Store, ext.ID, c)
 	}
 	if err != nil {
 		s.Error(w, r, err)
