@@ -14,7 +14,6 @@ import (
 // update check. Each prints the channel (or tester) as JSON on stdout, its
 // testers counted as the API counts them, and says what happened on stderr.
 
-
 // printChannel counts the channel's testers and prints it.
 func printChannel(ctx context.Context, s betaport.Store, extensionID int64, c *betaport.Channel, stdout io.Writer) error {
 	if err := betaport.CountChannel(ctx, s, extensionID, c); err != nil {

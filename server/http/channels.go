@@ -30,7 +30,6 @@ func (s *Server) handleListChannels(w http.ResponseWriter, r *http.Request, _ *s
 	writeJSON(w, r, http.StatusOK, api.Channels{Items: list})
 }
 
-
 // handleGetChannel answers one channel.
 func (s *Server) handleGetChannel(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
 	s.writeChannel(w, r, ext, http.StatusOK, r.PathValue("channel"))
