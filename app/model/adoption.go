@@ -51,9 +51,13 @@ type Adoption struct {
 	// ByTesters counts testers per day rather than checks (the person's
 	// choice, kept while the page is open); Chosen is set once they chose.
 	ByTesters, Chosen bool
+	// Channel, counting testers, keeps the testers of one channel ("":
+	// every tester).
+	Channel string
 
 	opened       bool
 	byTesters    bool   // what the open list counts
+	channel      string // and of which channel
 	movedFrom    string // the version the figures were of before a publish moved the current bundle
 	heard        int64  // the last testers revision the stream sent
 	followed     int64  // the last one read again for
@@ -72,7 +76,7 @@ func NewAdoption(cfg AdoptionConfig) *Adoption { return &Adoption{cfg: cfg} }
 // unless they are read for them already: a publish that moves the current
 // bundle reads both again, showing the figures it has meanwhile.
 func (a *Adoption) Open(id, currentBundle int64) {
-	if a.opened && a.ExtensionID == id && a.byTesters == a.ByTesters {
+	if a.opened && a.ExtensionID == id && a.byTesters == a.ByTesters && a.channel == a.Channel {
 		if a.CurrentBundle != currentBundle {
 			a.moveCurrent(currentBundle)
 		}
@@ -80,6 +84,7 @@ func (a *Adoption) Open(id, currentBundle int64) {
 	}
 	a.Close()
 	a.opened, a.ExtensionID, a.CurrentBundle, a.byTesters, a.followed = true, id, currentBundle, a.ByTesters, 0
+	a.channel = a.Channel
 	a.movedFrom = ""
 	a.Counts, a.Current = AdoptionCounts{}, fetch.State[betaport.Bundle]{}
 	env, ctx := a.cfg.Env, a.cfg.Env.context()
@@ -97,6 +102,9 @@ func (a *Adoption) Open(id, currentBundle int64) {
 	params := url.Values{"days": {strconv.Itoa(adoption.Days)}}
 	if a.byTesters {
 		params.Set("count", betaport.AdoptionByTesters)
+		if a.channel != "" {
+			params.Set("channel", a.channel)
+		}
 	}
 	keys := fetch.CursorKeys[betaport.AdoptionCount](api.AdoptionPath(id), params, AdoptionPageSize)
 	a.list = fetch.NewInfinite(ctx, a.cfg.Cache, keys,
@@ -160,6 +168,15 @@ func (a *Adoption) Close() {
 // update checks; the counts are read for it.
 func (a *Adoption) CountTesters(on bool) {
 	a.ByTesters, a.Chosen = on, true
+	if a.opened {
+		a.Open(a.ExtensionID, a.CurrentBundle)
+	}
+}
+
+// CountChannel chooses whose testers the chart counts: one channel's, or
+// every tester's (""); the counts are read for it.
+func (a *Adoption) CountChannel(channel string) {
+	a.Channel = channel
 	if a.opened {
 		a.Open(a.ExtensionID, a.CurrentBundle)
 	}

@@ -293,3 +293,31 @@ func TestAdoptionByTestersAndLive(t *testing.T) {
 		t.Errorf("one revision past the line: installs read %d times, counts %d; want once each", installs()-i0, testers()-t0)
 	}
 }
+
+// Counting testers, one channel's are read (?channel=), and every
+// channel's again from the cache; counting checks sends no channel.
+func TestAdoptionByChannel(t *testing.T) {
+	svc := newBundleSvc(t, 3)
+	now := modeltest.NewClock().Now()
+	svc.counts = checks(now, "1.0.3", 1, 30)
+	svc.testers = []betaport.AdoptionCount{{Hour: now.Truncate(24 * time.Hour), Version: "1.0.3", Testers: 4}}
+	a := newAdoptionSection(t, svc)
+	a.do(func(m *model.Adoption) {
+		m.CountChannel("nightly") // chosen while checks are counted: kept for testers
+		m.Open(7, 3)
+	})
+	a.wait("the checks", func(m *model.Adoption) bool { return !m.Loading() })
+	a.do(func(m *model.Adoption) { m.CountTesters(true) })
+	a.wait("nightly's testers", func(m *model.Adoption) bool { return !m.Loading() && !m.Counts.IsValidating })
+	if n := svc.count("GET /api/extensions/7/adoption?channel=nightly&count=testers&days=7"); n != 1 {
+		t.Fatalf("nightly's testers were read %d times, want once:\n%s", n, svc.requests())
+	}
+	if n := svc.count("GET /api/extensions/7/adoption?channel="); n != 1 {
+		t.Fatalf("a channel was sent %d times (the checks carry none):\n%s", n, svc.requests())
+	}
+	a.do(func(m *model.Adoption) { m.CountChannel("") })
+	a.wait("every tester", func(m *model.Adoption) bool { return !m.Loading() && !m.Counts.IsValidating })
+	if n := svc.count("GET /api/extensions/7/adoption?count=testers&days=7"); n != 1 {
+		t.Fatalf("every channel's testers were read %d times, want once:\n%s", n, svc.requests())
+	}
+}

@@ -140,9 +140,12 @@ type AdoptionSection struct {
 	TestersRevision int64
 
 	m *model.Adoption
+	// channels are the extension's channels, for counting one's testers.
+	channels *model.Channels
 }
 
 func (a *AdoptionSection) OnMount(ctx app.Context) {
+	a.channels = model.NewChannels(model.ChannelsConfig{Env: pageEnv(ctx), Cache: listCache(), ExtensionID: a.ExtensionID})
 	a.m = model.NewAdoption(model.AdoptionConfig{
 		Env: pageEnv(ctx), Cache: listCache(),
 		SignedOut: func(err error) { signedOut(ctx, err) },
@@ -166,6 +169,9 @@ func (a *AdoptionSection) countBy(ctx app.Context, e app.Event) {
 }
 
 func (a *AdoptionSection) OnDismount() {
+	if a.channels != nil {
+		a.channels.Close()
+	}
 	if a.m != nil {
 		a.m.Close()
 		a.m = nil
@@ -202,10 +208,25 @@ func (a *AdoptionSection) renderCountBy() app.UI {
 			app.Text(" "+label),
 		)
 	}
+	// Testers are counted by who they are, so by channel too.
+	channels := []app.UI{app.Option().Value("").Text("every channel").Selected(a.m == nil || a.m.Channel == "")}
+	if a.channels != nil {
+		for _, c := range a.channels.Items() {
+			channels = append(channels, app.Option().Value(c.Name).Text(c.Name).Selected(a.m != nil && a.m.Channel == c.Name))
+		}
+	}
 	return app.FieldSet().ID("adoption-count").Class("adoption-count").Body(
 		app.Legend().Text("Count"),
 		option(betaport.AdoptionByChecks, "Update checks", !byTesters),
 		option(betaport.AdoptionByTesters, "Testers", byTesters),
+		app.Label().For("adoption-channel").Class("choice").Hidden(!byTesters).Body(
+			app.Text("on "),
+			app.Select().ID("adoption-channel").OnChange(func(ctx app.Context, e app.Event) {
+				if a.m != nil {
+					a.m.CountChannel(ctx.JSSrc().Get("value").String())
+				}
+			}).Body(channels...),
+		),
 	)
 }
 

@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
@@ -142,6 +143,9 @@ func (p *ExtensionPage) Render() app.UI {
 						app.Dt().Text("Extension id"), app.Dd().Text(strconv.FormatInt(e.ID, 10)),
 						app.Dt().Text("Current bundle"), app.Dd().ID("current-bundle").Text(currentNumber(*e)),
 						app.Dt().Text("Current version"), app.Dd().ID("current-version").Text(currentVersion(m, *e)),
+						app.Dt().Text("Channels"), app.Dd().ID("channels-current").Body(
+							app.A().Href(fmt.Sprintf("/extensions/%d/channels", e.ID)).Text(channelsSummary(m.Channels)),
+						),
 					),
 					// Always in the tree, shown once there is a bundle: the
 					// first upload must not shift the nodes (and buttons)
@@ -237,4 +241,28 @@ func channelNames(list []*betaport.Channel) []string {
 		names[i] = c.Name
 	}
 	return names
+}
+
+// channelsSummary is each channel's current bundle, and a rollout's:
+// "beta #120 · internal #118, rolling out #121 at 25 %".
+func channelsSummary(list []*betaport.Channel) string {
+	if len(list) == 0 {
+		return "…"
+	}
+	parts := make([]string, len(list))
+	for i, c := range list {
+		current := "none yet"
+		if c.CurrentBundle != 0 {
+			current = fmt.Sprintf("#%d", c.CurrentBundle)
+		}
+		parts[i] = c.Name + " " + current
+		if r := c.Rollout; r != nil {
+			state := "rolling out"
+			if r.State == betaport.RolloutHalted {
+				state = "halted"
+			}
+			parts[i] += fmt.Sprintf(", %s #%d at %d %%", state, r.Bundle, r.Percent)
+		}
+	}
+	return strings.Join(parts, " · ")
 }
