@@ -219,7 +219,7 @@ func (a *AdoptionSection) renderCountBy() app.UI {
 		app.Legend().Text("Count"),
 		option(betaport.AdoptionByChecks, "Update checks", !byTesters),
 		option(betaport.AdoptionByTesters, "Testers", byTesters),
-		app.Label().For("adoption-channel").Class("choice").Hidden(!byTesters).Body(
+		app.Label().For("adoption-channel").Class("choice").Hidden(!byTesters || a.channels == nil || len(a.channels.Items()) < 2).Body(
 			app.Text("on "),
 			app.Select().ID("adoption-channel").OnChange(func(ctx app.Context, e app.Event) {
 				if a.m != nil {

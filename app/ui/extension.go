@@ -143,8 +143,12 @@ func (p *ExtensionPage) Render() app.UI {
 						app.Dt().Text("Extension id"), app.Dd().Text(strconv.FormatInt(e.ID, 10)),
 						app.Dt().Text("Current bundle"), app.Dd().ID("current-bundle").Text(currentNumber(*e)),
 						app.Dt().Text("Current version"), app.Dd().ID("current-version").Text(currentVersion(m, *e)),
-						app.Dt().Text("Channels"), app.Dd().ID("channels-current").Body(
-							app.A().Href(fmt.Sprintf("/extensions/%d/channels", e.ID)).Text(channelsSummary(m.Channels)),
+						// Once there is more than the default channel, or
+						// a rollout on it: before, it would only say beta.
+						app.If(len(m.Channels) > 1 || (len(m.Channels) == 1 && m.Channels[0].Rollout != nil),
+							app.Dt().Text("Channels"), app.Dd().ID("channels-current").Body(
+								app.A().Href(fmt.Sprintf("/extensions/%d/channels", e.ID)).Text(channelsSummary(m.Channels)),
+							),
 						),
 					),
 					// Always in the tree, shown once there is a bundle: the

@@ -189,7 +189,7 @@ func (r *keyRow) Render() app.UI {
 		row = row.Class("row-open")
 	}
 	return row.Body(
-		cell(app.Strong().Text(k.Label), app.Small().Class("tester-channel badge key-channel").Hidden(k.Channel == "").Text(k.Channel+" only")),
+		cell(app.Strong().Text(k.Label), app.If(k.Channel != "", app.Small().Class("tester-channel key-channel").Text(k.Channel+" only"))),
 		cell(app.Text(k.CreatedAt.Local().Format(time.DateTime)+" by "+k.CreatedBy)),
 		cell(app.Text(used)),
 		// The question is in the cell (a row holds only cells), shown

@@ -73,8 +73,9 @@ func (r *testerRow) Render() app.UI {
 		// Cut to the column on a wide window: the whole on hover.
 		// A tester on another channel than the default one says so after
 		// their name (the filter above lists a channel's testers).
+		// (In the tree only then: the cell's text is the name alone.)
 		cell(app.Span().Title(t.Name).Text(t.Name),
-			app.Small().Class("tester-channel badge").Hidden(t.Channel == "" || t.Channel == betaport.DefaultChannel).Text(t.Channel)),
+			app.If(t.Channel != "" && t.Channel != betaport.DefaultChannel, app.Small().Class("tester-channel").Text(t.Channel))),
 		cell(app.Span().Title(t.Email).Text(t.Email)),
 		cell(app.Span().Class("badge badge-"+t.Status).Text(t.Status)),
 		cell(app.Span().Class("muted invite-age").Title(age).Text(age)),

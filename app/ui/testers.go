@@ -205,6 +205,10 @@ func (p *TestersPage) onInviteChannel(ctx app.Context, e app.Event) {
 	}
 }
 
+// manyChannels reports whether the extension has channels to choose
+// between.
+func (p *TestersPage) manyChannels() bool { return p.channels != nil && len(p.channels.Items()) > 1 }
+
 // channelOptions are the channels as a select's options, the one picked
 // selected, after first (the option for none, when not nil).
 func (p *TestersPage) channelOptions(picked string, first app.UI) []app.UI {
@@ -314,11 +318,13 @@ func (p *TestersPage) Render() app.UI {
 					app.Option().Value(betaport.TestersSilent).Text("No update check for 7 days").Selected(m.Status == betaport.TestersSilent),
 				),
 			),
-			app.Div().Body(
+			// With one channel (or while they are read) there is nothing to
+			// filter by, unless the address says a channel.
+			app.If(p.manyChannels() || m.Channel != "", app.Div().Body(
 				app.Label().For("tester-channel").Text("Channel"),
 				app.Select().ID("tester-channel").OnChange(p.onChannel).Body(
 					p.channelOptions(m.Channel, app.Option().Value("").Text("All").Selected(m.Channel == ""))...),
-			),
+			)),
 			button().ID("refresh-testers").Type("button").Text("Refresh").OnClick(p.testers.onRetry),
 		),
 		app.If(m.RevokeErr != nil, app.P().ID("revoke-error").Class("state state-error").Attr("role", "alert").Text(problemText(m.RevokeErr))),
@@ -375,15 +381,21 @@ func (p *TestersPage) renderInvite(m *model.Testers) app.UI {
 		typedValue(app.Input().ID("invite-email").Type("email").Required(true), m.Email).OnInput(p.typedEmail),
 		app.Label().For("invite-name").Text("Name"),
 		typedValue(app.Input().ID("invite-name").Type("text"), m.Name).OnInput(p.typedName),
-		app.Label().For("invite-days").Text("Link works for"),
-		app.Select().ID("invite-days").OnChange(p.choseDays).Body(
-			app.Range(model.InviteExpiryChoices).Slice(func(i int) app.UI {
-				days := model.InviteExpiryChoices[i]
-				return app.Option().Value(days).Text(daysChoiceText(days)).Selected(days == m.ExpiresInDays)
-			}),
+		app.Div().Class("invite-choices").Body(
+			app.Div().Body(
+				app.Label().For("invite-days").Text("Link works for"),
+				app.Select().ID("invite-days").OnChange(p.choseDays).Body(
+					app.Range(model.InviteExpiryChoices).Slice(func(i int) app.UI {
+						days := model.InviteExpiryChoices[i]
+						return app.Option().Value(days).Text(daysChoiceText(days)).Selected(days == m.ExpiresInDays)
+					}),
+				),
+			),
+			app.If(p.manyChannels(), app.Div().Body(
+				app.Label().For("invite-channel").Text("Channel"),
+				app.Select().ID("invite-channel").OnChange(p.onInviteChannel).Body(p.channelOptions(m.InviteChannel, nil)...),
+			)),
 		),
-		app.Label().For("invite-channel").Text("Channel"),
-		app.Select().ID("invite-channel").OnChange(p.onInviteChannel).Body(p.channelOptions(m.InviteChannel, nil)...),
 		button().ID("invite").Type("submit").Class("primary").Aria("disabled", m.Inviting).Text("Invite"),
 		result,
 	)

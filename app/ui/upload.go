@@ -165,7 +165,6 @@ func (p *UploadPanel) Render() app.UI {
 			),
 		),
 		p.renderNotes(r, busy),
-		p.renderChannel(r, busy),
 		app.Div().ID("drop-zone").Class(zoneClass).
 			Attr("role", "button").TabIndex(0).
 			Aria("describedby", "drop-zone-hint").Aria("disabled", busy || app.IsServer).Body(
@@ -198,10 +197,13 @@ func (p *UploadPanel) renderStart(r *upload.Runner) app.UI {
 
 // renderChannel is where the next bundle goes: a channel, and the share of
 // its testers a staged rollout starts at (empty: all of them at once).
+//
+// With one channel there is nothing to choose: the panel stays as short as
+// before channels, and the bundle goes to everyone on it.
 func (p *UploadPanel) renderChannel(r *upload.Runner, busy bool) app.UI {
 	names := p.Channels
-	if len(names) == 0 {
-		names = []string{betaport.DefaultChannel}
+	if len(names) < 2 {
+		return app.Text("")
 	}
 	picked := r.Channel
 	if picked == "" {
@@ -249,7 +251,12 @@ func (p *UploadPanel) renderNotes(r *upload.Runner, busy bool) app.UI {
 		app.Textarea().ID("release-notes").Rows(2).Attr("spellcheck", "true").ReadOnly(busy).
 			Aria("describedby", "release-notes-error release-notes-hint release-notes-count").
 			Aria("invalid", problem != "").OnInput(p.notesInput),
-		count.Text(fmt.Sprintf("%s of %s bytes (10 KiB)", groupDigits(n), groupDigits(betaport.MaxReleaseNotes))),
+		// Where the bundle goes shares the counter's line: the panel is
+		// no taller with channels than without.
+		app.Div().Class("notes-foot").Body(
+			p.renderChannel(r, busy),
+			count.Text(fmt.Sprintf("%s of %s bytes (10 KiB)", groupDigits(n), groupDigits(betaport.MaxReleaseNotes))),
+		),
 	)
 }
 
