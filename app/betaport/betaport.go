@@ -406,6 +406,7 @@ type Store interface {
 	AdoptionStore
 	WebhookStore
 	ChannelStore
+	FeedbackStore
 
 	// Ping checks that the store can answer queries (readiness).
 	Ping(ctx context.Context) error
@@ -434,6 +435,6 @@ func CRXKey(extensionID int64, sha256hex string) string {
 
 // LiveBlobs is what the sweeper keeps.
 type LiveBlobs struct {
-	Keys           map[string]bool // bundle zips and CRXs
+	Keys           map[string]bool // bundle zips and CRXs, feedback screenshots
 	PendingUploads map[int64]bool  // uploads requested or received
 }

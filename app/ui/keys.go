@@ -68,6 +68,9 @@ var auditText = map[string]string{
 	betaport.AuditRolloutHalted:    "halted the rollout of",
 	betaport.AuditRolloutResumed:   "resumed the rollout of",
 	betaport.AuditRolloutCompleted: "completed the rollout of",
+	betaport.AuditFeedbackNew:      "marked new the report",
+	betaport.AuditFeedbackSeen:     "marked seen the report",
+	betaport.AuditFeedbackResolved: "resolved the report",
 }
 
 func auditRow(e betaport.AuditEvent) app.UI {

@@ -220,6 +220,22 @@ func (s *DB) LiveBlobs(ctx context.Context) (*betaport.LiveBlobs, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	// Testers' screenshots are kept as long as their report.
+	shots, err := s.db.QueryContext(ctx, `SELECT blob_key FROM feedback_screenshots`)
+	if err != nil {
+		return nil, err
+	}
+	defer shots.Close()
+	for shots.Next() {
+		var key string
+		if err := shots.Scan(&key); err != nil {
+			return nil, err
+		}
+		live.Keys[key] = true
+	}
+	if err := shots.Err(); err != nil {
+		return nil, err
+	}
 	ids, err := s.db.QueryContext(ctx, `SELECT id FROM uploads WHERE state IN ('requested', 'received')`)
 	if err != nil {
 		return nil, err

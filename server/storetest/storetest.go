@@ -62,6 +62,7 @@ func Run(t *testing.T, open Opener) {
 		{"Channels", testChannels},
 		{"TesterChannels", testTesterChannels},
 		{"RolloutRaces", testRolloutRaces},
+		{"Feedback", testFeedback},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
