@@ -135,3 +135,8 @@ type Page[T any] struct {
 func ChannelsPath(extensionID int64) string {
 	return "/api/extensions/" + strconv.FormatInt(extensionID, 10) + "/channels"
 }
+
+// FeedbackStatus is the body that moves a report: new, seen or resolved.
+type FeedbackStatus struct {
+	Status string `json:"status"`
+}

@@ -2,6 +2,7 @@ package http_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -150,6 +151,14 @@ func walkEveryRoute(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	channels := 0
+	// A report of tester A's, with a screenshot, for the feedback rows.
+	resp, body := e.send(t, "POST", api.ExtensionPath(extA.ID)+"/feedback", e.cookie(t, betaport.Session{TesterID: testerA.ID}),
+		reportForm(t, "Setup report", 0, pngShot(t, 4, 4)))
+	var report betaport.Feedback
+	if resp.StatusCode != 201 || json.Unmarshal(body, &report) != nil {
+		t.Fatalf("tester A's report = %d %s", resp.StatusCode, body)
+	}
+	reportPath := fmt.Sprintf("/api/extensions/%d/feedback/%d", extA.ID, report.ID)
 
 	// Each request gets its own fresh session, so a sign-out in one cell
 	// cannot change another.
@@ -225,6 +234,16 @@ func walkEveryRoute(t *testing.T, e *env) {
 			"/api/extensions/" + id + "/channels/beta", nil, [6]int{401, 200, 404, 403, 404, 401}},
 		"POST /api/extensions/{id}/channels/{channel}/rollout/{action}": {
 			"/api/extensions/" + id + "/channels/staged/rollout/halt", nil, [6]int{401, 200, 404, 403, 404, 401}},
+		"POST /api/extensions/{id}/feedback": {
+			"/api/extensions/" + id + "/feedback", func() any { return reportForm(t, "It broke.", 0) }, [6]int{401, 403, 404, 201, 404, 401}},
+		"GET /api/extensions/{id}/feedback": {
+			"/api/extensions/" + id + "/feedback", nil, [6]int{401, 200, 404, 200, 404, 401}},
+		"GET /api/extensions/{id}/feedback/{feedbackId}": {
+			reportPath, nil, [6]int{401, 200, 404, 200, 404, 401}},
+		"POST /api/extensions/{id}/feedback/{feedbackId}/status": {
+			reportPath + "/status", func() any { return api.FeedbackStatus{Status: "seen"} }, [6]int{401, 200, 404, 403, 404, 401}},
+		"GET /api/extensions/{id}/feedback/{feedbackId}/screenshots/{number}": {
+			reportPath + "/screenshots/1", nil, [6]int{401, 200, 404, 200, 404, 401}},
 		"POST /api/extensions/{id}/testers/{testerId}/invite": {
 			"/api/extensions/" + id + "/testers/" + strconv.FormatInt(toResend.ID, 10) + "/invite", nil, [6]int{401, 200, 404, 403, 404, 401}},
 		"GET /api/extensions/{id}/webhooks": {

@@ -82,21 +82,28 @@ func TestIDsHaveOneSpelling(t *testing.T) {
 		u := e.updates(t, ext, admin).UpdateURL
 		return u[strings.LastIndex(u, "/")+1:]
 	}
+	resp, body := e.send(t, "POST", api.ExtensionPath(ext.ID)+"/feedback", e.cookie(t, betaport.Session{TesterID: tester.ID}),
+		reportForm(t, "A report", 0, pngShot(t, 4, 4)))
+	var report betaport.Feedback
+	if resp.StatusCode != 201 || json.Unmarshal(body, &report) != nil {
+		t.Fatalf("a report = %d %s", resp.StatusCode, body)
+	}
 	before := idsState(t, e, ext, admin)
 
 	// The value each parameter takes in a request that would succeed.
 	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
 	valid := map[string]func() string{
-		"id":        func() string { return itoa(ext.ID) },
-		"testerId":  func() string { return itoa(tester.ID) },
-		"keyId":     func() string { return itoa(key.ID) },
-		"webhookId": func() string { return itoa(hook.ID) },
-		"number":    func() string { return "1" },
-		"upload":    func() string { return itoa(upload.UploadID) },
-		"token":     updateToken, // the update URL's: the one route with a token and an integer
-		"system":    func() string { return "linux" },
-		"channel":   func() string { return "beta" },
-		"action":    func() string { return "halt" },
+		"id":         func() string { return itoa(ext.ID) },
+		"testerId":   func() string { return itoa(tester.ID) },
+		"keyId":      func() string { return itoa(key.ID) },
+		"webhookId":  func() string { return itoa(hook.ID) },
+		"number":     func() string { return "1" },
+		"upload":     func() string { return itoa(upload.UploadID) },
+		"token":      updateToken, // the update URL's: the one route with a token and an integer
+		"system":     func() string { return "linux" },
+		"channel":    func() string { return "beta" },
+		"feedbackId": func() string { return itoa(report.ID) },
+		"action":     func() string { return "halt" },
 	}
 	bodies := map[string]func() any{
 		"POST /api/extensions/{id}/testers":  func() any { return api.Invite{Email: uniqueEmail("respelled"), Name: "R"} },

@@ -84,14 +84,15 @@ func TestJSONTextMustBeUnicode(t *testing.T) {
 	}
 	id := p.key.ExtensionID
 	bodies := map[string][]sent{
-		"POST /api/session":                                   {{nil, map[string]string{"email": "nobody@example.com", "password": "a long password"}}},
-		"POST /api/extensions/{id}/testers":                   {{admin, map[string]string{"email": "t@example.com", "name": "T", "channel": "beta"}}},
-		"PUT /api/extensions/{id}/testers/{testerId}/channel": {{admin, map[string]string{"channel": "beta"}}},
-		"POST /api/extensions/{id}/bundles/{number}/rollback": {{admin, map[string]string{"channel": "beta"}}},
-		"POST /api/extensions/{id}/bundles/{number}/promote":  {{admin, map[string]string{"channel": "beta"}}},
-		"POST /api/extensions/{id}/channels":                  {{admin, map[string]string{"name": "qa"}}},
-		"POST /api/extensions/{id}/keys":                      {{admin, map[string]string{"label": "CI", "channel": "beta"}}},
-		"POST /api/extensions/{id}/webhooks":                  {{admin, map[string]string{"url": "https://hooks.example.com/x"}}},
+		"POST /api/session":                                      {{nil, map[string]string{"email": "nobody@example.com", "password": "a long password"}}},
+		"POST /api/extensions/{id}/testers":                      {{admin, map[string]string{"email": "t@example.com", "name": "T", "channel": "beta"}}},
+		"PUT /api/extensions/{id}/testers/{testerId}/channel":    {{admin, map[string]string{"channel": "beta"}}},
+		"POST /api/extensions/{id}/bundles/{number}/rollback":    {{admin, map[string]string{"channel": "beta"}}},
+		"POST /api/extensions/{id}/bundles/{number}/promote":     {{admin, map[string]string{"channel": "beta"}}},
+		"POST /api/extensions/{id}/channels":                     {{admin, map[string]string{"name": "qa"}}},
+		"POST /api/extensions/{id}/feedback/{feedbackId}/status": {{admin, map[string]string{"status": "seen"}}},
+		"POST /api/extensions/{id}/keys":                         {{admin, map[string]string{"label": "CI", "channel": "beta"}}},
+		"POST /api/extensions/{id}/webhooks":                     {{admin, map[string]string{"url": "https://hooks.example.com/x"}}},
 		"POST /api/submit/upload": {
 			{nil, map[string]string{"extensionId": id, "apiKey": p.key.APIKey, "releaseNotes": "Notes", "channel": "beta"}},
 			{admin, map[string]string{"extensionId": id, "releaseNotes": "Notes", "channel": "beta"}},
@@ -126,7 +127,7 @@ func TestJSONTextMustBeUnicode(t *testing.T) {
 			t.Errorf("%s takes a JSON body with text (%v): give it a row here", rt.Pattern, fields)
 			continue
 		}
-		path := strings.NewReplacer("{id}", id, "{testerId}", strconv.FormatInt(tester.ID, 10), "{number}", "1").Replace(tmpl)
+		path := strings.NewReplacer("{id}", id, "{testerId}", strconv.FormatInt(tester.ID, 10), "{number}", "1", "{feedbackId}", "1").Replace(tmpl)
 		for _, field := range fields {
 			tried := false
 			for _, row := range rows {

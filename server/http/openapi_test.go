@@ -39,7 +39,7 @@ var contract struct {
 func loadContract(t testing.TB) (*openapi3.T, routers.Router) {
 	t.Helper()
 	contract.once.Do(func() {
-		for _, ct := range []string{api.ZipContentType, api.CRXContentType, "application/xml", "text/event-stream"} {
+		for _, ct := range []string{api.ZipContentType, api.CRXContentType, "application/xml", "text/event-stream", "image/png", "image/jpeg"} {
 			openapi3filter.RegisterBodyDecoder(ct, openapi3filter.FileBodyDecoder)
 		}
 		loader := openapi3.NewLoader()

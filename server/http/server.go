@@ -97,6 +97,9 @@ type Server struct {
 	crossOrigin  *http.CrossOriginProtection
 	signInOnce   sync.Once
 	signIn       *limiter
+	// feedbackLimit paces each tester's reports.
+	feedbackOnce  sync.Once
+	feedbackLimit *limiter
 }
 
 // Handler returns the server's root handler.
@@ -163,6 +166,11 @@ func (s *Server) routes() http.Handler {
 	s.routeExtension(mux, "GET /api/extensions/{id}/channels/{channel}", ExtensionAdmin, s.handleGetChannel)
 	s.routeExtension(mux, "POST /api/extensions/{id}/channels/{channel}/rollout/{action}", ExtensionAdmin, s.handleChangeRollout)
 	s.routeExtension(mux, "GET /api/extensions/{id}/policy/{system}", ExtensionMember, s.handlePolicy)
+	s.routeExtension(mux, "POST /api/extensions/{id}/feedback", ExtensionMember, s.handleCreateFeedback)
+	s.routeExtension(mux, "GET /api/extensions/{id}/feedback", ExtensionMember, s.handleListFeedback)
+	s.routeExtension(mux, "GET /api/extensions/{id}/feedback/{feedbackId}", ExtensionMember, s.handleGetFeedback)
+	s.routeExtension(mux, "POST /api/extensions/{id}/feedback/{feedbackId}/status", ExtensionAdmin, s.handleFeedbackStatus)
+	s.routeExtension(mux, "GET /api/extensions/{id}/feedback/{feedbackId}/screenshots/{number}", ExtensionMember, s.handleFeedbackScreenshot)
 	s.routeExtension(mux, "GET /api/extensions/{id}/updates", ExtensionAdmin, s.handleGetUpdates)
 	s.routeExtension(mux, "POST /api/extensions/{id}/updates/token", ExtensionAdmin, s.handleRotateUpdateToken)
 

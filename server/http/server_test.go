@@ -92,9 +92,29 @@ func (e *env) do(t *testing.T, method, path string, header http.Header) (*http.R
 	return e.send(t, method, path, header, nil)
 }
 
-// send makes one request; a non-nil body is sent as JSON.
+// rawBody is a request body sent as it is, with its content type (a
+// multipart form).
+type rawBody struct {
+	contentType string
+	data        []byte
+}
+
+// send makes one request; a non-nil body is sent as JSON (a rawBody as
+// it is).
 func (e *env) send(t *testing.T, method, path string, header http.Header, body any) (*http.Response, []byte) {
 	t.Helper()
+	if raw, ok := body.(rawBody); ok {
+		req, err := http.NewRequest(method, e.URL+path, bytes.NewReader(raw.data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", raw.contentType)
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		req.Header.Set("Accept-Encoding", "identity")
+		return e.roundTrip(t, req)
+	}
 	var r io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)

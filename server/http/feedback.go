@@ -1,0 +1,351 @@
+package http
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"gocloud.dev/blob"
+
+	"github.com/betaport/betaport/app/api"
+	"github.com/betaport/betaport/app/betaport"
+	"github.com/betaport/betaport/server/credential"
+	"github.com/betaport/betaport/server/screenshot"
+)
+
+// Testers' feedback (issue 32): a tester sends a report on a build, with
+// screenshots, from their builds page; the extension's admins list the
+// reports, open their screenshots and move them new → seen → resolved; a
+// tester sees their own.
+
+// maxFeedbackBody bounds a report's request: its screenshots at their
+// limit, the text, and the form's own bytes.
+const maxFeedbackBody = betaport.MaxFeedbackScreenshots*screenshot.MaxBytes + betaport.MaxFeedbackText + 64<<10
+
+// Feedback's rate: a tester's reports come at most this often, after a
+// burst (per replica, as the other limits).
+const (
+	feedbackRefill = 30 * time.Second
+	feedbackBurst  = 10
+)
+
+func (s *Server) feedbackLimiter() *limiter {
+	s.feedbackOnce.Do(func() { s.feedbackLimit = newLimiter(feedbackRefill, feedbackBurst) })
+	return s.feedbackLimit
+}
+
+// handleCreateFeedback keeps a tester's report: multipart/form-data with
+// "text", "bundle" (the build's number; their current one without it)
+// and up to five "screenshots". Each screenshot is checked and encoded
+// again (package screenshot) and stored before the report is; a refused
+// report leaves nothing behind.
+func (s *Server) handleCreateFeedback(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension) {
+	if who.tester == nil {
+		s.Error(w, r, betaport.Errorf(betaport.EFORBIDDEN, "Testers send reports; admins read them in the extension's feedback list."))
+		return
+	}
+	key := "tester:" + strconv.FormatInt(who.tester.ID, 10)
+	if wait := s.feedbackLimiter().wait(key); wait > 0 {
+		s.Error(w, r, &betaport.Error{Code: betaport.ERATELIMITED, RetryAfter: time.Duration(wait) * time.Second,
+			Message: fmt.Sprintf("You sent many reports just now. Send this one in %d seconds.", wait)})
+		return
+	}
+	f, err := s.readFeedback(w, r)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	f.ExtensionID, f.TesterID, f.Source = ext.ID, who.tester.ID, betaport.FeedbackFromBuildsPage
+	f.Browser, f.OS = browserOf(r.UserAgent())
+	if err := s.feedbackBuild(r.Context(), who.tester, f); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	if err := s.keepFeedback(r.Context(), f); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	s.feedbackLimiter().fail(key)
+	w.Header().Set("Location", api.ExtensionPath(ext.ID)+"/feedback/"+strconv.FormatInt(f.ID, 10))
+	writeJSON(w, r, http.StatusCreated, f)
+}
+
+// feedbackForm is a report as sent, before its build is known.
+type feedbackForm struct {
+	betaport.Feedback
+	images []*screenshot.Image
+}
+
+// readFeedback reads a report's form. Its screenshots are taken as they
+// come (each checked and encoded again); nothing is stored yet.
+func (s *Server) readFeedback(w http.ResponseWriter, r *http.Request) (*feedbackForm, error) {
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mt != "multipart/form-data" {
+		return nil, problem(http.StatusUnsupportedMediaType, api.ProblemUnsupportedMedia,
+			`Send the report as multipart/form-data: "text", "bundle" and up to five "screenshots".`)
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxFeedbackBody)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, problem(http.StatusBadRequest, api.ProblemBadRequest, "The report's form does not read: "+err.Error()+".")
+	}
+	// unreadable is a form that broke off: over the body's limit, or not
+	// a form.
+	unreadable := func(err error) error {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return problem(http.StatusRequestEntityTooLarge, api.ProblemTooLarge, "The report is too large: at most five screenshots of 5 MB each.")
+		}
+		return problem(http.StatusBadRequest, api.ProblemBadRequest, "The report's form does not read: "+err.Error()+".")
+	}
+	f := &feedbackForm{}
+	f.Screenshots = []betaport.Screenshot{}
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return nil, unreadable(err)
+		}
+		switch part.FormName() {
+		case "text":
+			b, err := io.ReadAll(io.LimitReader(part, betaport.MaxFeedbackText+1))
+			if err != nil {
+				return nil, unreadable(err)
+			}
+			f.Text = string(b)
+		case "bundle":
+			b, err := io.ReadAll(io.LimitReader(part, 32))
+			if err != nil {
+				return nil, unreadable(err)
+			}
+			n, ok := api.ParseID(strings.TrimSpace(string(b)))
+			if !ok {
+				return nil, &betaport.Error{Code: betaport.EINVALID, Param: "bundle", Message: "bundle is the number of the build the report is on, like 12."}
+			}
+			f.BundleNumber = n
+		case "screenshots":
+			if len(f.images) == betaport.MaxFeedbackScreenshots {
+				return nil, &betaport.Error{Code: betaport.EINVALID, Param: "screenshots", Message: fmt.Sprintf(
+					"A report carries at most %d screenshots. Send the others in another report.", betaport.MaxFeedbackScreenshots)}
+			}
+			img, err := screenshot.Take(part.Header.Get("Content-Type"), part)
+			var refused *betaport.Error
+			if err != nil && !errors.As(err, &refused) {
+				return nil, unreadable(err)
+			} else if err != nil {
+				return nil, err
+			}
+			f.images = append(f.images, img)
+		default:
+			return nil, &betaport.Error{Code: betaport.EINVALID, Param: part.FormName(), Message: fmt.Sprintf(
+				`A report has "text", "bundle" and "screenshots"; not %q.`, part.FormName())}
+		}
+	}
+	for i, img := range f.images {
+		f.Screenshots = append(f.Screenshots, betaport.Screenshot{Number: i + 1, Type: img.Type, Width: img.Width,
+			Height: img.Height, Size: int64(len(img.Data)), BlobKey: "pending"})
+	}
+	// Checked before anything is stored.
+	probe := f.Feedback
+	probe.ExtensionID, probe.TesterID, probe.Source = 1, 1, betaport.FeedbackFromBuildsPage
+	if err := probe.Validate(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// feedbackBuild fills in the build the report is on: the one named, if it
+// is on the tester's channel, else the one they get.
+func (s *Server) feedbackBuild(ctx context.Context, t *betaport.Tester, f *feedbackForm) error {
+	if f.BundleNumber == 0 {
+		n, _, err := s.testerBundle(ctx, t)
+		if err != nil || n == 0 {
+			return err
+		}
+		f.BundleNumber = n
+	}
+	b, err := s.Store.FindBundle(ctx, t.ExtensionID, f.BundleNumber)
+	if err == nil {
+		err = s.mayDownload(ctx, &subject{tester: t}, b)
+	}
+	if betaport.ErrorCode(err) == betaport.ENOTFOUND {
+		return &betaport.Error{Code: betaport.ENOTFOUND, Param: "bundle", Message: fmt.Sprintf(
+			"There is no build #%d among yours. Pick one from your builds page.", f.BundleNumber)}
+	} else if err != nil {
+		return err
+	}
+	f.Version = b.Version
+	return nil
+}
+
+// keepFeedback stores the report's screenshots under a new random name,
+// then the report; if either fails, what was stored goes.
+func (s *Server) keepFeedback(ctx context.Context, f *feedbackForm) error {
+	name := credential.NewToken()[:24]
+	var written []string
+	drop := func() {
+		for _, k := range written {
+			if err := s.Blobs.Delete(context.WithoutCancel(ctx), k); err != nil {
+				s.Logger.WarnContext(ctx, "deleting a screenshot of a report not kept", "key", k, "err", err)
+			}
+		}
+	}
+	for i, img := range f.images {
+		key := betaport.FeedbackKey(f.ExtensionID, name, i+1, img.Type)
+		if err := s.Blobs.WriteAll(ctx, key, img.Data, &blob.WriterOptions{ContentType: img.Type}); err != nil {
+			drop()
+			return fmt.Errorf("storing a screenshot: %w", err)
+		}
+		written = append(written, key)
+		f.Screenshots[i].BlobKey = key
+	}
+	if err := s.Store.CreateFeedback(ctx, &f.Feedback); err != nil {
+		drop()
+		return err
+	}
+	return nil
+}
+
+// browserOf reads the browser and the system from a User-Agent, as a
+// person names them ("Chrome 131", "Linux"); "" for what it does not say.
+func browserOf(ua string) (browser, os string) {
+	for _, b := range []struct{ token, name string }{
+		{"Edg/", "Edge"}, {"OPR/", "Opera"}, {"Firefox/", "Firefox"}, {"Chrome/", "Chrome"}, {"Safari/", "Safari"},
+	} {
+		if i := strings.Index(ua, b.token); i >= 0 {
+			v := ua[i+len(b.token):]
+			if j := strings.IndexAny(v, ". "); j >= 0 {
+				v = v[:j]
+			}
+			browser = strings.TrimSpace(b.name + " " + v)
+			break
+		}
+	}
+	for _, o := range []struct{ token, name string }{
+		{"CrOS", "ChromeOS"}, {"Android", "Android"}, {"Windows", "Windows"}, {"Mac OS X", "macOS"}, {"Linux", "Linux"},
+	} {
+		if strings.Contains(ua, o.token) {
+			os = o.name
+			break
+		}
+	}
+	return browser, os
+}
+
+// handleListFeedback answers a page of reports, newest first: every one to
+// an admin (filtered by ?status=, ?bundle=, ?tester=, ?q=), a tester's own
+// to a tester.
+func (s *Server) handleListFeedback(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension) {
+	q := r.URL.Query()
+	list := "feedback/" + strconv.FormatInt(ext.ID, 10)
+	before, limit, ok := s.pageParams(w, q, list)
+	if !ok {
+		return
+	}
+	f := betaport.FeedbackFilter{ExtensionID: ext.ID, BeforeID: before, Limit: limit + 1, Status: q.Get("status"), Query: q.Get("q")}
+	for name, into := range map[string]*int64{"bundle": &f.BundleNumber, "tester": &f.TesterID} {
+		if v := q.Get(name); v != "" || q.Has(name) {
+			n, ok := api.ParseID(v)
+			if !ok {
+				badParam(w, name, name+" is a number, like 12.")
+				return
+			}
+			*into = n
+		}
+	}
+	if who.tester != nil {
+		f.TesterID = who.tester.ID // their own, whatever ?tester= says
+	}
+	reports, err := s.Store.FindFeedbackList(r.Context(), f)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	writeJSONPage(w, r, cursorPage(s, list, reports, limit, func(f *betaport.Feedback) int64 { return f.ID }))
+}
+
+// feedbackFromPath finds the report {feedbackId} names, for an admin or
+// its tester (another tester is told it does not exist).
+func (s *Server) feedbackFromPath(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension) (*betaport.Feedback, bool) {
+	id, ok := pathID(w, r, "feedbackId")
+	if !ok {
+		return nil, false
+	}
+	f, err := s.Store.FindFeedback(r.Context(), ext.ID, id)
+	if err == nil && who.tester != nil && f.TesterID != who.tester.ID {
+		err = betaport.Errorf(betaport.ENOTFOUND, "This extension has no such report.")
+	}
+	if err != nil {
+		s.Error(w, r, err)
+		return nil, false
+	}
+	return f, true
+}
+
+func (s *Server) handleGetFeedback(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension) {
+	if f, ok := s.feedbackFromPath(w, r, who, ext); ok {
+		writeJSON(w, r, http.StatusOK, f)
+	}
+}
+
+// handleFeedbackStatus moves a report to new, seen or resolved.
+func (s *Server) handleFeedbackStatus(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension) {
+	id, ok := pathID(w, r, "feedbackId")
+	if !ok {
+		return
+	}
+	var in api.FeedbackStatus
+	if !s.readJSON(w, r, &in) {
+		return
+	}
+	f, err := s.Store.SetFeedbackStatus(r.Context(), ext.ID, id, in.Status, who.user.Email)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, f)
+}
+
+// handleFeedbackScreenshot serves one screenshot of a report, to the
+// extension's admins and the report's tester: as the type it was kept as
+// (it was decoded and encoded again), never sniffed, and sandboxed should
+// a browser open it as a document.
+func (s *Server) handleFeedbackScreenshot(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension) {
+	f, ok := s.feedbackFromPath(w, r, who, ext)
+	if !ok {
+		return
+	}
+	n, ok := pathID(w, r, "number")
+	if !ok {
+		return
+	}
+	if n > int64(len(f.Screenshots)) {
+		s.Error(w, r, betaport.Errorf(betaport.ENOTFOUND, "Report #%d has %d screenshots.", f.ID, len(f.Screenshots)))
+		return
+	}
+	sc := f.Screenshots[n-1]
+	rd, err := s.Blobs.NewReader(r.Context(), sc.BlobKey, nil)
+	if err != nil {
+		s.Error(w, r, fmt.Errorf("opening screenshot %d of report %d: %w", n, f.ID, err))
+		return
+	}
+	defer rd.Close()
+	h := w.Header()
+	h.Set("Content-Type", sc.Type)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	h.Set("Cache-Control", "private, max-age=3600")
+	h.Set("Content-Disposition", fmt.Sprintf(`inline; filename="report-%d-%d%s"`, f.ID, n, map[bool]string{true: ".jpg", false: ".png"}[sc.Type == screenshot.JPEG]))
+	h.Set("Content-Length", strconv.FormatInt(rd.Size(), 10))
+	// A few MB at most: sent whole (no ranges to describe or to resume).
+	if _, err := io.Copy(w, rd); err != nil {
+		s.Logger.WarnContext(r.Context(), "sending a screenshot", "report", f.ID, "err", err)
+	}
+}
