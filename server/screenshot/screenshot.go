@@ -64,9 +64,8 @@ func Take(declared string, r io.Reader) (*Image, error) {
 		return nil, refuse(fmt.Sprintf("A screenshot is over %d MB. Attach a smaller one, or crop it.", MaxBytes>>20))
 	}
 	sniffed := http.DetectContentType(data)
-	switch sniffed {
-	case PNG, JPEG, WebP:
-	default:
+	codec, ok := codecs[sniffed]
+	if !ok {
 		return nil, refuse(fmt.Sprintf("A screenshot is %s, not a PNG, JPEG or WebP image. Attach one of those.", describe(sniffed)))
 	}
 	if declared != "" && declared != "application/octet-stream" && declared != sniffed {
@@ -75,15 +74,7 @@ func Take(declared string, r io.Reader) (*Image, error) {
 	// The header first: dimensions that would take too much memory are
 	// refused before a pixel is decoded (a decompression bomb is a small
 	// file that says it is huge).
-	var cfg image.Config
-	switch sniffed {
-	case PNG:
-		cfg, err = png.DecodeConfig(bytes.NewReader(data))
-	case JPEG:
-		cfg, err = jpeg.DecodeConfig(bytes.NewReader(data))
-	case WebP:
-		cfg, err = webp.DecodeConfig(bytes.NewReader(data))
-	}
+	cfg, err := codec.config(bytes.NewReader(data))
 	if err != nil {
 		return nil, refuse(fmt.Sprintf("A screenshot does not read as %s: %v.", describe(sniffed), err))
 	}
@@ -91,15 +82,7 @@ func Take(declared string, r io.Reader) (*Image, error) {
 		return nil, refuse(fmt.Sprintf("A screenshot is %d×%d pixels; at most %d on a side and %d million pixels are taken. Attach a smaller one.",
 			cfg.Width, cfg.Height, MaxSide, MaxPixels>>20))
 	}
-	var img image.Image
-	switch sniffed {
-	case PNG:
-		img, err = png.Decode(bytes.NewReader(data))
-	case JPEG:
-		img, err = jpeg.Decode(bytes.NewReader(data))
-	case WebP:
-		img, err = webp.Decode(bytes.NewReader(data))
-	}
+	img, err := codec.decode(bytes.NewReader(data))
 	if err != nil {
 		return nil, refuse(fmt.Sprintf("A screenshot does not decode as %s: %v.", describe(sniffed), err))
 	}
@@ -116,6 +99,16 @@ func Take(declared string, r io.Reader) (*Image, error) {
 	}
 	b := img.Bounds()
 	return &Image{Type: kept, Width: b.Dx(), Height: b.Dy(), Data: out.Bytes()}, nil
+}
+
+// codecs read each type taken: its header alone, and the whole image.
+var codecs = map[string]struct {
+	config func(io.Reader) (image.Config, error)
+	decode func(io.Reader) (image.Image, error)
+}{
+	PNG:  {png.DecodeConfig, png.Decode},
+	JPEG: {jpeg.DecodeConfig, jpeg.Decode},
+	WebP: {webp.DecodeConfig, webp.Decode},
 }
 
 // refuse is a screenshot's refusal, naming the field.
