@@ -61,8 +61,11 @@ type Channels struct {
 	// PromoteBundle, PromoteChannel and PromotePercent are the promote
 	// form's fields, as typed ("" percent: everyone at once).
 	PromoteBundle, PromoteChannel, PromotePercent string
-	// Advance is the percentage typed for each channel's rollout.
-	Advance map[string]string
+	// Advance is the percentage typed for each channel's rollout
+	// (SetAdvance); advanced names the channels whose typed percentage was
+	// just sent, until something is typed again.
+	Advance  map[string]string
+	advanced map[string]bool
 	// MoveEmail and MoveChannel are the move form's fields: a tester's
 	// e-mail, and the channel to put them on.
 	MoveEmail, MoveChannel string
@@ -82,7 +85,7 @@ type Channels struct {
 // NewChannels returns the channels page of cfg.ExtensionID and starts
 // reading its channels (with a zero Env, nothing is read).
 func NewChannels(cfg ChannelsConfig) *Channels {
-	m := &Channels{cfg: cfg, ExtensionID: cfg.ExtensionID, Advance: map[string]string{}}
+	m := &Channels{cfg: cfg, ExtensionID: cfg.ExtensionID, Advance: map[string]string{}, advanced: map[string]bool{}}
 	if cfg.Env.Client != nil {
 		m.q, m.stop = openRecord(cfg.Env, cfg.Cache, api.ChannelsPath(cfg.ExtensionID), func(s fetch.State[api.Channels]) {
 			if cfg.SignedOut != nil && s.Err != nil && cfg.SignedOut(s.Err) {
@@ -209,11 +212,20 @@ func parsePercent(s string) (int, bool) {
 	return n, err == nil && n >= 1 && n <= 100
 }
 
+// SetAdvance follows the percentage typed for a channel's rollout.
+func (m *Channels) SetAdvance(channel, typed string) {
+	m.Advance[channel] = typed
+	delete(m.advanced, channel)
+}
+
 // ChangeRollout advances (to the percentage typed for the channel), halts,
 // resumes or completes a channel's rollout.
 func (m *Channels) ChangeRollout(channel, action string) {
 	var body any
 	if action == betaport.RolloutAdvance {
+		if m.advanced[channel] && strings.TrimSpace(m.Advance[channel]) == "" {
+			return // Enter again on the field the last advance emptied: that one was made
+		}
 		percent, ok := parsePercent(m.Advance[channel])
 		if !ok || percent == 0 {
 			m.fail(betaport.Errorf(betaport.EINVALID, "Type the percentage to advance the rollout to, from its own up to 100 (100 completes it)."))
@@ -225,6 +237,7 @@ func (m *Channels) ChangeRollout(channel, action string) {
 		if _, typed := m.Advance[channel]; typed {
 			delete(m.Advance, channel)
 			m.clear(ChannelsFieldAdvance + channel)
+			m.advanced[channel] = true
 		}
 		switch r := c.Rollout; {
 		case r == nil:

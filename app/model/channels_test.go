@@ -1,10 +1,15 @@
 package model_test
 
 import (
+	"io"
+	"net/http"
+	"sync"
 	"testing"
 
 	"github.com/betaport/betaport/app/betaport"
+	"github.com/betaport/betaport/app/fetch"
 	"github.com/betaport/betaport/app/model"
+	"github.com/betaport/betaport/app/model/modeltest"
 )
 
 // A bundle's row names the channels whose current bundle it is, and a
@@ -25,5 +30,47 @@ func TestBundleChannelsText(t *testing.T) {
 		if got := model.BundleChannelsText(number, channels); got != want {
 			t.Errorf("bundle #%d: %q, want %q", number, got, want)
 		}
+	}
+}
+
+// Enter pressed again on the advance field the last advance emptied does
+// nothing: that advance was made; it sends nothing and says no error.
+func TestAdvanceTwiceMakesOneChange(t *testing.T) {
+	var mu sync.Mutex
+	var advances int
+	svc := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodPost {
+			mu.Lock()
+			advances++
+			mu.Unlock()
+		}
+		io.WriteString(w, `{"name":"beta","currentBundle":1,"createdAt":"2026-11-27T09:00:00Z","testers":4,
+			"rollout":{"id":1,"channel":"beta","bundle":2,"previous":1,"percent":80,"state":"active"}}`)
+	})
+	loop := modeltest.NewLoop(t)
+	env := loop.Env(modeltest.Client(svc), modeltest.NewClock())
+	var m *model.Channels
+	loop.Do(func() {
+		m = model.NewChannels(model.ChannelsConfig{Env: env, Cache: fetch.NewCache(fetch.CacheOptions{}), ExtensionID: 7})
+		m.SetAdvance("beta", "80")
+		m.ChangeRollout("beta", betaport.RolloutAdvance)
+	})
+	loop.Wait("the advance", func() bool { return m.Busy == "" && m.Done != "" })
+	loop.Do(func() {
+		m.ChangeRollout("beta", betaport.RolloutAdvance) // Enter again, the field emptied
+		if m.Err != nil || m.Busy != "" {
+			t.Errorf("Enter again: error %v, busy %q", m.Err, m.Busy)
+		}
+		m.SetAdvance("beta", "") // typed, then cleared: now it is a mistake
+		m.ChangeRollout("beta", betaport.RolloutAdvance)
+		if m.Err == nil {
+			t.Error("an empty percentage typed anew says nothing")
+		}
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if advances != 1 {
+		t.Fatalf("%d advances sent, want 1", advances)
 	}
 }

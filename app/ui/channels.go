@@ -172,7 +172,7 @@ func (p *ChannelsPage) renderChannel(c *betaport.Channel) app.UI {
 				app.Label().For(advanceID).Text("Advance to (%)"),
 				typedValue(app.Input().ID(advanceID).Class("advance-percent").Type("text").Attr("inputmode", "numeric").
 					Placeholder("100"), m.Advance[c.Name]).OnInput(func(ctx app.Context, e app.Event) {
-					m.Advance[c.Name] = ctx.JSSrc().Get("value").String()
+					m.SetAdvance(c.Name, ctx.JSSrc().Get("value").String())
 				}),
 				button().Type("submit").Class("primary advance").Aria("disabled", busy || halted).Text("Advance"),
 			),
