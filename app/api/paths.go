@@ -62,3 +62,21 @@ func ParseID(s string) (int64, bool) {
 	n, ok := ParseNumber(s)
 	return n, ok && n > 0
 }
+
+// FeedbackPath is the API path of an extension's reports from testers.
+func FeedbackPath(extensionID int64) string { return ExtensionPath(extensionID) + "/feedback" }
+
+// FeedbackReportPath is the API path of one report.
+func FeedbackReportPath(extensionID, id int64) string {
+	return FeedbackPath(extensionID) + "/" + strconv.FormatInt(id, 10)
+}
+
+// FeedbackScreenshotPath is the API path of screenshot n of a report.
+func FeedbackScreenshotPath(extensionID, id int64, n int) string {
+	return FeedbackReportPath(extensionID, id) + "/screenshots/" + strconv.Itoa(n)
+}
+
+// FeedbackPagePath is a report opened on the admins' feedback page.
+func FeedbackPagePath(extensionID, id int64) string {
+	return "/extensions/" + strconv.FormatInt(extensionID, 10) + "/feedback/" + strconv.FormatInt(id, 10)
+}

@@ -185,6 +185,9 @@ type BundleStore interface {
 	// itself the error is ECONFLICT.
 	PublishRollback(ctx context.Context, b *Bundle, actor string) (*Bundle, bool, error)
 	FindBundle(ctx context.Context, extensionID, number int64) (*Bundle, error)
+	// FindChannelBundleByVersion returns the newest bundle of version ever
+	// put on channel.
+	FindChannelBundleByVersion(ctx context.Context, extensionID int64, channel, version string) (*Bundle, error)
 	// FindBundles returns up to limit bundles numbered at most maxNumber,
 	// newest first: a range over the number, so a deep page costs what the
 	// first one costs.

@@ -139,6 +139,7 @@ const (
 	AuditFeedbackNew      = "feedback.new"
 	AuditFeedbackSeen     = "feedback.seen"
 	AuditFeedbackResolved = "feedback.resolved"
+	AuditFeedbackDeleted  = "feedback.deleted"
 )
 
 // FeedbackOpen is the filter of the reports not resolved.
@@ -160,4 +161,8 @@ type FeedbackStore interface {
 	// OpenFeedbackCounts counts the reports not resolved of each of the
 	// bundles.
 	OpenFeedbackCounts(ctx context.Context, extensionID int64, numbers []int64) (map[int64]int64, error)
+	// DeleteFeedback deletes a report and its screenshots' records, and
+	// records actor in the audit trail; it returns the report as it was
+	// (its screenshots' bytes are the caller's to delete).
+	DeleteFeedback(ctx context.Context, extensionID, id int64, actor string) (*Feedback, error)
 }

@@ -105,6 +105,9 @@ type Bundle struct {
 	// Channels are the channels the bundle was put on (published, promoted
 	// or rolled back to), filled in by the API for admins.
 	Channels []string `json:"channels,omitempty"`
+	// OpenFeedback counts the testers' reports on the bundle not resolved
+	// yet, filled in by the API for admins.
+	OpenFeedback int64 `json:"openFeedback,omitempty"`
 	// Placement is where a bundle about to be published goes: its channel
 	// and the share of the channel's testers (the default channel, all of
 	// them, when zero). Never sent.
@@ -206,6 +209,8 @@ type Revision struct {
 	// Channels grows with every change to the extension's channels and
 	// rollouts, and to which channel a tester is on.
 	Channels int64 `json:"channels"`
+	// Feedback grows with every report made, moved or deleted.
+	Feedback int64 `json:"feedback"`
 }
 
 // DefaultInviteExpiry is how long an invite link works unless the admin

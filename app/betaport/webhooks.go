@@ -19,6 +19,8 @@ const (
 	EventRolloutHalted    = "rollout.halted"
 	EventRolloutResumed   = "rollout.resumed"
 	EventRolloutCompleted = "rollout.completed"
+	EventFeedbackCreated  = "feedback.created"
+	EventFeedbackResolved = "feedback.resolved"
 	EventPing             = "ping"
 )
 
@@ -144,6 +146,28 @@ type WebhookEvent struct {
 	// out to.
 	Channel string        `json:"channel,omitempty"`
 	Rollout *EventRollout `json:"rollout,omitempty"`
+	// Feedback is the report a feedback event is about: links to it and
+	// its screenshots, never their bytes.
+	Feedback *EventFeedback `json:"feedback,omitempty"`
+}
+
+// EventFeedback is a tester's report as its events carry it.
+type EventFeedback struct {
+	ID           int64  `json:"id"`
+	Status       string `json:"status"`
+	Tester       string `json:"tester"` // their e-mail address
+	BundleNumber int64  `json:"bundleNumber"`
+	Version      string `json:"version"`
+	Text         string `json:"text"`
+	Source       string `json:"source"`
+	Browser      string `json:"browser"`
+	OS           string `json:"os"`
+	// PagePath is the report in the admins' feedback list, APIPath the
+	// report in the API; ScreenshotPaths its screenshots (each for the
+	// extension's admins, signed in).
+	PagePath        string   `json:"pagePath"`
+	APIPath         string   `json:"apiPath"`
+	ScreenshotPaths []string `json:"screenshotPaths"`
 }
 
 // EventRollout is the rollout an event is about, as it is after the event.

@@ -71,6 +71,7 @@ var auditText = map[string]string{
 	betaport.AuditFeedbackNew:      "marked new the report",
 	betaport.AuditFeedbackSeen:     "marked seen the report",
 	betaport.AuditFeedbackResolved: "resolved the report",
+	betaport.AuditFeedbackDeleted:  "deleted the report",
 }
 
 func auditRow(e betaport.AuditEvent) app.UI {

@@ -159,6 +159,12 @@ func walkEveryRoute(t *testing.T, e *env) {
 		t.Fatalf("tester A's report = %d %s", resp.StatusCode, body)
 	}
 	reportPath := fmt.Sprintf("/api/extensions/%d/feedback/%d", extA.ID, report.ID)
+	resp, body = e.send(t, "POST", api.ExtensionPath(extA.ID)+"/feedback", e.cookie(t, betaport.Session{TesterID: testerA.ID}),
+		reportForm(t, "A report to delete", 0))
+	var toDeleteReport betaport.Feedback
+	if resp.StatusCode != 201 || json.Unmarshal(body, &toDeleteReport) != nil {
+		t.Fatalf("tester A's second report = %d %s", resp.StatusCode, body)
+	}
 
 	// Each request gets its own fresh session, so a sign-out in one cell
 	// cannot change another.
@@ -242,6 +248,8 @@ func walkEveryRoute(t *testing.T, e *env) {
 			reportPath, nil, [6]int{401, 200, 404, 200, 404, 401}},
 		"POST /api/extensions/{id}/feedback/{feedbackId}/status": {
 			reportPath + "/status", func() any { return api.FeedbackStatus{Status: "seen"} }, [6]int{401, 200, 404, 403, 404, 401}},
+		"DELETE /api/extensions/{id}/feedback/{feedbackId}": {
+			fmt.Sprintf("/api/extensions/%d/feedback/%d", extA.ID, toDeleteReport.ID), nil, [6]int{401, 204, 404, 403, 404, 401}},
 		"GET /api/extensions/{id}/feedback/{feedbackId}/screenshots/{number}": {
 			reportPath + "/screenshots/1", nil, [6]int{401, 200, 404, 200, 404, 401}},
 		"POST /api/extensions/{id}/testers/{testerId}/invite": {
@@ -282,6 +290,11 @@ func walkEveryRoute(t *testing.T, e *env) {
 		// fresh, as the row above rotates it).
 		"GET /update/{id}/{token}":              {"", nil, [6]int{200, 200, 200, 200, 200, 200}},
 		"GET /update/{id}/{token}/crx/{number}": {"/crx/1", nil, [6]int{200, 200, 200, 200, 200, 200}},
+		// A tester's copy reports with their URL, whoever's cookie comes
+		// along.
+		"POST /update/{id}/{token}/feedback": {
+			"/feedback", func() any { return reportForm(t, "From the extension.", 0) }, [6]int{201, 201, 201, 201, 201, 201}},
+		"OPTIONS /update/{id}/{token}/feedback": {"/feedback", nil, [6]int{204, 204, 204, 204, 204, 204}},
 		// A key decides calls 1 and 3 whoever sends them (the keyless,
 		// session-authorised body: TestSubmitWithSession); the signed URL
 		// decides the PUT.
@@ -312,6 +325,14 @@ func walkEveryRoute(t *testing.T, e *env) {
 			var body any
 			if r.body != nil {
 				body = r.body()
+			}
+			if strings.HasSuffix(rt.Pattern, " "+api.UpdatePrefix+"{id}/{token}/feedback") {
+				// Tester A's own update URL, which their copy reports with.
+				u, err := e.App.Publish.TesterUpdateURL(ctx, extA, testerA)
+				if err != nil {
+					t.Fatal(err)
+				}
+				path = strings.TrimPrefix(u, e.URL) + r.path
 			}
 			resp, respBody := e.send(t, method, path, sub.header(), body)
 			want := r.status[i]

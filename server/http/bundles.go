@@ -53,6 +53,13 @@ func (s *Server) handleListBundles(w http.ResponseWriter, r *http.Request, who *
 		s.Error(w, r, err)
 		return
 	}
+	var open map[int64]int64 // the admins' counts of reports to read
+	if who.user != nil {
+		if open, err = s.Store.OpenFeedbackCounts(r.Context(), ext.ID, numbers); err != nil {
+			s.Error(w, r, err)
+			return
+		}
+	}
 	var mine int64 // the bundle a tester gets
 	if who.tester != nil {
 		var err error
@@ -63,7 +70,7 @@ func (s *Server) handleListBundles(w http.ResponseWriter, r *http.Request, who *
 	}
 	list := make([]betaport.Bundle, 0, len(bundles))
 	for _, b := range bundles {
-		b.Channels = channels[b.Number]
+		b.Channels, b.OpenFeedback = channels[b.Number], open[b.Number]
 		if who.tester != nil {
 			if !slices.Contains(b.Channels, who.tester.Channel) {
 				continue

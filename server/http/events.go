@@ -174,6 +174,17 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, who *subje
 				return false
 			}
 		}
+		// A "feedback" event when a report came, moved or went: the
+		// admins' feedback list and the bundles' open counts follow it, and
+		// a tester's list of their own reports.
+		if sent == nil || rev.Feedback != sent.Feedback {
+			b, _ := json.Marshal(struct {
+				Feedback int64 `json:"feedback"`
+			}{rev.Feedback})
+			if _, err := fmt.Fprintf(w, "event: feedback\ndata: %s\n\n", b); err != nil {
+				return false
+			}
+		}
 		sent = &rev
 		return rc.Flush() == nil
 	}

@@ -16,6 +16,9 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/credential"
+	"github.com/betaport/betaport/server/crx"
+	"github.com/betaport/betaport/server/metrics"
+	"github.com/betaport/betaport/server/publish"
 	"github.com/betaport/betaport/server/screenshot"
 )
 
@@ -40,40 +43,115 @@ func (s *Server) feedbackLimiter() *limiter {
 	return s.feedbackLimit
 }
 
-// handleCreateFeedback keeps a tester's report: multipart/form-data with
-// "text", "bundle" (the build's number; their current one without it)
-// and up to five "screenshots". Each screenshot is checked and encoded
-// again (package screenshot) and stored before the report is; a refused
-// report leaves nothing behind.
+// handleCreateFeedback keeps a report from a tester's builds page (their
+// session).
 func (s *Server) handleCreateFeedback(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension) {
 	if who.tester == nil {
 		s.Error(w, r, betaport.Errorf(betaport.EFORBIDDEN, "Testers send reports; admins read them in the extension's feedback list."))
 		return
 	}
-	key := "tester:" + strconv.FormatInt(who.tester.ID, 10)
+	s.receiveFeedback(w, r, ext, who.tester, betaport.FeedbackFromBuildsPage)
+}
+
+// receiveFeedback keeps a tester's report: multipart/form-data with
+// "text", "bundle" (the build's number) or "version" (the version their
+// copy runs), and up to five "screenshots". Without either, the report is
+// on the build the tester gets. Each screenshot is checked and encoded
+// again (package screenshot) and stored before the report is; a refused
+// report leaves nothing behind.
+func (s *Server) receiveFeedback(w http.ResponseWriter, r *http.Request, ext *betaport.Extension, t *betaport.Tester, source string) {
+	metric := map[string]string{betaport.FeedbackFromBuildsPage: metrics.FeedbackFromBuildsPage,
+		betaport.FeedbackFromExtension: metrics.FeedbackFromExtension}[source]
+	refuse := func(err error) {
+		s.Metrics.Feedback(metric, strings.TrimPrefix(ProblemFor(err).Type, "/problems/"))
+		s.Error(w, r, err)
+	}
+	key := "tester:" + strconv.FormatInt(t.ID, 10)
 	if wait := s.feedbackLimiter().wait(key); wait > 0 {
-		s.Error(w, r, &betaport.Error{Code: betaport.ERATELIMITED, RetryAfter: time.Duration(wait) * time.Second,
+		s.Metrics.RateLimited(metrics.LimiterFeedback)
+		refuse(&betaport.Error{Code: betaport.ERATELIMITED, RetryAfter: time.Duration(wait) * time.Second,
 			Message: fmt.Sprintf("You sent many reports just now. Send this one in %d seconds.", wait)})
 		return
 	}
 	f, err := s.readFeedback(w, r)
 	if err != nil {
-		s.Error(w, r, err)
+		refuse(err)
 		return
 	}
-	f.ExtensionID, f.TesterID, f.Source = ext.ID, who.tester.ID, betaport.FeedbackFromBuildsPage
+	f.ExtensionID, f.TesterID, f.Source = ext.ID, t.ID, source
 	f.Browser, f.OS = browserOf(r.UserAgent())
-	if err := s.feedbackBuild(r.Context(), who.tester, f); err != nil {
-		s.Error(w, r, err)
+	if err := s.feedbackBuild(r.Context(), t, f); err != nil {
+		refuse(err)
 		return
 	}
 	if err := s.keepFeedback(r.Context(), f); err != nil {
-		s.Error(w, r, err)
+		refuse(err)
 		return
 	}
 	s.feedbackLimiter().fail(key)
-	w.Header().Set("Location", api.ExtensionPath(ext.ID)+"/feedback/"+strconv.FormatInt(f.ID, 10))
+	s.Metrics.Feedback(metric, "received")
+	w.Header().Set("Location", api.FeedbackReportPath(ext.ID, f.ID))
 	writeJSON(w, r, http.StatusCreated, f)
+}
+
+// handleExtensionFeedback keeps a report the extension itself sends: the
+// tester's own update URL (the manifest's update_url) authorises it, and
+// only the extension's own pages (chrome-extension://<its id>) may call it
+// from a browser. A revoked tester's URL is refused.
+func (s *Server) handleExtensionFeedback(w http.ResponseWriter, r *http.Request, _ *subject) {
+	feed, ok := s.extensionFeedbackFeed(w, r)
+	if !ok {
+		return
+	}
+	s.receiveFeedback(w, r, feed.Extension, feed.Tester, betaport.FeedbackFromExtension)
+}
+
+// handleExtensionFeedbackPreflight answers a browser's CORS preflight of a
+// report from the extension (one that sets headers of its own).
+func (s *Server) handleExtensionFeedbackPreflight(w http.ResponseWriter, r *http.Request, _ *subject) {
+	if _, ok := s.extensionFeedbackFeed(w, r); !ok {
+		return
+	}
+	h := w.Header()
+	h.Set("Access-Control-Allow-Methods", "POST")
+	h.Set("Access-Control-Allow-Headers", "Content-Type")
+	h.Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// extensionFeedbackFeed authorises a report from the extension: a tester's
+// update URL, not revoked, and no Origin or the extension's own. Other
+// origins (a web page that learned the URL) are refused before the body
+// is read; the extension's gets its CORS header.
+func (s *Server) extensionFeedbackFeed(w http.ResponseWriter, r *http.Request) (*publish.Feed, bool) {
+	w.Header().Add("Vary", "Origin")
+	feed, err := s.Publish.UpdateFeed(r.Context(), r.PathValue("id"), r.PathValue("token"))
+	if err != nil {
+		s.Error(w, r, err)
+		return nil, false
+	}
+	origin := r.Header.Get("Origin")
+	own := "chrome-extension://" + feed.Extension.ChromeID
+	if origin != "" && (feed.Extension.ChromeID == "" || origin != own) {
+		s.Error(w, r, betaport.Errorf(betaport.EFORBIDDEN,
+			"Reports to this URL come from the extension itself (%s), not from %s.", own, origin))
+		return nil, false
+	}
+	if origin != "" {
+		// From here on the extension reads every answer, refusals too.
+		w.Header().Set("Access-Control-Allow-Origin", origin)
+	}
+	switch {
+	case feed.Tester == nil:
+		s.Error(w, r, betaport.Errorf(betaport.EFORBIDDEN,
+			"This is the extension's shared update URL, which no tester owns. Reports come from a tester's copy: install it from their builds page."))
+		return nil, false
+	case feed.Revoked():
+		s.Error(w, r, betaport.Errorf(betaport.EFORBIDDEN,
+			"This tester's access to the beta was revoked, so their reports are not taken. Ask the extension's admins to restore them."))
+		return nil, false
+	}
+	return feed, true
 }
 
 // feedbackForm is a report as sent, before its build is known.
@@ -130,6 +208,17 @@ func (s *Server) readFeedback(w http.ResponseWriter, r *http.Request) (*feedback
 				return nil, &betaport.Error{Code: betaport.EINVALID, Param: "bundle", Message: "bundle is the number of the build the report is on, like 12."}
 			}
 			f.BundleNumber = n
+		case "version":
+			b, err := io.ReadAll(io.LimitReader(part, 64))
+			if err != nil {
+				return nil, unreadable(err)
+			}
+			v := strings.TrimSpace(string(b))
+			if !crx.ValidVersion(v) {
+				return nil, &betaport.Error{Code: betaport.EINVALID, Param: "version", Message: fmt.Sprintf(
+					"version is the version the extension's manifest says, like 1.2.3 (chrome.runtime.getManifest().version); not %q.", v)}
+			}
+			f.Version = v
 		case "screenshots":
 			if len(f.images) == betaport.MaxFeedbackScreenshots {
 				return nil, &betaport.Error{Code: betaport.EINVALID, Param: "screenshots", Message: fmt.Sprintf(
@@ -145,7 +234,7 @@ func (s *Server) readFeedback(w http.ResponseWriter, r *http.Request) (*feedback
 			f.images = append(f.images, img)
 		default:
 			return nil, &betaport.Error{Code: betaport.EINVALID, Param: part.FormName(), Message: fmt.Sprintf(
-				`A report has "text", "bundle" and "screenshots"; not %q.`, part.FormName())}
+				`A report has "text", "bundle" or "version", and "screenshots"; not %q.`, part.FormName())}
 		}
 	}
 	for i, img := range f.images {
@@ -161,9 +250,22 @@ func (s *Server) readFeedback(w http.ResponseWriter, r *http.Request) (*feedback
 	return f, nil
 }
 
-// feedbackBuild fills in the build the report is on: the one named, if it
-// is on the tester's channel, else the one they get.
+// feedbackBuild fills in the build the report is on: the one named by
+// number, if it is on the tester's channel; else the one of the version
+// their copy says it runs (kept as said, with no number, when none of
+// their channel's builds has it: a copy loaded by hand); else the one they
+// get.
 func (s *Server) feedbackBuild(ctx context.Context, t *betaport.Tester, f *feedbackForm) error {
+	if f.BundleNumber == 0 && f.Version != "" {
+		b, err := s.Store.FindChannelBundleByVersion(ctx, t.ExtensionID, t.Channel, f.Version)
+		if betaport.ErrorCode(err) == betaport.ENOTFOUND {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		f.BundleNumber = b.Number
+		return nil
+	}
 	if f.BundleNumber == 0 {
 		n, _, err := s.testerBundle(ctx, t)
 		if err != nil || n == 0 {
@@ -311,6 +413,27 @@ func (s *Server) handleFeedbackStatus(w http.ResponseWriter, r *http.Request, wh
 		return
 	}
 	writeJSON(w, r, http.StatusOK, f)
+}
+
+// handleDeleteFeedback deletes a report and its screenshots: its record
+// first, then their bytes (a blob left by a failure is swept, as no report
+// names it).
+func (s *Server) handleDeleteFeedback(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension) {
+	id, ok := pathID(w, r, "feedbackId")
+	if !ok {
+		return
+	}
+	f, err := s.Store.DeleteFeedback(r.Context(), ext.ID, id, who.user.Email)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	for _, sc := range f.Screenshots {
+		if err := s.Blobs.Delete(context.WithoutCancel(r.Context()), sc.BlobKey); err != nil {
+			s.Logger.WarnContext(r.Context(), "deleting a screenshot of a deleted report (the sweeper takes it)", "key", sc.BlobKey, "err", err)
+		}
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // handleFeedbackScreenshot serves one screenshot of a report, to the

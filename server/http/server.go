@@ -170,6 +170,7 @@ func (s *Server) routes() http.Handler {
 	s.routeExtension(mux, "GET /api/extensions/{id}/feedback", ExtensionMember, s.handleListFeedback)
 	s.routeExtension(mux, "GET /api/extensions/{id}/feedback/{feedbackId}", ExtensionMember, s.handleGetFeedback)
 	s.routeExtension(mux, "POST /api/extensions/{id}/feedback/{feedbackId}/status", ExtensionAdmin, s.handleFeedbackStatus)
+	s.routeExtension(mux, "DELETE /api/extensions/{id}/feedback/{feedbackId}", ExtensionAdmin, s.handleDeleteFeedback)
 	s.routeExtension(mux, "GET /api/extensions/{id}/feedback/{feedbackId}/screenshots/{number}", ExtensionMember, s.handleFeedbackScreenshot)
 	s.routeExtension(mux, "GET /api/extensions/{id}/updates", ExtensionAdmin, s.handleGetUpdates)
 	s.routeExtension(mux, "POST /api/extensions/{id}/updates/token", ExtensionAdmin, s.handleRotateUpdateToken)
@@ -178,6 +179,10 @@ func (s *Server) routes() http.Handler {
 	// authorises.
 	s.route(mux, "GET "+api.UpdatePrefix+"{id}/{token}", KeyAuth, s.handleUpdateCheck)
 	s.route(mux, "GET "+api.UpdatePrefix+"{id}/{token}/crx/{number}", KeyAuth, s.handleUpdateCRX)
+	// The extension itself reports with the same URL (its manifest's
+	// update_url), from its own origin only.
+	s.route(mux, "POST "+api.UpdatePrefix+"{id}/{token}/feedback", KeyAuth, s.handleExtensionFeedback)
+	s.route(mux, "OPTIONS "+api.UpdatePrefix+"{id}/{token}/feedback", KeyAuth, s.handleExtensionFeedbackPreflight)
 
 	// Calls 1 and 3 take a key, or an admin's session in the browser; the
 	// PUT of call 2 is authorised by its signed URL.

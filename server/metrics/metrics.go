@@ -25,7 +25,8 @@ const (
 	WebhookGaveUp    = "gave_up"   // no attempt left
 
 	LimiterSubmit = "submit"
-	LimiterSignIn = "sign_in"
+	LimiterSignIn   = "sign_in"
+	LimiterFeedback = "feedback"
 
 	SessionSignedIn     = "signed_in"
 	SessionSignInFailed = "sign_in_failed"
@@ -55,6 +56,7 @@ type Metrics struct {
 	refusals      *prometheus.CounterVec
 	webhooks      *prometheus.CounterVec
 	webhookTime   prometheus.Histogram
+	feedback      *prometheus.CounterVec
 }
 
 // New makes the instruments, with the build info of version.
@@ -82,18 +84,24 @@ func New(version string) *Metrics {
 	m.sessions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "betaport_sessions_total",
 		Help: "Session events: signed_in, sign_in_failed, signed_out, tester_link."}, []string{"event"})
 	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "betaport_rate_limited_total",
-		Help: "Requests refused by a rate limit, by limiter: submit, sign_in."}, []string{"limiter"})
+		Help: "Requests refused by a rate limit, by limiter: submit, sign_in, feedback."}, []string{"limiter"})
 	m.webhooks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "betaport_webhook_attempts_total",
 		Help: "Webhook delivery attempts by outcome: delivered, failed (retried later), gave_up (no attempt left)."}, []string{"outcome"})
 	m.webhookTime = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "betaport_webhook_attempt_duration_seconds",
 		Help: "Time a receiver took to answer a webhook event (or to fail).", Buckets: prometheus.ExponentialBuckets(0.005, 2, 12)})
+	m.feedback = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "betaport_feedback_reports_total",
+		Help: "Testers' reports by source (builds_page, extension) and outcome: received, or the problem's short name (bad-request, too-large, too-many-requests…)."},
+		[]string{"source", "outcome"})
+	for _, src := range []string{FeedbackFromBuildsPage, FeedbackFromExtension} {
+		m.feedback.WithLabelValues(src, "received")
+	}
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "betaport_build_info",
 		Help: "The build that runs: its id and the Go that built it (always 1)."}, []string{"version", "goversion"})
 	build.WithLabelValues(version, runtime.Version()).Set(1)
 	for _, o := range []string{WebhookDelivered, WebhookFailed, WebhookGaveUp} {
 		m.webhooks.WithLabelValues(o)
 	}
-	for _, l := range []string{LimiterSubmit, LimiterSignIn} {
+	for _, l := range []string{LimiterSubmit, LimiterSignIn, LimiterFeedback} {
 		m.refusals.WithLabelValues(l)
 	}
 	for _, e := range []string{SessionSignedIn, SessionSignInFailed, SessionSignedOut, SessionTesterLink} {
@@ -106,7 +114,7 @@ func New(version string) *Metrics {
 		m.submits.WithLabelValues(step, "ok")
 	}
 	for _, c := range []prometheus.Collector{m.requests, m.latency, m.submits, m.signDuration, m.zipSize, m.served,
-		m.updateChecks, m.putThroughput, m.blobErrors, m.sessions, m.refusals, m.webhooks, m.webhookTime, build,
+		m.updateChecks, m.putThroughput, m.blobErrors, m.sessions, m.refusals, m.webhooks, m.webhookTime, m.feedback, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
 		f(c)
 	}
@@ -229,4 +237,19 @@ func (m *Metrics) WebhookAttempt(outcome string, seconds float64) {
 		m.webhooks.WithLabelValues(outcome).Inc()
 		m.webhookTime.Observe(seconds)
 	}
+}
+
+// Sources of testers' reports, as the feedback metric names them.
+const (
+	FeedbackFromBuildsPage = "builds_page"
+	FeedbackFromExtension  = "extension"
+)
+
+// Feedback counts a tester's report from source: received, or refused with
+// the problem's short name.
+func (m *Metrics) Feedback(source, outcome string) {
+	if m == nil {
+		return
+	}
+	m.feedback.WithLabelValues(source, outcome).Inc()
 }

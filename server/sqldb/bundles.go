@@ -99,6 +99,20 @@ func (s *DB) FindBundle(ctx context.Context, extensionID, number int64) (*betapo
 	return list[0], nil
 }
 
+// FindChannelBundleByVersion returns the newest bundle of version ever put
+// on a channel: the build a tester's copy that reports version runs.
+func (s *DB) FindChannelBundleByVersion(ctx context.Context, extensionID int64, channel, version string) (*betaport.Bundle, error) {
+	list, err := s.queryBundles(ctx, `b.extension_id = ? AND b.version = ? AND b.number IN
+		(SELECT number FROM channel_bundles WHERE extension_id = ? AND channel = ?) ORDER BY b.number DESC LIMIT 1`,
+		extensionID, version, extensionID, channel)
+	if err == nil && len(list) == 0 {
+		return nil, betaport.Errorf(betaport.ENOTFOUND, "Channel %s of extension %d has no bundle of version %s.", channel, extensionID, version)
+	} else if err != nil {
+		return nil, err
+	}
+	return list[0], nil
+}
+
 const bundleColumns = `b.id, b.extension_id, b.number, b.name, b.version, b.version_name, b.manifest_version,
 	b.size, b.sha256, b.file_count, b.source, b.blob_key, b.created_at, e.current_bundle = b.number,
 	b.crx_key, b.crx_size, b.crx_sha256, b.crx_token_hash, b.crx_header_size, b.crx_tail_at, b.crx_state,

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
 )
 
@@ -43,8 +44,36 @@ func (s *DB) CreateFeedback(ctx context.Context, f *betaport.Feedback) error {
 				return err
 			}
 		}
-		return nil
+		if err := tx.QueryRowContext(ctx, `SELECT email FROM testers WHERE id = ?`, f.TesterID).Scan(&f.TesterEmail); err != nil {
+			return err
+		}
+		if err := emitFeedbackEvent(ctx, tx, betaport.EventFeedbackCreated, f); err != nil {
+			return err
+		}
+		return moveFeedbackRevision(ctx, tx, f.ExtensionID)
 	})
+}
+
+// moveFeedbackRevision says the extension's reports changed (its "feedback"
+// event).
+func moveFeedbackRevision(ctx context.Context, tx *Tx, extensionID int64) error {
+	_, err := tx.ExecContext(ctx, `UPDATE extensions SET feedback_revision = feedback_revision + 1 WHERE id = ?`, extensionID)
+	return err
+}
+
+// emitFeedbackEvent sends a report's event to the extension's webhooks:
+// its text and links, never its screenshots' bytes.
+func emitFeedbackEvent(ctx context.Context, tx *Tx, typ string, f *betaport.Feedback) error {
+	ev := &betaport.EventFeedback{
+		ID: f.ID, Status: f.Status, Tester: f.TesterEmail, BundleNumber: f.BundleNumber, Version: f.Version,
+		Text: f.Text, Source: f.Source, Browser: f.Browser, OS: f.OS,
+		PagePath: api.FeedbackPagePath(f.ExtensionID, f.ID), APIPath: api.FeedbackReportPath(f.ExtensionID, f.ID),
+		ScreenshotPaths: []string{},
+	}
+	for _, sc := range f.Screenshots {
+		ev.ScreenshotPaths = append(ev.ScreenshotPaths, api.FeedbackScreenshotPath(f.ExtensionID, f.ID, sc.Number))
+	}
+	return emitEvent(ctx, tx, f.ExtensionID, typ, betaport.WebhookEvent{Feedback: ev})
 }
 
 const feedbackColumns = `f.id, f.extension_id, f.tester_id, t.email, f.bundle_number, f.version, f.body, f.browser, f.os,
@@ -169,7 +198,44 @@ func (s *DB) SetFeedbackStatus(ctx context.Context, extensionID, id int64, statu
 			status, millis(out.UpdatedAt), id); err != nil {
 			return err
 		}
-		return recordAudit(ctx, tx, extensionID, actor, "feedback."+status, "#"+strconv.FormatInt(id, 10)+" from "+out.TesterEmail)
+		if err := recordAudit(ctx, tx, extensionID, actor, "feedback."+status, "#"+strconv.FormatInt(id, 10)+" from "+out.TesterEmail); err != nil {
+			return err
+		}
+		if status == betaport.FeedbackResolved {
+			if err := emitFeedbackEvent(ctx, tx, betaport.EventFeedbackResolved, out); err != nil {
+				return err
+			}
+		}
+		return moveFeedbackRevision(ctx, tx, extensionID)
+	})
+	return out, err
+}
+
+// DeleteFeedback deletes a report and its screenshots' records, with its
+// audit event, and returns it: its screenshots' blobs are the caller's to
+// delete (one it misses is swept, as no report names it).
+func (s *DB) DeleteFeedback(ctx context.Context, extensionID, id int64, actor string) (*betaport.Feedback, error) {
+	var out *betaport.Feedback
+	err := s.inTx(ctx, func(tx *Tx) error {
+		list, err := queryFeedback(ctx, tx, `f.extension_id = ? AND f.id = ?`, extensionID, id)
+		if err != nil {
+			return err
+		}
+		if len(list) == 0 {
+			return errNoFeedback
+		}
+		out = list[0]
+		if _, err := tx.ExecContext(ctx, `DELETE FROM feedback_screenshots WHERE feedback_id = ?`, id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM feedback WHERE id = ?`, id); err != nil {
+			return err
+		}
+		if err := recordAudit(ctx, tx, extensionID, actor, betaport.AuditFeedbackDeleted,
+			"#"+strconv.FormatInt(id, 10)+" from "+out.TesterEmail); err != nil {
+			return err
+		}
+		return moveFeedbackRevision(ctx, tx, extensionID)
 	})
 	return out, err
 }

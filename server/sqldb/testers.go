@@ -64,8 +64,8 @@ func moveTestersRevision(ctx context.Context, tx *Tx, extensionIDs ...int64) err
 // row.
 func (s *DB) Revision(ctx context.Context, extensionID int64) (betaport.Revision, error) {
 	var r betaport.Revision
-	err := s.db.QueryRowContext(ctx, `SELECT current_bundle, last_bundle_number, testers_revision, channels_revision FROM extensions WHERE id = ?`,
-		extensionID).Scan(&r.CurrentBundle, &r.LastBundle, &r.Testers, &r.Channels)
+	err := s.db.QueryRowContext(ctx, `SELECT current_bundle, last_bundle_number, testers_revision, channels_revision, feedback_revision
+		FROM extensions WHERE id = ?`, extensionID).Scan(&r.CurrentBundle, &r.LastBundle, &r.Testers, &r.Channels, &r.Feedback)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, betaport.Errorf(betaport.ENOTFOUND, "Extension %d does not exist.", extensionID)
 	}

@@ -132,6 +132,29 @@ func testFeedback(t *testing.T, s betaport.Store) {
 	if err != nil || !live.Keys[first.Screenshots[0].BlobKey] {
 		t.Fatalf("the screenshots are not live blobs (%v)", err)
 	}
+	rev, _ := s.Revision(ctx, e.ID)
+
+	// Deleted: the report and its screenshots' records go, its blobs are
+	// no longer live, the trail says who, the revision moves.
+	deleted, err := s.DeleteFeedback(ctx, e.ID, first.ID, "admin@example.com")
+	if err != nil || deleted.ID != first.ID || len(deleted.Screenshots) != len(first.Screenshots) {
+		t.Fatalf("DeleteFeedback = %+v, %v", deleted, err)
+	}
+	if _, err := s.FindFeedback(ctx, e.ID, first.ID); betaport.ErrorCode(err) != betaport.ENOTFOUND {
+		t.Fatalf("the deleted report is still found: %v", err)
+	}
+	if _, err := s.DeleteFeedback(ctx, e.ID, first.ID, "admin@example.com"); betaport.ErrorCode(err) != betaport.ENOTFOUND {
+		t.Fatalf("deleting it again: %v", err)
+	}
+	if live, _ := s.LiveBlobs(ctx); live.Keys[first.Screenshots[0].BlobKey] {
+		t.Fatal("a deleted report's screenshot is still live")
+	}
+	if after, _ := s.Revision(ctx, e.ID); after.Feedback <= rev.Feedback {
+		t.Fatalf("the feedback revision stayed at %d after a delete", after.Feedback)
+	}
+	if events, _ := s.FindAuditEvents(ctx, e.ID, 0, 1); len(events) != 1 || events[0].Action != betaport.AuditFeedbackDeleted {
+		t.Fatalf("the trail after the delete: %+v", events)
+	}
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
