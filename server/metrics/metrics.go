@@ -24,7 +24,7 @@ const (
 	WebhookFailed    = "failed"    // retried later
 	WebhookGaveUp    = "gave_up"   // no attempt left
 
-	LimiterSubmit = "submit"
+	LimiterSubmit   = "submit"
 	LimiterSignIn   = "sign_in"
 	LimiterFeedback = "feedback"
 
