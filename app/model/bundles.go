@@ -272,6 +272,19 @@ func (m *Bundles) ChannelsEvent(kind string) func(api.Revision, bool) {
 	}
 }
 
+// FeedbackEvent is the stream's "feedback" event: a report came, moved or
+// went, so a bundle's count of open reports may have changed. The first
+// is the revision at connect, which the page's reads show already; a later
+// one that differs, or one that could not be read, reads the held pages
+// again (unchanged ones answer 304).
+func (m *Bundles) FeedbackEvent(rev api.Revision, known bool) {
+	last, seen := m.seenEvents["feedback"]
+	m.seenEvents["feedback"] = rev
+	if (!known || (seen && last.Feedback != rev.Feedback)) && m.list != nil {
+		m.list.Revalidate()
+	}
+}
+
 // remember keeps what the held pages show of the list's top, and reads
 // the current bundle's record when the list does not hold it.
 func (m *Bundles) remember() {

@@ -34,6 +34,14 @@ type BuildsPage struct {
 
 	m      *model.Builds
 	builds *pageList[buildPage, betaport.Bundle]
+
+	// The report form and the tester's own reports, once their extension
+	// is known; stopReports ends their listeners and event stream.
+	composer    *model.Composer
+	mine        *model.MyReports
+	dragging    bool
+	stopReports func()
+	ctx         app.Context
 }
 
 func (p *BuildsPage) OnInit() { p.builds = buildsList() }
@@ -62,7 +70,31 @@ func (p *BuildsPage) page(ctx app.Context) *model.Builds {
 	return p.m
 }
 
-func (p *BuildsPage) OnNav(ctx app.Context) { p.page(ctx).Open() }
+func (p *BuildsPage) OnNav(ctx app.Context) {
+	p.ctx = ctx
+	p.page(ctx).Open()
+	if p.composer != nil {
+		return
+	}
+	currentSession(ctx, func(s *api.Session) {
+		if s == nil || s.Tester == nil || p.composer != nil {
+			return
+		}
+		id := s.Tester.ExtensionID
+		p.mine = model.OpenMyReports(pageEnv(ctx), listCache(), id, nil)
+		p.composer = model.NewComposer(model.ComposerConfig{
+			Env: pageEnv(ctx), Session: appSession(ctx), Navigate: ctx.Navigate,
+			Release:   releasePreview,
+			ClearText: func() { setField(ctx, "feedback-text", "") },
+			Sent:      func(*betaport.Feedback) { p.mine.ReadAgain() },
+		})
+		p.composer.ExtensionID = id
+		stopShots := listenShots(ctx, func(on bool) { p.dragging = on }, p.composer.Attach)
+		// Their reports' status follows the admins' moves.
+		stopLive := listenEvents(ctx, id, map[string]func(api.Revision, bool){"feedback": p.mine.Live.Event})
+		p.stopReports = func() { stopShots(); stopLive(); p.mine.Close() }
+	})
+}
 
 // OnPreRender renders, on the server, the first page of builds.
 func (p *BuildsPage) OnPreRender(ctx app.Context) { p.page(ctx).Prerender() }
@@ -71,6 +103,16 @@ func (p *BuildsPage) OnDismount() {
 	if p.m != nil {
 		p.m.Close()
 	}
+	if p.stopReports != nil {
+		p.stopReports()
+		p.stopReports = nil
+	}
+	if p.composer != nil {
+		for _, s := range p.composer.Shots {
+			releasePreview(s.Preview)
+		}
+	}
+	p.composer, p.mine = nil, nil
 }
 
 // currentNotes shows the release notes of the current build (of each
@@ -95,7 +137,7 @@ func (p *BuildsPage) Render() app.UI {
 	p.builds.list, p.builds.state = m.Infinite(), m.List
 	return shell("builds", app.H1().Text("My builds"), &listView[buildPage, betaport.Bundle]{
 		List:   p.builds,
-		Header: app.Div().Body(currentNotes(m.CurrentNotes()), p.installHelp()),
+		Header: app.Div().Body(currentNotes(m.CurrentNotes()), p.installHelp(), p.renderFeedback()),
 		Empty:  "No builds yet. When the extension's team publishes one, it appears here.",
 		Row: func(b betaport.Bundle) app.UI {
 			return &bundleRow{Bundle: b, Build: true, OnDownload: p.downloading}
@@ -119,4 +161,23 @@ func (p *BuildsPage) installHelp() app.UI {
 		return nil
 	}
 	return installHelp(first.ExtensionID)
+}
+
+// renderFeedback is the report form and the tester's own reports, folded
+// on one line above the list until opened (the list stays on screen).
+func (p *BuildsPage) renderFeedback() app.UI {
+	if p.composer == nil || p.composer.ExtensionID == 0 {
+		return nil
+	}
+	summary := "Report a problem"
+	if p.mine != nil {
+		if n := p.mine.Rows().Len(); n > 0 {
+			summary += fmt.Sprintf(" · your reports (%d%s)", n, map[bool]string{true: "+"}[p.mine.List.HasMore])
+		}
+	}
+	return app.Details().ID("feedback-panel").Class("feedback-panel").Body(
+		app.Summary().ID("feedback-summary").Text(summary),
+		p.renderComposer(),
+		p.renderMyReports(),
+	)
 }

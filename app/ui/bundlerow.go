@@ -116,6 +116,11 @@ func (r *bundleRow) Render() app.UI {
 				Attr("download", "").Aria("label", fmt.Sprintf("Download bundle #%d", b.Number)).Text("Download"),
 			r.notesPanel(),
 			r.rollbackQuestion(),
+			// The reports on it not resolved yet (in the tree only then).
+			app.If(b.OpenFeedback > 0, app.A().Class("open-feedback").
+				Href(fmt.Sprintf("/extensions/%d/feedback?bundle=%d&status=open", b.ExtensionID, b.Number)).
+				Aria("label", fmt.Sprintf("%d open reports on bundle #%d", b.OpenFeedback, b.Number)).
+				Text(fmt.Sprintf("%d open", b.OpenFeedback))),
 			// Which channels serve the bundle, last: the widest cell has room.
 			app.Small().Class("bundle-channels").Hidden(r.Channels == "").Title(r.Channels).Text(r.Channels),
 		))

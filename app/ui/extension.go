@@ -75,6 +75,7 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 		"bundles":  func(rev api.Revision, known bool) { p.m.Event(rev, known); bundles(rev, known) },
 		"channels": p.m.ChannelsEvent("channels"),
 		"testers":  p.m.ChannelsEvent("testers"),
+		"feedback": p.m.FeedbackEvent,
 	})
 }
 

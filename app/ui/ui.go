@@ -35,6 +35,7 @@ func Register() {
 		app.RouteWithRegexp(`^/extensions/[1-9]\d*/settings$`, &SettingsPage{})
 		app.RouteWithRegexp(`^/extensions/[1-9]\d*/adoption$`, &AdoptionPage{})
 		app.RouteWithRegexp(`^/extensions/[1-9]\d*/channels$`, &ChannelsPage{})
+		app.RouteWithRegexp(`^/extensions/[1-9]\d*/feedback(/[1-9]\d*)?$`, &FeedbackPage{})
 		// Last, so every address above wins: any other is a page that
 		// says so, not go-app's bare 404.
 		app.RouteWithRegexp(`^/`, &NotFoundPage{})
@@ -260,6 +261,7 @@ func extensionNav(id int64, current string) app.UI {
 		link("pages", base+"/pages", "Page by page"),
 		link("testers", base+"/testers", "Testers"),
 		link("channels", base+"/channels", "Channels"),
+		link("feedback", base+"/feedback", "Feedback"),
 		link("adoption", base+"/adoption", "Adoption"),
 		link("settings", base+"/settings", "Settings"),
 	))

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gocloud.dev/blob"
 
@@ -365,12 +366,25 @@ func (s *Server) handleListFeedback(w http.ResponseWriter, r *http.Request, who 
 	if who.tester != nil {
 		f.TesterID = who.tester.ID // their own, whatever ?tester= says
 	}
+	if utf8.RuneCountInString(f.Query) > 200 {
+		badParam(w, "q", "q is longer than 200 characters; search for a word of the report or part of an e-mail address.")
+		return
+	}
+	// Read before the page: the page is at least as new as it (a list
+	// open in a browser compares it with the stream's "feedback" events).
+	rev, err := s.Store.Revision(r.Context(), ext.ID)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
 	reports, err := s.Store.FindFeedbackList(r.Context(), f)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	writeJSONPage(w, r, cursorPage(s, list, reports, limit, func(f *betaport.Feedback) int64 { return f.ID }))
+	page := cursorPage(s, list, reports, limit, func(f *betaport.Feedback) int64 { return f.ID })
+	page.Revision = rev.Feedback
+	writeJSONPage(w, r, page)
 }
 
 // feedbackFromPath finds the report {feedbackId} names, for an admin or
