@@ -16,7 +16,7 @@ import (
 // Limits of a screenshot, as the server takes them (package screenshot):
 // the form says them before anything is sent.
 const (
-	ScreenshotMaxBytes = 5 << 20
+	ScreenshotMaxBytes = 5_000_000 // as the server's (server/screenshot.MaxBytes)
 	ScreenshotTypes    = "image/png,image/jpeg,image/webp"
 )
 

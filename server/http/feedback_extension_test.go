@@ -14,7 +14,9 @@ import (
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
+	"github.com/betaport/betaport/app/model"
 	"github.com/betaport/betaport/server/metrics"
+	"github.com/betaport/betaport/server/screenshot"
 )
 
 // testerUpdateURL is the update URL tester t's installed copy names (the
@@ -360,6 +362,19 @@ func TestFeedbackEventsAndOpenCounts(t *testing.T) {
 	} {
 		if !strings.Contains(string(text), want) {
 			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+// The builds page's form says the server's limits before sending: they
+// are the same numbers.
+func TestReportFormLimitsAreTheServers(t *testing.T) {
+	if model.ScreenshotMaxBytes != screenshot.MaxBytes {
+		t.Fatalf("the form takes screenshots of up to %d bytes, the server %d", model.ScreenshotMaxBytes, screenshot.MaxBytes)
+	}
+	for _, typ := range []string{screenshot.PNG, screenshot.JPEG, "image/webp"} {
+		if !strings.Contains(model.ScreenshotTypes, typ) {
+			t.Errorf("the form's picker does not offer %s", typ)
 		}
 	}
 }

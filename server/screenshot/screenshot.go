@@ -26,11 +26,12 @@ import (
 // 14.7 million pixels; decoding one takes about 4 bytes a pixel.
 const (
 	// MaxBytes is the largest upload taken, as sent.
-	MaxBytes = 5 << 20
+	MaxBytes = 5_000_000
 	// MaxSide is the widest and tallest image taken, in pixels.
 	MaxSide = 8192
-	// MaxPixels is the most pixels an image may have: about 64 MB decoded.
-	MaxPixels = 16 << 20
+	// MaxPixels is the most pixels an image may have: about 64 MB decoded
+	// (a 5K screen at 2× is 14.7 million).
+	MaxPixels = 16_000_000
 )
 
 // The types a screenshot may be.
@@ -61,7 +62,7 @@ func Take(declared string, r io.Reader) (*Image, error) {
 	case len(data) == 0:
 		return nil, refuse("A screenshot is empty. Attach a PNG, JPEG or WebP image.")
 	case len(data) > MaxBytes:
-		return nil, refuse(fmt.Sprintf("A screenshot is over %d MB. Attach a smaller one, or crop it.", MaxBytes>>20))
+		return nil, refuse(fmt.Sprintf("A screenshot is over %d MB. Attach a smaller one, or crop it.", MaxBytes/1_000_000))
 	}
 	sniffed := http.DetectContentType(data)
 	codec, ok := codecs[sniffed]
@@ -76,15 +77,15 @@ func Take(declared string, r io.Reader) (*Image, error) {
 	// file that says it is huge).
 	cfg, err := codec.config(bytes.NewReader(data))
 	if err != nil {
-		return nil, refuse(fmt.Sprintf("A screenshot does not read as %s: %v.", describe(sniffed), err))
+		return nil, refuse(fmt.Sprintf("A screenshot does not read as %s (%v): it is cut short or damaged. Take it again, or save it again as a PNG, JPEG or WebP image, and attach that.", describe(sniffed), err))
 	}
 	if cfg.Width < 1 || cfg.Height < 1 || cfg.Width > MaxSide || cfg.Height > MaxSide || cfg.Width*cfg.Height > MaxPixels {
 		return nil, refuse(fmt.Sprintf("A screenshot is %d×%d pixels; at most %d on a side and %d million pixels are taken. Attach a smaller one.",
-			cfg.Width, cfg.Height, MaxSide, MaxPixels>>20))
+			cfg.Width, cfg.Height, MaxSide, MaxPixels/1_000_000))
 	}
 	img, err := codec.decode(bytes.NewReader(data))
 	if err != nil {
-		return nil, refuse(fmt.Sprintf("A screenshot does not decode as %s: %v.", describe(sniffed), err))
+		return nil, refuse(fmt.Sprintf("A screenshot does not decode as %s (%v): it is cut short or damaged. Take it again, or save it again as a PNG, JPEG or WebP image, and attach that.", describe(sniffed), err))
 	}
 	var out bytes.Buffer
 	kept := PNG
