@@ -229,11 +229,18 @@ func (m *Feedback) Open(id int64, q FeedbackQuery, viewing int64) {
 
 func (m *Feedback) getKey() fetch.GetKey[FeedbackPage] { return FeedbackKeys(m.ExtensionID, m.Applied) }
 
+// refused sends a person whose session a request was refused with to the
+// page that says so, and reports whether it did.
+func (m *Feedback) refused(err error) bool {
+	to := m.cfg.Session.Refused(err)
+	if to != "" && m.cfg.Navigate != nil {
+		m.cfg.Navigate(to)
+	}
+	return to != ""
+}
+
 func (m *Feedback) listChanged(s fetch.InfiniteState[FeedbackPage]) {
-	if to := m.cfg.Session.Refused(s.Err); to != "" {
-		if m.cfg.Navigate != nil {
-			m.cfg.Navigate(to)
-		}
+	if m.refused(s.Err) {
 		return
 	}
 	m.List = s
@@ -423,10 +430,7 @@ func (m *Feedback) fetchReport(id int64) {
 		if gen != m.viewGen {
 			return
 		}
-		if to := m.cfg.Session.Refused(err); to != "" {
-			if m.cfg.Navigate != nil {
-				m.cfg.Navigate(to)
-			}
+		if m.refused(err) {
 			return
 		}
 		if err != nil {
@@ -500,10 +504,7 @@ func (m *Feedback) SetStatus(status string) {
 			return
 		}
 		m.Moving = false
-		if to := m.cfg.Session.Refused(err); to != "" {
-			if m.cfg.Navigate != nil {
-				m.cfg.Navigate(to)
-			}
+		if m.refused(err) {
 			return
 		}
 		if err != nil {
@@ -550,10 +551,7 @@ func (m *Feedback) DeleteReport() {
 			return
 		}
 		m.Moving = false
-		if to := m.cfg.Session.Refused(err); to != "" {
-			if m.cfg.Navigate != nil {
-				m.cfg.Navigate(to)
-			}
+		if m.refused(err) {
 			return
 		}
 		if err != nil && !isNotFound(err) {

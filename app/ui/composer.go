@@ -25,21 +25,8 @@ import (
 // the drop area.
 func listenShots(ctx app.Context, dragging func(bool), attach func(name string, size int, data []byte, preview string)) (stop func()) {
 	doc := app.Window().Get("document")
-	type listener struct {
-		event string
-		fn    app.Func
-	}
-	var listeners []listener
-	add := func(event string, fn func(e app.Value)) {
-		f := app.FuncOf(func(_ app.Value, args []app.Value) any {
-			if len(args) > 0 {
-				fn(args[0])
-			}
-			return nil
-		})
-		doc.Call("addEventListener", event, f)
-		listeners = append(listeners, listener{event, f})
-	}
+	var listeners docListeners
+	add := listeners.add
 	within := func(e app.Value, selector string) bool {
 		t := e.Get("target")
 		return t.Truthy() && t.Get("closest").Type() == app.TypeFunction && t.Call("closest", selector).Truthy()
@@ -135,12 +122,7 @@ func listenShots(ctx app.Context, dragging func(bool), attach func(name string, 
 		readAll(t.Get("files"))
 		t.Set("value", "") // the same file again fires change again
 	})
-	return func() {
-		for _, l := range listeners {
-			doc.Call("removeEventListener", l.event, l.fn)
-			l.fn.Release()
-		}
-	}
+	return listeners.stop
 }
 
 // dispatch runs f on the page's own context: the page renders afterwards

@@ -21,21 +21,8 @@ import (
 // holds), and so that they survive re-renders of the zone.
 func listenDropZone(ctx app.Context, dragging func(on bool), take func([]upload.File)) (stop func()) {
 	doc := app.Window().Get("document")
-	type listener struct {
-		event string
-		fn    app.Func
-	}
-	var listeners []listener
-	add := func(event string, fn func(e app.Value)) {
-		f := app.FuncOf(func(_ app.Value, args []app.Value) any {
-			if len(args) > 0 {
-				fn(args[0])
-			}
-			return nil
-		})
-		doc.Call("addEventListener", event, f)
-		listeners = append(listeners, listener{event, f})
-	}
+	var listeners docListeners
+	add := listeners.add
 	depth := 0 // dragenter minus dragleave inside the zone; only listeners touch it
 	setDragging := func(on bool) {
 		ctx.Dispatch(func(app.Context) { dragging(on) })
@@ -112,12 +99,37 @@ func listenDropZone(ctx app.Context, dragging func(on bool), take func([]upload.
 		t.Set("value", "") // choosing the same file again fires change again
 		ctx.Dispatch(func(app.Context) { take(files) })
 	})
-	return func() {
-		for _, l := range listeners {
-			doc.Call("removeEventListener", l.event, l.fn)
-			l.fn.Release()
+	return listeners.stop
+}
+
+// docListeners are native listeners on the document, run synchronously
+// with the browser's event; stop removes and releases them.
+type docListeners []struct {
+	event string
+	fn    app.Func
+}
+
+func (ls *docListeners) add(event string, fn func(e app.Value)) {
+	f := app.FuncOf(func(_ app.Value, args []app.Value) any {
+		if len(args) > 0 {
+			fn(args[0])
 		}
+		return nil
+	})
+	app.Window().Get("document").Call("addEventListener", event, f)
+	*ls = append(*ls, struct {
+		event string
+		fn    app.Func
+	}{event, f})
+}
+
+func (ls *docListeners) stop() {
+	doc := app.Window().Get("document")
+	for _, l := range *ls {
+		doc.Call("removeEventListener", l.event, l.fn)
+		l.fn.Release()
 	}
+	*ls = nil
 }
 
 // carriesFiles reports whether a drag event carries files (not text or a

@@ -16,6 +16,13 @@ import (
 // eventStream reads an event stream's "data:" lines as they come.
 func eventStream(t *testing.T, e *env, path string, header http.Header) <-chan map[string]int64 {
 	t.Helper()
+	return eventsNamed(t, e, path, header, "bundles")
+}
+
+// eventsNamed reads the stream at path and hands over the data of each
+// event called name ("testers" events are another test's, and so on).
+func eventsNamed(t *testing.T, e *env, path string, header http.Header, name string) <-chan map[string]int64 {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	req, _ := http.NewRequestWithContext(ctx, "GET", e.URL+path, nil)
@@ -40,9 +47,7 @@ func eventStream(t *testing.T, e *env, path string, header http.Header) <-chan m
 			if name, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
 				event = name
 			}
-			// The bundles' revisions ("testers" events are another
-			// test's).
-			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && event == "bundles" {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && event == name {
 				var rev map[string]int64
 				json.Unmarshal([]byte(data), &rev)
 				out <- rev

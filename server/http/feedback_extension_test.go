@@ -1,7 +1,6 @@
 package http_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -249,32 +248,12 @@ func TestFeedbackWebhooksCarryLinks(t *testing.T) {
 // feedbackEvents reads the "feedback" events of an extension's stream.
 func feedbackEvents(t *testing.T, e *env, extID int64, header http.Header) <-chan int64 {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	req, _ := http.NewRequestWithContext(ctx, "GET", e.URL+api.EventsPath(extID), nil)
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("events: %v", err)
-	}
 	out := make(chan int64, 16)
+	events := eventsNamed(t, e, api.EventsPath(extID), header, "feedback")
 	go func() {
-		defer resp.Body.Close()
 		defer close(out)
-		sc := bufio.NewScanner(resp.Body)
-		event := ""
-		for sc.Scan() {
-			if name, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
-				event = name
-			}
-			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && event == "feedback" {
-				var rev struct{ Feedback int64 }
-				json.Unmarshal([]byte(data), &rev)
-				out <- rev.Feedback
-			}
+		for rev := range events {
+			out <- rev["feedback"]
 		}
 	}()
 	return out
