@@ -53,7 +53,7 @@ func (p *FeedbackPage) page(ctx app.Context) *model.Feedback {
 	}
 	p.m = model.NewFeedback(model.FeedbackConfig{
 		Env: pageEnv(ctx), Session: appSession(ctx),
-		Cache: cache, MaxPages: keptPages(model.FeedbackPageSize),
+		Cache: cache, Fallback: prerenderedPages[feedbackPage], MaxPages: keptPages(model.FeedbackPageSize),
 		Title:    func(t string) { setTitle(ctx, t) },
 		Navigate: ctx.Navigate,
 		Read:     func(e betaport.Extension) { rememberExtension(&e) },

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"encoding/json"
+	"strings"
 	"sync"
 
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
@@ -24,6 +25,7 @@ const (
 	KindBundles   = "bundles"
 	KindTesters   = "testers"
 	KindBuilds    = "builds"
+	KindFeedback  = "feedback"
 	KindSession   = "session" // who is visiting
 )
 
@@ -41,6 +43,10 @@ func firstBundlesKey(id int64) string { return firstKey(bundlesKeys(id)) }
 func firstTestersKey(id int64) string { return firstKey(testersKeys(id, nil)) }
 
 func firstBuildsKey() string { return firstKey(buildsKeys()) }
+
+func firstFeedbackKey(id int64) string {
+	return firstKey(model.FeedbackKeys(id, model.FeedbackQuery{}))
+}
 
 // PrerenderRequests lists the API answers the page at path is rendered
 // with.
@@ -60,6 +66,11 @@ func PrerenderRequests(path string) []PrerenderRequest {
 	case "testers":
 		// The extension too: the breadcrumbs name it.
 		return []PrerenderRequest{{KindExtension, api.ExtensionPath(id)}, {KindTesters, firstTestersKey(id)}}
+	}
+	if sub == "feedback" || strings.HasPrefix(sub, "feedback/") {
+		// The unfiltered list's first page (a filtered address reads its
+		// own once the app runs), the report opened among it.
+		return []PrerenderRequest{{KindExtension, api.ExtensionPath(id)}, {KindFeedback, firstFeedbackKey(id)}}
 	}
 	return nil
 }
@@ -122,6 +133,8 @@ func readPrerendered() {
 			primeJSON[fetch.CursorPage[betaport.Tester]](key, body, etag)
 		case KindBuilds:
 			primeJSON[fetch.CursorPage[betaport.Bundle]](key, body, etag)
+		case KindFeedback:
+			primeJSON[fetch.CursorPage[betaport.Feedback]](key, body, etag)
 		case KindEnded:
 			var pr api.Problem
 			if json.Unmarshal(body, &pr) == nil {

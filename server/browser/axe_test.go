@@ -101,6 +101,12 @@ func TestPagesAreAccessible(t *testing.T) {
 		{fmt.Sprintf("/extensions/%d/adoption", ext.ID), `#adoption .adoption-body`, "adoption"},
 		{"/no/such/page", `h1`, "an unknown address"},
 	}
+	// A report with a screenshot, for the feedback list and its viewer.
+	report := fbReport(t, m, ext.ID)
+	pages = append(pages,
+		struct{ path, ready, state string }{fmt.Sprintf("/extensions/%d/feedback", ext.ID), `[data-report]`, "feedback"},
+		struct{ path, ready, state string }{fmt.Sprintf("/extensions/%d/feedback/%d", ext.ID, report), `#report-shot-image`, "a report opened"},
+	)
 	for _, p := range pages {
 		openApp(t, ctx, m.URL()+p.path)
 		if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(p.ready))); err != nil {
@@ -212,6 +218,9 @@ func TestNarrowAndZoomedPagesReflow(t *testing.T) {
 	check(fmt.Sprintf("/extensions/%d/pages", ext.ID), `#classic-rows [data-bundle]`)
 	check(fmt.Sprintf("/extensions/%d/testers", d.Extensions[1].ID), `[data-tester]`)
 	check(fmt.Sprintf("/extensions/%d/settings", ext.ID), `#settings-facts`)
+	report := fbReport(t, m, ext.ID)
+	check(fmt.Sprintf("/extensions/%d/feedback", ext.ID), `[data-report]`)
+	check(fmt.Sprintf("/extensions/%d/feedback/%d", ext.ID, report), `#report-shot-image`)
 	// The same tab as a tester (the invite link signs the browser in).
 	openApp(t, ctx, m.URL()+d.TesterLink)
 	waitLocation(t, ctx, m.URL()+"/builds")

@@ -10,11 +10,15 @@ import (
 	"image/png"
 	"strings"
 	"testing"
+	"time"
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/betaport/betaport/app/betaport"
+	"github.com/betaport/betaport/server/cli"
 )
 
 // fbDrop drags files from the desktop onto the element sel and drops them
@@ -51,6 +55,31 @@ func fbImage(t *testing.T, w, h int, asJPEG bool) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// fbReport makes a report on extension id by one of its testers, with a
+// long first line and a 1280×800 screenshot, as the service keeps one,
+// and returns its id.
+func fbReport(t *testing.T, m *cli.Main, id int64) int64 {
+	t.Helper()
+	ctx := t.Context()
+	testers, err := m.Store.FindTesters(ctx, betaport.TesterFilter{ExtensionID: id, Limit: 1})
+	if err != nil || len(testers) == 0 {
+		t.Fatalf("a tester of extension %d: %v", id, err)
+	}
+	shot := fbImage(t, 1280, 800, false)
+	key := betaport.FeedbackKey(id, "a11y"+fmt.Sprint(time.Now().UnixNano()), 1, "image/png")
+	if err := m.Blobs.WriteAll(ctx, key, shot, nil); err != nil {
+		t.Fatal(err)
+	}
+	f := &betaport.Feedback{ExtensionID: id, TesterID: testers[0].ID, BundleNumber: 0, Version: "",
+		Text:   "After the last update the popup opens blank on every page I tried, including the settings page and a new tab; reloading the extension does not help.\nSteps: open the popup.",
+		Source: betaport.FeedbackFromBuildsPage, Browser: "Chrome 156", OS: "Linux",
+		Screenshots: []betaport.Screenshot{{Number: 1, Type: "image/png", Width: 1280, Height: 800, Size: int64(len(shot)), BlobKey: key}}}
+	if err := m.Store.CreateFeedback(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	return f.ID
 }
 
 // TestFeedbackFromTheBuildsPageArrivesLive: a tester opens "Report a
@@ -114,6 +143,7 @@ func TestFeedbackFromTheBuildsPageArrivesLive(t *testing.T) {
 	if n := evalJS[int](t, tester, `document.querySelectorAll("#shot-list li").length`); n != 2 {
 		t.Fatalf("after the GIF the form holds %d screenshots", n)
 	}
+	checkAccessible(t, tester, "the report form with two screenshots and a refusal")
 	do(t, tester, chromedp.Click(chromedp.CSS(`#send-feedback`)))
 	bbkWait(t, tester, `(document.querySelector("#feedback-sent")?.textContent ?? "").startsWith("Thank you: report #")`, "the report was not sent")
 	if v := evalJS[string](t, tester, `document.querySelector("#feedback-text").value + " / " + document.querySelectorAll("#shot-list li").length`); v != " / 0" {

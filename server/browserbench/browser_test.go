@@ -79,6 +79,10 @@ type listPage struct {
 	// rollback), answered when answer (the question it opens) shows.
 	press  string
 	answer string
+	// pressOpens: the press opens the row in the page's own address (the
+	// feedback list's viewer, /feedback/{id}): the page is then still the
+	// list's when its address starts with url.
+	pressOpens bool
 }
 
 // tab is a tab in a fresh browser context, signed in (the session cookie
@@ -388,7 +392,11 @@ func (t *tab) load(s *service, lp listPage, url string) (visit, error) {
 		return v, fmt.Errorf("%s: %w", url, err)
 	}
 	v.LostPresses = lost
-	err = pollTrue(t.ctx, `location.href === `+string(want)+` && !!window.__bench && window.__bench.visible >= 0 && window.__bench.ready >= 0`, 60*time.Second)
+	onPage := `location.href === ` + string(want)
+	if lp.pressOpens {
+		onPage = `location.href.startsWith(` + string(want) + `)`
+	}
+	err = pollTrue(t.ctx, onPage+` && !!window.__bench && window.__bench.visible >= 0 && window.__bench.ready >= 0`, 60*time.Second)
 	p, perr := chromedp.Run(t.ctx, chromedp.Evaluate[probe](`window.__bench || {dom: -1, visible: -1, ready: -1, why: "the probe did not run", frames: 0}`))
 	if err != nil {
 		if perr == nil {
