@@ -100,8 +100,10 @@ func (s *Server) receiveFeedback(w http.ResponseWriter, r *http.Request, ext *be
 // only the extension's own pages (chrome-extension://<its id>) may call it
 // from a browser. A revoked tester's URL is refused.
 func (s *Server) handleExtensionFeedback(w http.ResponseWriter, r *http.Request, _ *subject) {
-	feed, ok := s.extensionFeedbackFeed(w, r)
-	if !ok {
+	feed, err := s.extensionFeedbackFeed(w, r)
+	if err != nil {
+		s.Metrics.Feedback(metrics.FeedbackFromExtension, strings.TrimPrefix(ProblemFor(err).Type, "/problems/"))
+		s.Error(w, r, err)
 		return
 	}
 	s.receiveFeedback(w, r, feed.Extension, feed.Tester, betaport.FeedbackFromExtension)
@@ -110,7 +112,8 @@ func (s *Server) handleExtensionFeedback(w http.ResponseWriter, r *http.Request,
 // handleExtensionFeedbackPreflight answers a browser's CORS preflight of a
 // report from the extension (one that sets headers of its own).
 func (s *Server) handleExtensionFeedbackPreflight(w http.ResponseWriter, r *http.Request, _ *subject) {
-	if _, ok := s.extensionFeedbackFeed(w, r); !ok {
+	if _, err := s.extensionFeedbackFeed(w, r); err != nil {
+		s.Error(w, r, err)
 		return
 	}
 	h := w.Header()
@@ -123,36 +126,30 @@ func (s *Server) handleExtensionFeedbackPreflight(w http.ResponseWriter, r *http
 // extensionFeedbackFeed authorises a report from the extension: a tester's
 // update URL, not revoked, and no Origin or the extension's own. Other
 // origins (a web page that learned the URL) are refused before the body
-// is read; the extension's gets its CORS header.
-func (s *Server) extensionFeedbackFeed(w http.ResponseWriter, r *http.Request) (*publish.Feed, bool) {
+// is read; the extension's gets its CORS header, on refusals too.
+func (s *Server) extensionFeedbackFeed(w http.ResponseWriter, r *http.Request) (*publish.Feed, error) {
 	w.Header().Add("Vary", "Origin")
 	feed, err := s.Publish.UpdateFeed(r.Context(), r.PathValue("id"), r.PathValue("token"))
 	if err != nil {
-		s.Error(w, r, err)
-		return nil, false
+		return nil, err
 	}
 	origin := r.Header.Get("Origin")
 	own := "chrome-extension://" + feed.Extension.ChromeID
 	if origin != "" && (feed.Extension.ChromeID == "" || origin != own) {
-		s.Error(w, r, betaport.Errorf(betaport.EFORBIDDEN,
-			"Reports to this URL come from the extension itself (%s), not from %s.", own, origin))
-		return nil, false
+		return nil, betaport.Errorf(betaport.EFORBIDDEN, "Reports to this URL come from the extension itself (%s), not from %s.", own, origin)
 	}
 	if origin != "" {
-		// From here on the extension reads every answer, refusals too.
 		w.Header().Set("Access-Control-Allow-Origin", origin)
 	}
 	switch {
 	case feed.Tester == nil:
-		s.Error(w, r, betaport.Errorf(betaport.EFORBIDDEN,
-			"This is the extension's shared update URL, which no tester owns. Reports come from a tester's copy: install it from their builds page."))
-		return nil, false
+		return nil, betaport.Errorf(betaport.EFORBIDDEN,
+			"This is the extension's shared update URL, which no tester owns. Reports come from a tester's copy: install it from their builds page.")
 	case feed.Revoked():
-		s.Error(w, r, betaport.Errorf(betaport.EFORBIDDEN,
-			"This tester's access to the beta was revoked, so their reports are not taken. Ask the extension's admins to restore them."))
-		return nil, false
+		return nil, betaport.Errorf(betaport.EFORBIDDEN,
+			"This tester's access to the beta was revoked, so their reports are not taken. Ask the extension's admins to restore them.")
 	}
-	return feed, true
+	return feed, nil
 }
 
 // feedbackForm is a report as sent, before its build is known.

@@ -49,6 +49,8 @@ func versionForm(t *testing.T, text, version string, files ...reportFile) rawBod
 func TestFeedbackFromTheExtension(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
+	m := metrics.New("test")
+	e.App.Metrics = m // before any request of this env's
 	p := newPipeline(t, e, betaport.PlanProfessional)
 	admin := e.adminOf(t, mustTeam(t, e, p.ext))
 	b1 := e.publish(t, p.ext, "1.0.0")
@@ -141,6 +143,20 @@ func TestFeedbackFromTheExtension(t *testing.T) {
 	}
 	if after, afterBlobs := len(list()), len(e.keys(t, "feedback/")); after != before || afterBlobs != blobs {
 		t.Fatalf("refused reports kept something: %d → %d reports, %d → %d screenshots", before, after, blobs, afterBlobs)
+	}
+	// Counted: 3 kept; refused, 5 from elsewhere or a URL no tester may
+	// use, 1 made-up token, 1 bad version.
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{
+		`betaport_feedback_reports_total{outcome="received",source="extension"} 3`,
+		`betaport_feedback_reports_total{outcome="forbidden",source="extension"} 5`,
+		`betaport_feedback_reports_total{outcome="not-found",source="extension"} 1`,
+		`betaport_feedback_reports_total{outcome="bad-request",source="extension"} 1`,
+	} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("metrics lack %s", want)
+		}
 	}
 }
 
