@@ -79,9 +79,10 @@ type listPage struct {
 	// rollback), answered when answer (the question it opens) shows.
 	press  string
 	answer string
-	// pressOpens: the press opens the row in the page's own address (the
-	// feedback list's viewer, /feedback/{id}): the page is then still the
-	// list's when its address starts with url.
+	// pressOpens: the press is a link that opens the row in the page's own
+	// address (the feedback list's viewer, /feedback/{id}): the page is then
+	// still the list's when its address starts with url, and the link is
+	// pressed once the app runs the page (before, it loads another page).
 	pressOpens bool
 }
 
@@ -642,7 +643,14 @@ func (t *tab) loadMore(lp listPage) (res loadMoreResult, err error) {
 // polled every 10 ms. It returns when the click is answered; a click that
 // nothing answered in 10 s is made again, at most twice, and counted lost.
 func (t *tab) pressFirstButton(lp listPage, url string) (lost int, err error) {
-	centre := `(() => { if (location.href !== ` + url + `) return null;
+	ready := ""
+	if lp.pressOpens {
+		// A link works before the app runs the page (a whole page load of
+		// the row's address): it is pressed once the app runs it, to time
+		// the app's answer.
+		ready = `if (!document.querySelector(` + jsString(lp.ready) + `)) return null;`
+	}
+	centre := `(() => { if (location.href !== ` + url + `) return null; ` + ready + `
 		for (const b of document.querySelectorAll(` + jsString(lp.press) + `)) {
 			if (!b.checkVisibility()) continue;
 			const r = b.getBoundingClientRect(); const x = r.left + r.width / 2, y = r.top + r.height / 2;

@@ -21,8 +21,8 @@ var feedbackList = list{"feedback", func(app, base string, ext int64) listPage {
 }}
 
 // benchReports is how many reports the first extension gets: enough for
-// 100 "Load more" at 50 a page.
-const benchReports = 5_200
+// 100 "Load more" at 50 a page (End alone loads some pages too).
+const benchReports = 7_000
 
 // addReports gives extension id n reports from its testers, newest last,
 // a third of them with a screenshot's record (their bytes are not read by
