@@ -163,11 +163,14 @@ type Feedback struct {
 	// viewGen counts the reports viewed: an answer for another is
 	// dropped.
 	viewGen int
+	// moved holds the reports whose status this page set: a new one the
+	// list has not read again since is not marked seen twice.
+	moved map[int64]bool
 }
 
 // NewFeedback returns the page's model, showing nothing until Open.
 func NewFeedback(cfg FeedbackConfig) *Feedback {
-	m := &Feedback{cfg: cfg}
+	m := &Feedback{cfg: cfg, moved: map[int64]bool{}}
 	m.Live = Live{Shows: m.Shows, Settled: m.Settled, ReadAgain: m.ReadAgain}
 	return m
 }
@@ -448,9 +451,10 @@ func (m *Feedback) fetchReport(id int64) {
 	})
 }
 
-// shown: an admin sees a new report, which is then seen.
+// shown: an admin sees a new report, which is then seen (once: a report
+// this page moved already keeps the status it was given).
 func (m *Feedback) shown() {
-	if !m.Tester && m.Report != nil && m.Report.Status == betaport.FeedbackNew {
+	if !m.Tester && m.Report != nil && m.Report.Status == betaport.FeedbackNew && !m.moved[m.Report.ID] {
 		m.SetStatus(betaport.FeedbackSeen)
 	}
 }
@@ -497,6 +501,7 @@ func (m *Feedback) SetStatus(status string) {
 	}
 	m.Moving, m.MoveErr = true, nil
 	gen, ext, id := m.viewGen, m.ExtensionID, m.Report.ID
+	m.moved[id] = true
 	Call(m.cfg.Env, func(ctx context.Context, c *client.Client) (*betaport.Feedback, error) {
 		return c.SetFeedbackStatus(ctx, ext, id, status)
 	}, func(f *betaport.Feedback, err error) {
