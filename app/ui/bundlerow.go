@@ -80,10 +80,23 @@ func (r *bundleRow) Render() app.UI {
 	if r.Build {
 		cells = append(cells, cell(app.Strong().Class("build-name").Text(buildName(b))))
 	}
+	// The testers' reports on it not resolved yet, under the number (the
+	// actions' cell has no room left on a 1280 px window): on the
+	// rollback's line when it is one.
+	var open app.UI
+	if !r.Build && b.OpenFeedback > 0 {
+		open = app.A().Class("open-feedback").
+			Href(fmt.Sprintf("/extensions/%d/feedback?bundle=%d&status=open", b.ExtensionID, b.Number)).
+			Aria("label", fmt.Sprintf("%s on bundle #%d", openReports(b.OpenFeedback), b.Number)).
+			Title(openReports(b.OpenFeedback)).Text(fmt.Sprintf("%d open", b.OpenFeedback))
+	}
 	numberCell := app.Span().Class("bundle-number").Body(
 		app.Text(number),
 		app.If(!r.Build && b.Current, app.Span().Class("badge badge-active").Text("current")),
-		app.Small().Class("rollback-of").Hidden(b.RollbackOf == 0).Text(fmt.Sprintf("rollback of #%d", b.RollbackOf)),
+		app.If(open != nil && b.RollbackOf == 0, app.Small().Class("open-line").Body(open)),
+		app.Small().Class("rollback-of").Hidden(b.RollbackOf == 0).Body(
+			app.If(open != nil && b.RollbackOf != 0, open, app.Text(" · ")),
+			app.Text(fmt.Sprintf("rollback of #%d", b.RollbackOf))),
 	)
 	if r.Build {
 		// A build's notes go with its number: the row has no room for a
@@ -116,11 +129,6 @@ func (r *bundleRow) Render() app.UI {
 				Attr("download", "").Aria("label", fmt.Sprintf("Download bundle #%d", b.Number)).Text("Download"),
 			r.notesPanel(),
 			r.rollbackQuestion(),
-			// The reports on it not resolved yet (in the tree only then).
-			app.If(b.OpenFeedback > 0, app.A().Class("open-feedback").
-				Href(fmt.Sprintf("/extensions/%d/feedback?bundle=%d&status=open", b.ExtensionID, b.Number)).
-				Aria("label", fmt.Sprintf("%d open reports on bundle #%d", b.OpenFeedback, b.Number)).
-				Text(fmt.Sprintf("%d open", b.OpenFeedback))),
 			// Which channels serve the bundle, last: the widest cell has room.
 			app.Small().Class("bundle-channels").Hidden(r.Channels == "").Title(r.Channels).Text(r.Channels),
 		))
@@ -284,4 +292,13 @@ func humanSize(n int64) string {
 	default:
 		return fmt.Sprintf("%d B", n)
 	}
+}
+
+// openReports says how many reports on a bundle are not resolved: "1 open
+// report", "3 open reports".
+func openReports(n int64) string {
+	if n == 1 {
+		return "1 open report"
+	}
+	return fmt.Sprintf("%d open reports", n)
 }

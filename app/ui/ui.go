@@ -4,6 +4,7 @@
 package ui
 
 import (
+	"errors"
 	"regexp"
 	"strconv"
 	"strings"
@@ -131,6 +132,10 @@ func problemText(err error) string {
 	if err == nil {
 		return ""
 	}
+	var refused *betaport.Error
+	if errors.As(err, &refused) {
+		return refused.Message // said by the page itself, before sending
+	}
 	msg := err.Error()
 	if strings.Contains(msg, "Failed to fetch") || strings.Contains(msg, "net/http") {
 		return "The service cannot be reached. Check your connection and try again."
@@ -141,7 +146,7 @@ func problemText(err error) string {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // pagePaths are the addresses of the app's pages (see Register).
-var pagePaths = regexp.MustCompile(`^(/|/login|/ended|/builds|/extensions/\d+(/testers|/pages|/adoption|/settings)?)$`)
+var pagePaths = regexp.MustCompile(`^(/|/login|/ended|/builds|/extensions/\d+(/testers|/pages|/adoption|/settings|/channels|/feedback(/[1-9]\d*)?)?)$`)
 
 // KnownPage reports whether path is one of the app's pages; the server
 // answers any other with NotFoundPage and a 404 status.
@@ -261,8 +266,8 @@ func extensionNav(id int64, current string) app.UI {
 		link("pages", base+"/pages", "Page by page"),
 		link("testers", base+"/testers", "Testers"),
 		link("channels", base+"/channels", "Channels"),
-		link("feedback", base+"/feedback", "Feedback"),
 		link("adoption", base+"/adoption", "Adoption"),
+		link("feedback", base+"/feedback", "Feedback"),
 		link("settings", base+"/settings", "Settings"),
 	))
 }

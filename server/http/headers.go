@@ -8,11 +8,13 @@ import (
 // contentSecurityPolicy allows what the go-app page needs and nothing more:
 // our own scripts, styles, images, worker and API; compiling wasm
 // ('wasm-unsafe-eval', not 'unsafe-eval'); no framing, no plugins, no
-// inline scripts.
+// inline scripts. blob: images are the report form's previews of the
+// screenshots a tester attaches (object URLs the page itself makes of
+// their files).
 const contentSecurityPolicy = "default-src 'self'; " +
 	"script-src 'self' 'wasm-unsafe-eval'; " +
 	"style-src 'self'; " +
-	"img-src 'self' data:; " +
+	"img-src 'self' data: blob:; " +
 	"connect-src 'self'%s; " +
 	"worker-src 'self'; " +
 	"manifest-src 'self'; " +

@@ -272,9 +272,9 @@ func TestPageIDsHaveOneSpelling(t *testing.T) {
 	ext := storetest.MustExtension(t, e.DB, team, "Tab Tamer")
 	admin := http.Header{"Accept": {"text/html"}, "Cookie": e.adminOf(t, team)["Cookie"]}
 	id := strconv.FormatInt(ext.ID, 10)
-	for _, page := range []string{"", "/testers", "/pages", "/adoption", "/settings"} {
-		if _, body := e.do(t, "GET", "/extensions/"+id+page, admin); strings.Contains(string(body), `id="not-found"`) {
-			t.Fatalf("/extensions/%s%s says there is no page there", id, page)
+	for _, page := range []string{"", "/testers", "/pages", "/adoption", "/settings", "/channels", "/feedback", "/feedback/7"} {
+		if resp, body := e.do(t, "GET", "/extensions/"+id+page, admin); resp.StatusCode != http.StatusOK || strings.Contains(string(body), `id="not-found"`) {
+			t.Fatalf("/extensions/%s%s answers %d, or says there is no page there", id, page, resp.StatusCode)
 		}
 		for _, spelled := range []string{"0" + id, "00" + id, "0"} {
 			_, body := e.do(t, "GET", "/extensions/"+spelled+page, admin)
