@@ -108,7 +108,7 @@ test-packages: wasm scaleout-deps
 	  $$($(GO) list ./... | grep -v -e '/server/browser$$' -e '/server/http$$' -e '/server/cli$$' -e '/server/flows$$')
 
 test-browser: wasm chromium scaleout-deps axe
-	$(GO) test -count=1 -parallel 4 -timeout 20m ./server/browser
+	$(GO) test -count=1 -parallel 4 -timeout 40m ./server/browser
 
 test-race: wasm chromium scaleout-deps axe
 	$(GO) test $(RACE) -count=1 -parallel 4 -timeout 40m ./server/browser

@@ -64,7 +64,10 @@ func (p *BuildsPage) page(ctx app.Context) *model.Builds {
 		// A tester's builds follow their extension's publishes, as the
 		// admins' bundles list does.
 		Listen: func(id int64, shows func(api.Revision) bool, changed func()) func() {
-			return liveUpdates(ctx, id, shows, func(app.Context) { changed() })
+			return liveUpdates(ctx, id, shows, func(app.Context) { changed() },
+				// The tester's own reports follow the admins' moves, on the
+				// same stream.
+				map[string]func(api.Revision, bool){"feedback": p.feedbackEvent})
 		},
 	})
 	return p.m
@@ -90,9 +93,7 @@ func (p *BuildsPage) OnNav(ctx app.Context) {
 		})
 		p.composer.ExtensionID = id
 		stopShots := listenShots(ctx, func(on bool) { p.dragging = on }, p.composer.Attach)
-		// Their reports' status follows the admins' moves.
-		stopLive := listenEvents(ctx, id, map[string]func(api.Revision, bool){"feedback": p.mine.Live.Event})
-		p.stopReports = func() { stopShots(); stopLive(); p.mine.Close() }
+		p.stopReports = func() { stopShots(); p.mine.Close() }
 	})
 }
 
@@ -161,6 +162,14 @@ func (p *BuildsPage) installHelp() app.UI {
 		return nil
 	}
 	return installHelp(first.ExtensionID)
+}
+
+// feedbackEvent is the stream's "feedback" event: the tester's own
+// reports are read again when it moved.
+func (p *BuildsPage) feedbackEvent(rev api.Revision, known bool) {
+	if p.mine != nil {
+		p.mine.Live.Event(rev, known)
+	}
 }
 
 // renderFeedback is the report form and the tester's own reports, folded

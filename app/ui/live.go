@@ -65,15 +65,17 @@ func listenEvents(ctx app.Context, extensionID int64, on map[string]func(rev api
 
 // liveUpdates is listenBundles for a page that reads again whenever an
 // event brings a revision it does not show (shows), without reads of its
-// own to wait for: changed runs then.
-func liveUpdates(ctx app.Context, extensionID int64, shows func(api.Revision) bool, changed func(ctx app.Context)) (stop func()) {
+// own to wait for: changed runs then. more are the page's followers of
+// other events, on the same stream: each stream holds one of the few
+// connections a browser opens to a host, shared by all its tabs.
+func liveUpdates(ctx app.Context, extensionID int64, shows func(api.Revision) bool, changed func(ctx app.Context), more map[string]func(api.Revision, bool)) (stop func()) {
 	live := &model.Live{Shows: shows, ReadAgain: func() { changed(ctx) }}
 	// What a tester gets follows their channel: a rollout's step, a
 	// promote or a move to another channel is a "channels" event, read
 	// again once it differs from the one at connect (a dropped stream is
 	// the "bundles" follower's to read again).
 	var channels *int64
-	return listenEvents(ctx, extensionID, map[string]func(api.Revision, bool){
+	on := map[string]func(api.Revision, bool){
 		"bundles": live.Event,
 		"channels": func(rev api.Revision, known bool) {
 			if !known {
@@ -84,5 +86,9 @@ func liveUpdates(ctx app.Context, extensionID int64, shows func(api.Revision) bo
 			}
 			channels = &rev.Channels
 		},
-	})
+	}
+	for name, f := range more {
+		on[name] = f
+	}
+	return listenEvents(ctx, extensionID, on)
 }
