@@ -145,28 +145,21 @@ func TestExtensionSendsFeedback(t *testing.T) {
 	// DevTools on the extension's service worker, to see its requests as
 	// Chromium sends them. It waits for the page, not yet shown.
 	workerURL := own + "/background.js"
-	isWorker := func(i *target.Info) bool { return i.Type == "service_worker" && i.URL == workerURL }
-	// Listened for before the look, so a worker that starts in between is
-	// not missed.
-	started := chromedp.WaitNewTarget(tb.ctx, isWorker)
-	var workerID target.ID
-	infos, err := chromedp.Targets(tb.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, i := range infos {
-		if isWorker(i) {
-			workerID = i.TargetID
+	var worker *target.Info
+	for deadline := time.Now().Add(patient(10 * time.Second)); worker == nil; {
+		infos, err := chromedp.Targets(tb.ctx)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if workerID == "" {
-		select {
-		case workerID = <-started:
-		case <-time.After(patient(10 * time.Second)):
+		for _, i := range infos {
+			if i.Type == "service_worker" && i.URL == workerURL {
+				worker = i
+			}
 		}
-	}
-	if workerID == "" {
-		t.Fatalf("no service worker %s runs\n%s", workerURL, extensionLog(tb.log, chromeID))
+		if worker == nil && time.Now().After(deadline) {
+			t.Fatalf("no service worker %s runs\n%s", workerURL, extensionLog(tb.log, chromeID))
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	type sent struct {
 		method, url     string
@@ -182,7 +175,7 @@ func TestExtensionSendsFeedback(t *testing.T) {
 		}
 		return requests[id]
 	}
-	sw, cancelSW := chromedp.NewContext(tb.ctx, chromedp.WithTargetID(workerID), chromedp.WithDetachOnCancel(),
+	sw, cancelSW := chromedp.NewContext(tb.ctx, chromedp.WithTargetID(worker.TargetID), chromedp.WithDetachOnCancel(),
 		chromedp.WithListener(func(ev any) {
 			mu.Lock()
 			defer mu.Unlock()
