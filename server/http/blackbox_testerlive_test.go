@@ -331,10 +331,11 @@ func bbtlOpenStream(t *testing.T, base string, extID int64, who http.Header) *bb
 						ev.Name = "message"
 					}
 					json.Unmarshal([]byte(ev.Data), &ev.Fields)
-					if ev.Name == "channels" {
-						// Issue 31's channels event: these tests follow
-						// the bundles and the testers, as a page that
-						// listens for those two does.
+					if ev.Name == "channels" || ev.Name == "feedback" {
+						// Issue 31's channels and issue 32's feedback
+						// events: these tests follow the bundles and the
+						// testers, as a page that listens for those two
+						// does.
 						name, data = "", nil
 						continue
 					}

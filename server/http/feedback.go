@@ -17,7 +17,6 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/credential"
-	"github.com/betaport/betaport/server/crx"
 	"github.com/betaport/betaport/server/metrics"
 	"github.com/betaport/betaport/server/publish"
 	"github.com/betaport/betaport/server/screenshot"
@@ -212,7 +211,7 @@ func (s *Server) readFeedback(w http.ResponseWriter, r *http.Request) (*feedback
 				return nil, unreadable(err)
 			}
 			v := strings.TrimSpace(string(b))
-			if !crx.ValidVersion(v) {
+			if !publish.ValidVersion(v) {
 				return nil, &betaport.Error{Code: betaport.EINVALID, Param: "version", Message: fmt.Sprintf(
 					"version is the version the extension's manifest says, like 1.2.3 (chrome.runtime.getManifest().version); not %q.", v)}
 			}

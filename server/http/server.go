@@ -268,7 +268,7 @@ func isAPIPath(path string) bool {
 // page catch-all, as an Allow header value.
 func allowedMethods(mux *http.ServeMux, r *http.Request) string {
 	var allow []string
-	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions} {
 		probe := r.Clone(r.Context())
 		probe.Method = m
 		if _, pattern := mux.Handler(probe); pattern != "" && pattern != "GET /" {

@@ -417,3 +417,8 @@ func (s *Service) TesterCRX(ctx context.Context, ext *betaport.Extension, b *bet
 }
 
 var errNoPackage = betaport.Errorf(betaport.ENOTFOUND, "There is no such package.")
+
+// ValidVersion reports whether v is a version Chrome takes in a manifest,
+// like 1.2.3: what an installed copy reports as its own (feedback names
+// its build by it).
+func ValidVersion(v string) bool { return crx.ValidVersion(v) }
