@@ -108,10 +108,10 @@ test-packages: wasm scaleout-deps
 	  $$($(GO) list ./... | grep -v -e '/server/browser$$' -e '/server/http$$' -e '/server/cli$$' -e '/server/flows$$')
 
 test-browser: wasm chromium scaleout-deps axe
-	$(GO) test -count=1 -parallel 4 -timeout 40m ./server/browser
+	$(GO) test -count=1 -parallel 4 -timeout 60m ./server/browser
 
 test-race: wasm chromium scaleout-deps axe
-	$(GO) test $(RACE) -count=1 -parallel 4 -timeout 40m ./server/browser
+	$(GO) test $(RACE) -count=1 -parallel 4 -timeout 60m ./server/browser
 
 # The race detector, on every package but the SQLite engine: a C program
 # translated to Go (modernc.org/sqlite/lib), not ours, whose instrumented

@@ -48,6 +48,8 @@ type Problem struct {
 	// Restore is the path that restores a revoked tester (POST), on a
 	// refused invite of their e-mail.
 	Restore string `json:"restore,omitempty"`
+	// Scope names the scope an access token lacked (missing-scope).
+	Scope string `json:"scope,omitempty"`
 	// Problems lists everything wrong with a rejected zip.
 	Problems []betaport.ZipProblem `json:"problems,omitempty"`
 }

@@ -410,6 +410,7 @@ type Store interface {
 	WebhookStore
 	ChannelStore
 	FeedbackStore
+	TokenStore
 
 	// Ping checks that the store can answer queries (readiness).
 	Ping(ctx context.Context) error

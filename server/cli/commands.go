@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
@@ -37,6 +38,9 @@ func init() {
 		"key create":       keyCreate,
 		"key list":         keyList,
 		"key revoke":       keyRevoke,
+		"token create":     tokenCreate,
+		"token list":       tokenList,
+		"token revoke":     tokenRevoke,
 		"bundle rollback":  bundleRollback,
 		"bundle promote":   bundlePromote,
 		"channel list":     channelList,
@@ -418,5 +422,90 @@ func seed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "The sign-ins above could not be kept in the data folder (%v): note them now.\n", err)
 		}
 		return printJSON(stdout, d)
+	})
+}
+
+// The operator's token commands: an access token made with the data
+// folder, for the first script before anyone signs in (admins make theirs
+// on the settings page). A token never makes a token, so these have no
+// remote form.
+
+func tokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := DefaultConfig()
+	fs := flag.NewFlagSet("token create", flag.ContinueOnError)
+	id := fs.Int64("extension", 0, "the extension's `ID` (required)")
+	name := fs.String("name", "", "which script uses it, e.g. `\"nightly release\"` (required)")
+	scopes := fs.String("scopes", "", "what it may do, comma-separated: `"+strings.Join(betaport.AllScopes, ",")+"` (required)")
+	days := fs.Int("days", 0, "it stops working after `D` days (1–366; without it, when revoked)")
+	c.storageFlags(fs)
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	if *id == 0 || strings.TrimSpace(*name) == "" || *scopes == "" {
+		return usageError{"--extension, --name and --scopes are required"}
+	}
+	if *days < 0 || *days > 366 {
+		return usageError{"--days is 1 to 366"}
+	}
+	tok := &betaport.AccessToken{ExtensionID: *id, Name: *name, Scopes: strings.Split(*scopes, ","), CreatedBy: betaport.ActorCommandLine}
+	if *days > 0 {
+		at := betaport.Now().Add(time.Duration(*days) * 24 * time.Hour)
+		tok.ExpiresAt = &at
+	}
+	return withExistingStorage(ctx, c, func(st *Storage) error {
+		secret := credential.NewAccessToken()
+		if err := st.Store.CreateAccessToken(ctx, tok, credential.HashToken(secret)); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "Made token %d (%s) of extension %d. Its secret is printed this once: keep it as BETAPORT_TOKEN.\n", tok.ID, tok.Name, *id)
+		return printJSON(stdout, api.CreatedToken{Token: *tok, Secret: secret})
+	})
+}
+
+func tokenList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := DefaultConfig()
+	fs := flag.NewFlagSet("token list", flag.ContinueOnError)
+	id := fs.Int64("extension", 0, "the extension's `ID` (required)")
+	c.storageFlags(fs)
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	if *id == 0 {
+		return usageError{"--extension is required"}
+	}
+	return withExistingStorage(ctx, c, func(st *Storage) error {
+		all := []*betaport.AccessToken{}
+		for before := int64(0); ; {
+			page, err := st.Store.FindAccessTokens(ctx, *id, before, 100)
+			if err != nil {
+				return err
+			}
+			if len(page) == 0 {
+				return printJSON(stdout, all)
+			}
+			all = append(all, page...)
+			before = page[len(page)-1].ID
+		}
+	})
+}
+
+func tokenRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := DefaultConfig()
+	fs := flag.NewFlagSet("token revoke", flag.ContinueOnError)
+	id := fs.Int64("extension", 0, "the extension's `ID` (required)")
+	tokenID := fs.Int64("token", 0, "the token's `ID`, as token list shows it (required)")
+	c.storageFlags(fs)
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	if *id == 0 || *tokenID == 0 {
+		return usageError{"--extension and --token are required"}
+	}
+	return withExistingStorage(ctx, c, func(st *Storage) error {
+		tok, err := st.Store.RevokeAccessToken(ctx, *id, *tokenID, betaport.ActorCommandLine)
+		if err != nil {
+			return err
+		}
+		return printJSON(stdout, tok)
 	})
 }

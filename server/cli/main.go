@@ -341,6 +341,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		cmd, rest = cmd+" "+rest[0], rest[1:]
 	}
 	run, ok := commands[cmd]
+	if spec, remote := remoteCommands[cmd]; remote && (!ok || remoteWanted(rest)) {
+		run, ok = spec.run(cmd), true
+	}
 	if !ok {
 		fmt.Fprintf(stderr, "betaport: unknown command %q (\"betaport help\" lists them)\n", cmd)
 		return ExitUsage
@@ -384,7 +387,11 @@ func message(err error) string {
 	return betaport.ErrorMessage(err)
 }
 
-const usage = `betaport builds and serves browser-extension bundles to beta testers.
+// usage is the whole help: the operator's commands, then the admin's
+// remote ones (remoteUsage).
+var usage = usageOperator + remoteUsage()
+
+const usageOperator = `betaport builds and serves browser-extension bundles to beta testers.
 
 Usage:
   betaport serve [--addr A] [--data D] [--db URL] [--blob URL] [--base-url URL] [--secret S]
@@ -394,6 +401,9 @@ Usage:
   betaport key create --extension ID --label L --out key.json [--channel NAME]
   betaport key list --extension ID
   betaport key revoke --extension ID --key KEYID
+  betaport token create --extension ID --name N --scopes read,testers,... [--days D]
+  betaport token list --extension ID
+  betaport token revoke --extension ID --token TOKENID
   betaport bundle rollback --extension ID --to NUMBER [--channel NAME]
   betaport bundle promote --extension ID --bundle NUMBER --channel NAME [--percent P]
   betaport channel list --extension ID

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/debug"
 	"strings"
 
 	bphttp "github.com/betaport/betaport/server/http"
@@ -68,16 +69,31 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 
 // groups are the commands that have subcommands.
 var groups = map[string]bool{"team": true, "extension": true, "user": true, "key": true, "bundle": true, "signing-key": true,
-	"channel": true, "rollout": true}
+	"channel": true, "rollout": true, "tester": true, "webhook": true, "audit": true, "feedback": true, "token": true}
 
 // groupUsage is the usage lines of a group's subcommands.
 func groupUsage(group string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Usage:\n")
-	for _, line := range strings.Split(usage, "\n") {
+	remote := false
+	for _, line := range strings.Split(usageOperator, "\n") {
 		if strings.HasPrefix(line, "  betaport "+group+" ") {
 			b.WriteString(line + "\n")
 		}
+	}
+	for _, line := range strings.Split(remoteUsage(), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 3 || fields[0] != "betaport" || fields[1] != group {
+			continue
+		}
+		if _, both := commands[group+" "+fields[2]]; both {
+			remote = true // listed above; --server runs it remotely
+			continue
+		}
+		b.WriteString(line + "\n")
+	}
+	if remote {
+		fmt.Fprintf(&b, "\nWith --server URL (or BETAPORT_SERVER) and BETAPORT_TOKEN, these run on a remote\nservice, without --extension when the token sees one (\"betaport help\" lists the scopes).\n")
 	}
 	fmt.Fprintf(&b, "\nRun \"betaport %s SUBCOMMAND -h\" for a subcommand's flags.\n", group)
 	return b.String()
@@ -88,8 +104,26 @@ func isHelp(arg string) bool {
 	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "help"
 }
 
-// version is what --version prints: the build id (the one /healthz and the
-// pages carry) and the Go that built the binary.
+// version is what --version prints: the semantic version, the build id
+// (the one /healthz and the pages carry) and the Go that built the binary.
 func version() string {
-	return fmt.Sprintf("betaport %s (%s %s/%s)\n", bphttp.BuildID(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return fmt.Sprintf("betaport %s (build %s, %s %s/%s)\n", versionNumber(), bphttp.BuildID(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+// Release is the semantic version make stamps into a build of a tagged
+// commit (-X …/server/cli.Release=v1.2.3); empty otherwise.
+var Release string
+
+// versionNumber is the binary's semantic version: the one make stamped,
+// else the module's from the build information (Go writes a pseudo-version
+// such as v0.0.0-20261202143000-abcdef123456 from the checkout it built),
+// else 0.0.0-dev.
+func versionNumber() string {
+	if Release != "" {
+		return strings.TrimPrefix(Release, "v")
+	}
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		return strings.TrimPrefix(info.Main.Version, "v")
+	}
+	return "0.0.0-dev"
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"golang.org/x/crypto/argon2"
+
+	"github.com/betaport/betaport/app/betaport"
 )
 
 // Argon2id parameters: OWASP's minimum recommendation (19 MiB, 2 passes),
@@ -84,6 +86,10 @@ func NewToken() string {
 	rand.Read(b)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
+
+// NewAccessToken returns a new access token's secret: a token with the
+// prefix that tells it apart (betaport.TokenPrefix).
+func NewAccessToken() string { return betaport.TokenPrefix + NewToken() }
 
 // HashToken is what is stored of a token: a leaked database holds no
 // usable session or link.

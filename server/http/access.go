@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -39,10 +40,12 @@ const (
 	KeyOrAdmin Access = "key-or-extension-admin"
 )
 
-// Route is a registered route and who may call it.
+// Route is a registered route, who may call it and, for access tokens,
+// the scope it needs ("": tokens are refused).
 type Route struct {
 	Pattern string
 	Access  Access
+	Scope   string
 }
 
 // Routes lists the registered routes (for the access table test).
@@ -55,11 +58,18 @@ type subjectHandler func(w http.ResponseWriter, r *http.Request, who *subject)
 
 type extensionHandler func(w http.ResponseWriter, r *http.Request, who *subject, ext *betaport.Extension)
 
-// route registers a handler that needs no extension, after the access check.
+// route registers a handler that needs no extension, after the access
+// check. Access tokens are refused: an extension's admin API is
+// routeExtension's (GET /api/extensions excepted, routeScoped).
 func (s *Server) route(mux *http.ServeMux, pattern string, a Access, h subjectHandler) {
-	s.routeTable = append(s.routeTable, Route{pattern, a})
+	s.routeScoped(mux, pattern, a, "", h)
+}
+
+// routeScoped is route for a route that access tokens with scope may call.
+func (s *Server) routeScoped(mux *http.ServeMux, pattern string, a Access, scope string, h subjectHandler) {
+	s.routeTable = append(s.routeTable, Route{pattern, a, scope})
 	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		who, ok := s.admit(w, r, a)
+		who, ok := s.admit(w, r, a, scope)
 		if !ok {
 			return
 		}
@@ -68,14 +78,18 @@ func (s *Server) route(mux *http.ServeMux, pattern string, a Access, h subjectHa
 }
 
 // routeExtension registers a handler of one extension's resources, named by
-// the {id} path parameter, after the access check.
-func (s *Server) routeExtension(mux *http.ServeMux, pattern string, a Access, h extensionHandler) {
+// the {id} path parameter, after the access check. scope is what an access
+// token of the extension needs to call it ("": tokens are refused).
+func (s *Server) routeExtension(mux *http.ServeMux, pattern string, a Access, scope string, h extensionHandler) {
 	if a != ExtensionMember && a != ExtensionAdmin {
 		panic("routeExtension " + pattern + ": access must be extension-scoped")
 	}
-	s.routeTable = append(s.routeTable, Route{pattern, a})
+	if scope != "" && !slices.Contains(betaport.AllScopes, scope) {
+		panic("routeExtension " + pattern + ": no scope " + scope)
+	}
+	s.routeTable = append(s.routeTable, Route{pattern, a, scope})
 	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		who, ok := s.admit(w, r, SignedIn)
+		who, ok := s.admit(w, r, SignedIn, scope)
 		if !ok {
 			return
 		}
@@ -89,8 +103,8 @@ func (s *Server) routeExtension(mux *http.ServeMux, pattern string, a Access, h 
 
 // admit applies the checks every route shares: an API query readable as
 // it was meant, the cross-origin check for cookie-authenticated changes,
-// then who is signed in.
-func (s *Server) admit(w http.ResponseWriter, r *http.Request, a Access) (*subject, bool) {
+// then who is signed in, and an access token's scope.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, a Access, scope string) (*subject, bool) {
 	if isAPI(r.URL.Path) {
 		if param, detail := queryProblem(r.URL.RawQuery); detail != "" {
 			badParam(w, param, detail)
@@ -127,6 +141,9 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, a Access) (*subje
 	if who.anonymous() {
 		writeProblem(w, problem(http.StatusUnauthorized, api.ProblemUnauthorized,
 			"Sign in first: admins at /login, testers through their personal invite link."))
+		return nil, false
+	}
+	if !tokenAllowed(w, who, scope) {
 		return nil, false
 	}
 	return who, true
@@ -173,6 +190,8 @@ func (s *Server) extensionFor(w http.ResponseWriter, r *http.Request, who *subje
 	switch {
 	case who.user != nil && who.user.TeamID == ext.TeamID:
 		return ext, true
+	case who.token != nil && who.token.ExtensionID == ext.ID:
+		return ext, true // its scope was checked by admit
 	case who.tester != nil && who.tester.ExtensionID == ext.ID:
 		if a == ExtensionMember {
 			return ext, true

@@ -15,6 +15,7 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/credential"
+	bphttp "github.com/betaport/betaport/server/http"
 	"github.com/betaport/betaport/server/storetest"
 	"github.com/betaport/betaport/server/webhook"
 )
@@ -95,17 +96,39 @@ func checkNotModified(t *testing.T, e *env, pattern, path string, header func() 
 	}
 }
 
+// accessRow is a route's row in the access table.
+type accessRow struct {
+	path   string     // with parameters filled
+	body   func() any // JSON body, or nil
+	status [6]int     // per person, in walkEveryRoute's order
+}
+
+// accessSubject is one kind of caller in the walk, and what it gets.
+type accessSubject struct {
+	name   string
+	header func() http.Header
+	want   func(r accessRow) int
+}
+
 // TestAccess walks every registered route as each kind of person and
 // checks the status each gets. A route without a row fails the test: new
 // routes must say here who may call them.
 func TestAccess(t *testing.T) {
 	t.Parallel()
-	walkEveryRoute(t, newEnv(t))
+	walkEveryRoute(t, newEnv(t), asPeople)
 }
 
-// walkEveryRoute calls every route of e as each kind of person, with a
-// request that route takes, and checks who gets what.
-func walkEveryRoute(t *testing.T, e *env) {
+// The ways walkEveryRoute calls the routes: as each kind of person, or
+// with access tokens (TestAccessWithTokens).
+const (
+	asPeople = "people"
+	asTokens = "tokens"
+)
+
+// walkEveryRoute calls every route of e as each kind of person (or with
+// each kind of access token), with a request that route takes, and checks
+// who gets what.
+func walkEveryRoute(t *testing.T, e *env, as string) {
 	ctx := context.Background()
 	teamA := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
 	teamB := storetest.MustTeam(t, e.DB, betaport.PlanProfessional)
@@ -130,6 +153,10 @@ func walkEveryRoute(t *testing.T, e *env) {
 	}
 	toResend, _ := e.testerOf(t, extA, betaport.TesterInvited)
 	toRevoke := storetest.MustKey(t, e.DB, extA.ID, "To revoke", "to-revoke-secret")
+	tokenToRevoke := &betaport.AccessToken{ExtensionID: extA.ID, Name: "To revoke", Scopes: []string{"read"}, CreatedBy: "admin-a@example.com"}
+	if err := e.DB.CreateAccessToken(ctx, tokenToRevoke, "token-to-revoke-hash"); err != nil {
+		t.Fatal(err)
+	}
 	hook := &betaport.Webhook{ExtensionID: extA.ID, URL: "https://hooks.example.com/a", Secret: "whsec_a", CreatedBy: "admin-a@example.com"}
 	toDelete := &betaport.Webhook{ExtensionID: extA.ID, URL: "https://hooks.example.com/b", Secret: "whsec_b", CreatedBy: "admin-a@example.com"}
 	for _, h := range []*betaport.Webhook{hook, toDelete} {
@@ -166,9 +193,12 @@ func walkEveryRoute(t *testing.T, e *env) {
 		t.Fatalf("tester A's second report = %d %s", resp.StatusCode, body)
 	}
 
+	type row = accessRow
 	// Each request gets its own fresh session, so a sign-out in one cell
 	// cannot change another.
-	subjects := []struct {
+	type subjectCase = accessSubject
+	var people []subjectCase
+	for i, sc := range []struct {
 		name   string
 		header func() http.Header
 	}{
@@ -183,14 +213,15 @@ func walkEveryRoute(t *testing.T, e *env) {
 			e.DB.RevokeTester(ctx, revoked.ID, "admin@example.com")
 			return e.cookie(t, betaport.Session{TesterID: revoked.ID})
 		}},
+	} {
+		people = append(people, subjectCase{sc.name, sc.header, func(r row) int { return r.status[i] }})
+	}
+	subjectsFor := func(rt bphttp.Route) []subjectCase { return people }
+	if as == asTokens {
+		subjectsFor = tokenSubjects(t, e, extA, extB)
 	}
 
 	id := strconv.FormatInt(extA.ID, 10)
-	type row struct {
-		path   string     // with parameters filled
-		body   func() any // JSON body, or nil
-		status [6]int     // per subject, in the order above
-	}
 	signIn := func() any { return api.SignIn{Email: "admin-a@example.com", Password: "admin a password"} }
 	invite := func() any { return api.Invite{Email: uniqueEmail("invitee"), Name: "New"} }
 	table := map[string]row{
@@ -217,6 +248,12 @@ func walkEveryRoute(t *testing.T, e *env) {
 			"/api/extensions/" + id + "/keys", func() any { return api.NewKey{Label: "CI"} }, [6]int{401, 201, 404, 403, 404, 401}},
 		"DELETE /api/extensions/{id}/keys/{keyId}": {
 			"/api/extensions/" + id + "/keys/" + strconv.FormatInt(toRevoke.ID, 10), nil, [6]int{401, 200, 404, 403, 404, 401}},
+		"GET /api/extensions/{id}/tokens": {
+			"/api/extensions/" + id + "/tokens", nil, [6]int{401, 200, 404, 403, 404, 401}},
+		"POST /api/extensions/{id}/tokens": {
+			"/api/extensions/" + id + "/tokens", func() any { return api.NewToken{Name: "CI", Scopes: []string{"read"}} }, [6]int{401, 201, 404, 403, 404, 401}},
+		"DELETE /api/extensions/{id}/tokens/{tokenId}": {
+			"/api/extensions/" + id + "/tokens/" + strconv.FormatInt(tokenToRevoke.ID, 10), nil, [6]int{401, 200, 404, 403, 404, 401}},
 		"GET /api/extensions/{id}/audit": {
 			"/api/extensions/" + id + "/audit", nil, [6]int{401, 200, 404, 403, 404, 401}},
 		"GET /api/extensions/{id}/adoption": {
@@ -313,7 +350,7 @@ func walkEveryRoute(t *testing.T, e *env) {
 		}
 		delete(table, rt.Pattern)
 		method, _, _ := strings.Cut(rt.Pattern, " ")
-		for i, sub := range subjects {
+		for _, sub := range subjectsFor(rt) {
 			path := r.path
 			if rt.Pattern == "GET /t/{token}" {
 				_, token := e.testerOf(t, extA, betaport.TesterInvited)
@@ -335,7 +372,7 @@ func walkEveryRoute(t *testing.T, e *env) {
 				path = strings.TrimPrefix(u, e.URL) + r.path
 			}
 			resp, respBody := e.send(t, method, path, sub.header(), body)
-			want := r.status[i]
+			want := sub.want(r)
 			// On S3, a redirect to the file; but a tester's own CRX is
 			// made for them and sent by the server.
 			personal := strings.HasSuffix(rt.Pattern, "/crx") && strings.Contains(sub.name, "tester")
@@ -367,7 +404,10 @@ func walkEveryRoute(t *testing.T, e *env) {
 		{api.PathSubmitUpload, [6]int{400, 200, 404, 403, 403, 400}},
 		{api.PathSubmitSign, [6]int{400, 409, 404, 403, 403, 400}},
 	} {
-		for i, sub := range subjects {
+		if as == asTokens {
+			break // a token is not a submit key: TestTokensAreNotSubmitKeys
+		}
+		for i, sub := range people {
 			resp, respBody := e.send(t, "POST", r.path, sub.header(), keyless())
 			if resp.StatusCode != r.status[i] {
 				t.Errorf("POST %s without a key as %s: %d, want %d (%s)", r.path, sub.name, resp.StatusCode, r.status[i], respBody)

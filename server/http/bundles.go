@@ -54,7 +54,7 @@ func (s *Server) handleListBundles(w http.ResponseWriter, r *http.Request, who *
 		return
 	}
 	var open map[int64]int64 // the admins' counts of reports to read
-	if who.user != nil {
+	if who.admin() {
 		if open, err = s.Store.OpenFeedbackCounts(r.Context(), ext.ID, numbers); err != nil {
 			s.Error(w, r, err)
 			return
@@ -297,7 +297,7 @@ func (s *Server) handleRollback(w http.ResponseWriter, r *http.Request, who *sub
 	if r.ContentLength != 0 && !s.readJSON(w, r, &in) {
 		return
 	}
-	b, fresh, err := s.Publish.Rollback(r.Context(), ext, n, in.Channel, who.user.Email)
+	b, fresh, err := s.Publish.Rollback(r.Context(), ext, n, in.Channel, who.actor())
 	if err != nil {
 		s.Error(w, r, err)
 		return

@@ -54,7 +54,7 @@ func (s *Server) handleCreateChannel(w http.ResponseWriter, r *http.Request, who
 	if !s.readJSON(w, r, &in) {
 		return
 	}
-	c, err := s.Store.CreateChannel(r.Context(), ext.ID, in.Name, who.user.Email)
+	c, err := s.Store.CreateChannel(r.Context(), ext.ID, in.Name, who.actor())
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -79,7 +79,7 @@ func (s *Server) handlePromote(w http.ResponseWriter, r *http.Request, who *subj
 		return
 	}
 	c, err := s.Store.PromoteBundle(r.Context(), ext.ID, n,
-		betaport.Placement{Channel: in.Channel, Percent: in.Percent, Actor: who.user.Email})
+		betaport.Placement{Channel: in.Channel, Percent: in.Percent, Actor: who.actor()})
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -108,7 +108,7 @@ func (s *Server) handleChangeRollout(w http.ResponseWriter, r *http.Request, who
 			return
 		}
 	}
-	c, err := s.Store.ChangeRollout(r.Context(), ext.ID, r.PathValue("channel"), action, in.Percent, who.user.Email)
+	c, err := s.Store.ChangeRollout(r.Context(), ext.ID, r.PathValue("channel"), action, in.Percent, who.actor())
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -127,7 +127,7 @@ func (s *Server) handleSetTesterChannel(w http.ResponseWriter, r *http.Request, 
 	if !s.readJSON(w, r, &in) {
 		return
 	}
-	t, err := s.Store.SetTesterChannel(r.Context(), t.ID, in.Channel, who.user.Email)
+	t, err := s.Store.SetTesterChannel(r.Context(), t.ID, in.Channel, who.actor())
 	if err != nil {
 		s.Error(w, r, err)
 		return

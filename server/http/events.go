@@ -127,7 +127,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, who *subje
 	}
 	// A tester's builds page follows the bundles; the testers' comings
 	// and goings and their copies' checks are the admins' to see.
-	admin := who.user != nil
+	admin := who.admin()
 	if !admin {
 		rev.Testers = 0
 	}
@@ -197,14 +197,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, who *subje
 	// page's EventSource then reconnects and is answered as it must be.
 	allowed := func() bool {
 		now, err := s.authenticate(r)
-		switch {
-		case err != nil || now == nil:
-			return false
-		case admin:
-			return now.user != nil && now.user.ID == who.user.ID
-		default:
-			return now.tester != nil && who.tester != nil && now.tester.ID == who.tester.ID
-		}
+		return err == nil && who.stillTheSame(now)
 	}
 	beat := time.NewTicker(eventHeartbeat)
 	defer beat.Stop()

@@ -417,7 +417,7 @@ func (s *Server) handleFeedbackStatus(w http.ResponseWriter, r *http.Request, wh
 	if !s.readJSON(w, r, &in) {
 		return
 	}
-	f, err := s.Store.SetFeedbackStatus(r.Context(), ext.ID, id, in.Status, who.user.Email)
+	f, err := s.Store.SetFeedbackStatus(r.Context(), ext.ID, id, in.Status, who.actor())
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -433,7 +433,7 @@ func (s *Server) handleDeleteFeedback(w http.ResponseWriter, r *http.Request, wh
 	if !ok {
 		return
 	}
-	f, err := s.Store.DeleteFeedback(r.Context(), ext.ID, id, who.user.Email)
+	f, err := s.Store.DeleteFeedback(r.Context(), ext.ID, id, who.actor())
 	if err != nil {
 		s.Error(w, r, err)
 		return

@@ -70,6 +70,10 @@ func TestIDsHaveOneSpelling(t *testing.T) {
 	admin := e.adminOf(t, mustTeam(t, e, ext))
 	tester, _ := e.testerOf(t, ext, betaport.TesterActive)
 	key := storetest.MustKey(t, e.DB, ext.ID, "To keep", "to-keep-secret")
+	token := &betaport.AccessToken{ExtensionID: ext.ID, Name: "To keep", Scopes: []string{"read"}, CreatedBy: "admin@example.com"}
+	if err := e.DB.CreateAccessToken(ctx, token, "to-keep-token-hash"); err != nil {
+		t.Fatal(err)
+	}
 	hook := &betaport.Webhook{ExtensionID: ext.ID, URL: "https://hooks.example.com/a", Secret: "whsec_a", CreatedBy: "admin@example.com"}
 	if err := e.DB.CreateWebhook(ctx, hook, webhook.Sealer(testKeyring)); err != nil {
 		t.Fatal(err)
@@ -104,11 +108,13 @@ func TestIDsHaveOneSpelling(t *testing.T) {
 		"channel":    func() string { return "beta" },
 		"feedbackId": func() string { return itoa(report.ID) },
 		"action":     func() string { return "halt" },
+		"tokenId":    func() string { return itoa(token.ID) },
 	}
 	bodies := map[string]func() any{
 		"POST /api/extensions/{id}/testers":  func() any { return api.Invite{Email: uniqueEmail("respelled"), Name: "R"} },
 		"POST /api/extensions/{id}/keys":     func() any { return api.NewKey{Label: "Respelled"} },
 		"POST /api/extensions/{id}/webhooks": func() any { return api.NewWebhook{URL: "https://hooks.example.com/respelled"} },
+		"POST /api/extensions/{id}/tokens":   func() any { return api.NewToken{Name: "Respelled", Scopes: []string{"read"}} },
 	}
 	param := regexp.MustCompile(`\{([^}]+)\}`)
 	fill := func(tmpl, name, spelled string) string {

@@ -67,7 +67,7 @@ func TestJSONTextMustBeUnicode(t *testing.T) {
 	ext := api.ExtensionPath(p.ext.ID)
 	state := func() string {
 		var b strings.Builder
-		for _, path := range []string{ext + "/testers?limit=100", ext + "/keys?limit=100", ext + "/webhooks?limit=100"} {
+		for _, path := range []string{ext + "/testers?limit=100", ext + "/keys?limit=100", ext + "/webhooks?limit=100", ext + "/tokens?limit=100"} {
 			_, body := e.do(t, "GET", path, admin)
 			b.Write(body)
 		}
@@ -93,6 +93,7 @@ func TestJSONTextMustBeUnicode(t *testing.T) {
 		"POST /api/extensions/{id}/feedback/{feedbackId}/status": {{admin, map[string]string{"status": "seen"}}},
 		"POST /api/extensions/{id}/keys":                         {{admin, map[string]string{"label": "CI", "channel": "beta"}}},
 		"POST /api/extensions/{id}/webhooks":                     {{admin, map[string]string{"url": "https://hooks.example.com/x"}}},
+		"POST /api/extensions/{id}/tokens":                       {{admin, map[string]string{"name": "CI", "expiresAt": "2027-01-01T00:00:00Z"}}},
 		"POST /api/submit/upload": {
 			{nil, map[string]string{"extensionId": id, "apiKey": p.key.APIKey, "releaseNotes": "Notes", "channel": "beta"}},
 			{admin, map[string]string{"extensionId": id, "releaseNotes": "Notes", "channel": "beta"}},

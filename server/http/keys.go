@@ -20,7 +20,7 @@ func (s *Server) handleCreateKey(w http.ResponseWriter, r *http.Request, who *su
 		return
 	}
 	secret := credential.NewToken()
-	k := &betaport.Key{ExtensionID: ext.ID, Label: in.Label, CreatedBy: who.user.Email, Channel: in.Channel}
+	k := &betaport.Key{ExtensionID: ext.ID, Label: in.Label, CreatedBy: who.actor(), Channel: in.Channel}
 	if err := s.Store.CreateKey(r.Context(), k, publish.HashKey(secret)); err != nil {
 		s.Error(w, r, err)
 		return
@@ -56,7 +56,7 @@ func (s *Server) handleRevokeKey(w http.ResponseWriter, r *http.Request, who *su
 	if !ok {
 		return
 	}
-	k, err := s.Store.RevokeKey(r.Context(), ext.ID, id, who.user.Email)
+	k, err := s.Store.RevokeKey(r.Context(), ext.ID, id, who.actor())
 	if err != nil {
 		s.Error(w, r, err)
 		return

@@ -133,47 +133,52 @@ func (s *Server) routes() http.Handler {
 	s.route(mux, "DELETE /api/session", Public, s.handleSignOut)
 	s.route(mux, "GET /t/{token}", Public, s.handleInviteLink)
 
-	s.route(mux, "GET /api/extensions", SignedIn, s.handleListExtensions)
+	s.routeScoped(mux, "GET /api/extensions", SignedIn, betaport.ScopeRead, s.handleListExtensions)
 	s.route(mux, "GET /api/builds", SignedIn, s.handleListBuilds)
-	s.routeExtension(mux, "GET /api/extensions/{id}", ExtensionMember, s.handleGetExtension)
-	s.routeExtension(mux, "GET /api/extensions/{id}/testers", ExtensionAdmin, s.handleListTesters)
-	s.routeExtension(mux, "POST /api/extensions/{id}/testers", ExtensionAdmin, s.handleInviteTester)
-	s.routeExtension(mux, "DELETE /api/extensions/{id}/testers/{testerId}", ExtensionAdmin, s.handleRevokeTester)
-	s.routeExtension(mux, "POST /api/extensions/{id}/testers/{testerId}/restore", ExtensionAdmin, s.handleRestoreTester)
-	s.routeExtension(mux, "POST /api/extensions/{id}/testers/{testerId}/invite", ExtensionAdmin, s.handleResendInvite)
-	s.routeExtension(mux, "PUT /api/extensions/{id}/testers/{testerId}/channel", ExtensionAdmin, s.handleSetTesterChannel)
-	s.routeExtension(mux, "GET /api/extensions/{id}/keys", ExtensionAdmin, s.handleListKeys)
-	s.routeExtension(mux, "POST /api/extensions/{id}/keys", ExtensionAdmin, s.handleCreateKey)
-	s.routeExtension(mux, "DELETE /api/extensions/{id}/keys/{keyId}", ExtensionAdmin, s.handleRevokeKey)
-	s.routeExtension(mux, "GET /api/extensions/{id}/audit", ExtensionAdmin, s.handleListAudit)
-	s.routeExtension(mux, "GET /api/extensions/{id}/adoption", ExtensionAdmin, s.handleAdoption)
-	s.routeExtension(mux, "GET /api/extensions/{id}/installs", ExtensionAdmin, s.handleInstalls)
-	s.routeExtension(mux, "GET /api/extensions/{id}/webhooks", ExtensionAdmin, s.handleListWebhooks)
-	s.routeExtension(mux, "POST /api/extensions/{id}/webhooks", ExtensionAdmin, s.handleCreateWebhook)
-	s.routeExtension(mux, "DELETE /api/extensions/{id}/webhooks/{webhookId}", ExtensionAdmin, s.handleDeleteWebhook)
-	s.routeExtension(mux, "GET /api/extensions/{id}/webhooks/{webhookId}/deliveries", ExtensionAdmin, s.handleListDeliveries)
-	s.routeExtension(mux, "POST /api/extensions/{id}/webhooks/{webhookId}/test", ExtensionAdmin, s.handleTestWebhook)
-	s.routeExtension(mux, "GET /api/extensions/{id}/bundles", ExtensionMember, s.handleListBundles)
-	s.routeExtension(mux, "GET /api/extensions/{id}/events", ExtensionMember, s.handleEvents)
-	s.routeExtension(mux, "GET /api/extensions/{id}/bundles/current", ExtensionMember, s.handleCurrentBundle)
-	s.routeExtension(mux, "GET /api/extensions/{id}/bundles/current/download", ExtensionMember, s.handleDownloadCurrent)
-	s.routeExtension(mux, "GET /api/extensions/{id}/bundles/{number}/download", ExtensionMember, s.handleDownloadBundle)
-	s.routeExtension(mux, "GET /api/extensions/{id}/bundles/{number}/crx", ExtensionMember, s.handleDownloadCRX)
-	s.routeExtension(mux, "POST /api/extensions/{id}/bundles/{number}/rollback", ExtensionAdmin, s.handleRollback)
-	s.routeExtension(mux, "POST /api/extensions/{id}/bundles/{number}/promote", ExtensionAdmin, s.handlePromote)
-	s.routeExtension(mux, "GET /api/extensions/{id}/channels", ExtensionAdmin, s.handleListChannels)
-	s.routeExtension(mux, "POST /api/extensions/{id}/channels", ExtensionAdmin, s.handleCreateChannel)
-	s.routeExtension(mux, "GET /api/extensions/{id}/channels/{channel}", ExtensionAdmin, s.handleGetChannel)
-	s.routeExtension(mux, "POST /api/extensions/{id}/channels/{channel}/rollout/{action}", ExtensionAdmin, s.handleChangeRollout)
-	s.routeExtension(mux, "GET /api/extensions/{id}/policy/{system}", ExtensionMember, s.handlePolicy)
-	s.routeExtension(mux, "POST /api/extensions/{id}/feedback", ExtensionMember, s.handleCreateFeedback)
-	s.routeExtension(mux, "GET /api/extensions/{id}/feedback", ExtensionMember, s.handleListFeedback)
-	s.routeExtension(mux, "GET /api/extensions/{id}/feedback/{feedbackId}", ExtensionMember, s.handleGetFeedback)
-	s.routeExtension(mux, "POST /api/extensions/{id}/feedback/{feedbackId}/status", ExtensionAdmin, s.handleFeedbackStatus)
-	s.routeExtension(mux, "DELETE /api/extensions/{id}/feedback/{feedbackId}", ExtensionAdmin, s.handleDeleteFeedback)
-	s.routeExtension(mux, "GET /api/extensions/{id}/feedback/{feedbackId}/screenshots/{number}", ExtensionMember, s.handleFeedbackScreenshot)
-	s.routeExtension(mux, "GET /api/extensions/{id}/updates", ExtensionAdmin, s.handleGetUpdates)
-	s.routeExtension(mux, "POST /api/extensions/{id}/updates/token", ExtensionAdmin, s.handleRotateUpdateToken)
+	s.routeExtension(mux, "GET /api/extensions/{id}", ExtensionMember, betaport.ScopeRead, s.handleGetExtension)
+	s.routeExtension(mux, "GET /api/extensions/{id}/testers", ExtensionAdmin, betaport.ScopeRead, s.handleListTesters)
+	s.routeExtension(mux, "POST /api/extensions/{id}/testers", ExtensionAdmin, betaport.ScopeTesters, s.handleInviteTester)
+	s.routeExtension(mux, "DELETE /api/extensions/{id}/testers/{testerId}", ExtensionAdmin, betaport.ScopeTesters, s.handleRevokeTester)
+	s.routeExtension(mux, "POST /api/extensions/{id}/testers/{testerId}/restore", ExtensionAdmin, betaport.ScopeTesters, s.handleRestoreTester)
+	s.routeExtension(mux, "POST /api/extensions/{id}/testers/{testerId}/invite", ExtensionAdmin, betaport.ScopeTesters, s.handleResendInvite)
+	s.routeExtension(mux, "PUT /api/extensions/{id}/testers/{testerId}/channel", ExtensionAdmin, betaport.ScopeTesters, s.handleSetTesterChannel)
+	s.routeExtension(mux, "GET /api/extensions/{id}/keys", ExtensionAdmin, betaport.ScopeRead, s.handleListKeys)
+	s.routeExtension(mux, "POST /api/extensions/{id}/keys", ExtensionAdmin, betaport.ScopeSettings, s.handleCreateKey)
+	s.routeExtension(mux, "DELETE /api/extensions/{id}/keys/{keyId}", ExtensionAdmin, betaport.ScopeSettings, s.handleRevokeKey)
+	s.routeExtension(mux, "GET /api/extensions/{id}/audit", ExtensionAdmin, betaport.ScopeRead, s.handleListAudit)
+	s.routeExtension(mux, "GET /api/extensions/{id}/adoption", ExtensionAdmin, betaport.ScopeRead, s.handleAdoption)
+	s.routeExtension(mux, "GET /api/extensions/{id}/installs", ExtensionAdmin, betaport.ScopeRead, s.handleInstalls)
+	s.routeExtension(mux, "GET /api/extensions/{id}/webhooks", ExtensionAdmin, betaport.ScopeRead, s.handleListWebhooks)
+	s.routeExtension(mux, "POST /api/extensions/{id}/webhooks", ExtensionAdmin, betaport.ScopeSettings, s.handleCreateWebhook)
+	s.routeExtension(mux, "DELETE /api/extensions/{id}/webhooks/{webhookId}", ExtensionAdmin, betaport.ScopeSettings, s.handleDeleteWebhook)
+	s.routeExtension(mux, "GET /api/extensions/{id}/webhooks/{webhookId}/deliveries", ExtensionAdmin, betaport.ScopeRead, s.handleListDeliveries)
+	s.routeExtension(mux, "POST /api/extensions/{id}/webhooks/{webhookId}/test", ExtensionAdmin, betaport.ScopeSettings, s.handleTestWebhook)
+	s.routeExtension(mux, "GET /api/extensions/{id}/bundles", ExtensionMember, betaport.ScopeRead, s.handleListBundles)
+	s.routeExtension(mux, "GET /api/extensions/{id}/events", ExtensionMember, betaport.ScopeRead, s.handleEvents)
+	s.routeExtension(mux, "GET /api/extensions/{id}/bundles/current", ExtensionMember, betaport.ScopeRead, s.handleCurrentBundle)
+	s.routeExtension(mux, "GET /api/extensions/{id}/bundles/current/download", ExtensionMember, betaport.ScopeRead, s.handleDownloadCurrent)
+	s.routeExtension(mux, "GET /api/extensions/{id}/bundles/{number}/download", ExtensionMember, betaport.ScopeRead, s.handleDownloadBundle)
+	s.routeExtension(mux, "GET /api/extensions/{id}/bundles/{number}/crx", ExtensionMember, betaport.ScopeRead, s.handleDownloadCRX)
+	s.routeExtension(mux, "POST /api/extensions/{id}/bundles/{number}/rollback", ExtensionAdmin, betaport.ScopeReleases, s.handleRollback)
+	s.routeExtension(mux, "POST /api/extensions/{id}/bundles/{number}/promote", ExtensionAdmin, betaport.ScopeReleases, s.handlePromote)
+	s.routeExtension(mux, "GET /api/extensions/{id}/channels", ExtensionAdmin, betaport.ScopeRead, s.handleListChannels)
+	s.routeExtension(mux, "POST /api/extensions/{id}/channels", ExtensionAdmin, betaport.ScopeReleases, s.handleCreateChannel)
+	s.routeExtension(mux, "GET /api/extensions/{id}/channels/{channel}", ExtensionAdmin, betaport.ScopeRead, s.handleGetChannel)
+	s.routeExtension(mux, "POST /api/extensions/{id}/channels/{channel}/rollout/{action}", ExtensionAdmin, betaport.ScopeReleases, s.handleChangeRollout)
+	s.routeExtension(mux, "GET /api/extensions/{id}/policy/{system}", ExtensionMember, betaport.ScopeRead, s.handlePolicy)
+	s.routeExtension(mux, "POST /api/extensions/{id}/feedback", ExtensionMember, "", s.handleCreateFeedback)
+	s.routeExtension(mux, "GET /api/extensions/{id}/feedback", ExtensionMember, betaport.ScopeRead, s.handleListFeedback)
+	s.routeExtension(mux, "GET /api/extensions/{id}/feedback/{feedbackId}", ExtensionMember, betaport.ScopeRead, s.handleGetFeedback)
+	s.routeExtension(mux, "POST /api/extensions/{id}/feedback/{feedbackId}/status", ExtensionAdmin, betaport.ScopeFeedback, s.handleFeedbackStatus)
+	s.routeExtension(mux, "DELETE /api/extensions/{id}/feedback/{feedbackId}", ExtensionAdmin, betaport.ScopeFeedback, s.handleDeleteFeedback)
+	s.routeExtension(mux, "GET /api/extensions/{id}/feedback/{feedbackId}/screenshots/{number}", ExtensionMember, betaport.ScopeRead, s.handleFeedbackScreenshot)
+	s.routeExtension(mux, "GET /api/extensions/{id}/updates", ExtensionAdmin, betaport.ScopeRead, s.handleGetUpdates)
+	// Access tokens are made and revoked by people only: a token never
+	// makes a token.
+	s.routeExtension(mux, "GET /api/extensions/{id}/tokens", ExtensionAdmin, "", s.handleListTokens)
+	s.routeExtension(mux, "POST /api/extensions/{id}/tokens", ExtensionAdmin, "", s.handleCreateToken)
+	s.routeExtension(mux, "DELETE /api/extensions/{id}/tokens/{tokenId}", ExtensionAdmin, "", s.handleRevokeToken)
+	s.routeExtension(mux, "POST /api/extensions/{id}/updates/token", ExtensionAdmin, betaport.ScopeSettings, s.handleRotateUpdateToken)
 
 	// Chromium's updater sends no cookies: the update token in the URL
 	// authorises.
@@ -360,9 +365,15 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request, _ *subject)
 func (s *Server) handleListExtensions(w http.ResponseWriter, r *http.Request, who *subject) {
 	var list []*betaport.Extension
 	var err error
-	if who.user != nil {
+	switch {
+	case who.user != nil:
 		list, err = s.Store.FindExtensions(r.Context(), betaport.ExtensionFilter{TeamID: who.user.TeamID})
-	} else {
+	case who.token != nil: // a token is its one extension's
+		var e *betaport.Extension
+		if e, err = s.Store.FindExtension(r.Context(), who.token.ExtensionID); err == nil {
+			list = []*betaport.Extension{e}
+		}
+	default:
 		var e *betaport.Extension
 		if e, err = s.Store.FindExtension(r.Context(), who.tester.ExtensionID); err == nil {
 			list = []*betaport.Extension{e}

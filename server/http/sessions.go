@@ -38,16 +38,38 @@ type subject struct {
 	session *betaport.Session
 	user    *betaport.User   // an admin
 	tester  *betaport.Tester // an active tester
+	// token is a script's access token: it acts as an admin of its one
+	// extension, within its scopes (tokenAllowed).
+	token *betaport.AccessToken
 	// ended is a tester whose session outlived their access (revoked):
 	// anonymous for every route, told so rather than asked to sign in.
 	ended *betaport.Tester
 }
 
-func (who *subject) anonymous() bool { return who.user == nil && who.tester == nil }
+func (who *subject) anonymous() bool { return who.user == nil && who.tester == nil && who.token == nil }
+
+// admin reports whether who acts as an admin: a signed-in admin, or a
+// script with an access token (of the extension extensionFor allowed).
+func (who *subject) admin() bool { return who.user != nil || who.token != nil }
+
+// actor is who the audit trail and the records name for a change who
+// makes: an admin's e-mail, or the access token used.
+func (who *subject) actor() string {
+	if who.token != nil {
+		return who.token.Actor()
+	}
+	return who.user.Email
+}
 
 // authenticate reads the session cookie. Any failure (no cookie, unknown or
-// expired session, revoked tester) leaves the request anonymous.
+// expired session, revoked tester) leaves the request anonymous. A request
+// with an Authorization header is a script's, authenticated by its access
+// token alone; a token that does not authenticate is an error that says
+// why.
 func (s *Server) authenticate(r *http.Request) (*subject, error) {
+	if h := r.Header.Get("Authorization"); h != "" {
+		return s.authenticateToken(r, h)
+	}
 	who := &subject{}
 	c, err := r.Cookie(api.SessionCookie)
 	if err != nil || c.Value == "" {

@@ -82,7 +82,7 @@ func (s *Server) submitFailed(w http.ResponseWriter, r *http.Request, step strin
 
 func (s *Server) authorizeSubmit(r *http.Request, raw map[string]json.RawMessage, who *subject) (*betaport.Extension, int64, error) {
 	ctx := r.Context()
-	if _, keyed := raw["apiKey"]; keyed || who.anonymous() {
+	if _, keyed := raw["apiKey"]; keyed || (who.user == nil && who.tester == nil) { // an access token is not a submit key
 		key, err := api.ServiceKeyOf(raw)
 		if err != nil {
 			return nil, 0, err

@@ -31,7 +31,7 @@ func (s *Server) handleInviteTester(w http.ResponseWriter, r *http.Request, who 
 		return
 	}
 	t := &betaport.Tester{ExtensionID: ext.ID, Email: in.Email, Name: in.Name, Status: betaport.TesterInvited, Channel: in.Channel}
-	err := s.Store.InviteTester(ctx, t, link, who.user.Email)
+	err := s.Store.InviteTester(ctx, t, link, who.actor())
 	if betaport.ErrorCode(err) == betaport.ECONFLICT {
 		if old, ferr := s.Store.FindTesterByEmail(ctx, ext.ID, t.Email); ferr == nil && old.Status == betaport.TesterRevoked {
 			writeProblem(w, &api.Problem{Type: api.ProblemTesterRevoked, Status: http.StatusConflict, Param: "email",
@@ -122,7 +122,7 @@ func (s *Server) newInviteLink(w http.ResponseWriter, r *http.Request, who *subj
 	if !ok {
 		return
 	}
-	t, err := renew(r.Context(), t.ID, link, who.user.Email)
+	t, err := renew(r.Context(), t.ID, link, who.actor())
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -200,7 +200,7 @@ func (s *Server) handleRevokeTester(w http.ResponseWriter, r *http.Request, who 
 	if !ok {
 		return
 	}
-	if err := s.Store.RevokeTester(r.Context(), t.ID, who.user.Email); err != nil {
+	if err := s.Store.RevokeTester(r.Context(), t.ID, who.actor()); err != nil {
 		s.Error(w, r, err)
 		return
 	}

@@ -35,7 +35,7 @@ func (s *Server) handleRotateUpdateToken(w http.ResponseWriter, r *http.Request,
 		s.Error(w, r, err)
 		return
 	}
-	s.Logger.InfoContext(ctx, "update token rotated", "extension", ext.ID, "user", who.user.ID)
+	s.Logger.InfoContext(ctx, "update token rotated", "extension", ext.ID, "by", who.actor())
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, r, http.StatusOK, u)
 }

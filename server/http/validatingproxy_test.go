@@ -147,7 +147,7 @@ func TestIndependentValidatorFindsNoDifference(t *testing.T) {
 	e.App.BaseURL = front.URL
 	e.App.Publish.BaseURL = front.URL
 
-	walkEveryRoute(t, e)
+	walkEveryRoute(t, e, asPeople)
 	pipe := newPipeline(t, e, betaport.PlanProfessional)
 	b := pipe.submitAny(t, validZip(t, "2.0.0"))
 	if b.Version != "2.0.0" {

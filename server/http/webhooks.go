@@ -29,7 +29,7 @@ func (s *Server) handleCreateWebhook(w http.ResponseWriter, r *http.Request, who
 			Param: "url", Detail: betaport.ErrorMessage(err)})
 		return
 	}
-	hook := &betaport.Webhook{ExtensionID: ext.ID, URL: in.URL, CreatedBy: who.user.Email,
+	hook := &betaport.Webhook{ExtensionID: ext.ID, URL: in.URL, CreatedBy: who.actor(),
 		Secret: api.WebhookSecretPrefix + credential.NewToken()}
 	// Stored sealed with the keyring that seals signing keys; the admin
 	// sees the secret itself, this once.
@@ -64,7 +64,7 @@ func (s *Server) handleDeleteWebhook(w http.ResponseWriter, r *http.Request, who
 	if !ok {
 		return
 	}
-	if err := s.Store.DeleteWebhook(r.Context(), ext.ID, id, who.user.Email); err != nil {
+	if err := s.Store.DeleteWebhook(r.Context(), ext.ID, id, who.actor()); err != nil {
 		s.Error(w, r, err)
 		return
 	}

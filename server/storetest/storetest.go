@@ -41,6 +41,7 @@ func Run(t *testing.T, open Opener) {
 		{"PublishUploadOnce", testPublishUploadOnce},
 		{"CreateUploadConcurrent", testCreateUploadConcurrent},
 		{"NamedKeys", testNamedKeys},
+		{"AccessTokens", testAccessTokens},
 		{"AuditTrail", testAuditTrail},
 		{"RestoreAndResend", testRestoreAndResend},
 		{"InviteLinks", testInviteLinks},
