@@ -72,6 +72,8 @@ var auditText = map[string]string{
 	betaport.AuditFeedbackSeen:     "marked seen the report",
 	betaport.AuditFeedbackResolved: "resolved the report",
 	betaport.AuditFeedbackDeleted:  "deleted the report",
+	betaport.AuditTokenCreated:     "made the access token",
+	betaport.AuditTokenRevoked:     "revoked the access token",
 }
 
 func auditRow(e betaport.AuditEvent) app.UI {

@@ -28,6 +28,10 @@ type SettingsPage struct {
 	keys    *model.Keys
 	keyList *pageList[keyPage, betaport.Key]
 	audit   *pageList[auditPage, betaport.AuditEvent]
+	// tokens is the access tokens section's model, tokenList its list
+	// (tokens.go).
+	tokens    *model.Tokens
+	tokenList *pageList[tokenPage, betaport.AccessToken]
 	// channels are the extension's channels, for the key form.
 	channels *model.Channels
 	// closeExtension closes the extension's Query (useFetch).
@@ -40,8 +44,8 @@ type SettingsPage struct {
 }
 
 func (p *SettingsPage) OnInit() {
-	p.keyList, p.audit = keysList(), auditList()
-	p.m, p.keys = model.NewSettings(model.SettingsConfig{}), model.NewKeys(model.KeysConfig{})
+	p.keyList, p.audit, p.tokenList = keysList(), auditList(), tokensList()
+	p.m, p.keys, p.tokens = model.NewSettings(model.SettingsConfig{}), model.NewKeys(model.KeysConfig{}), model.NewTokens(model.TokensConfig{})
 }
 
 // OnPreRender knows, on the server, who is visiting: a tester gets the
@@ -91,6 +95,27 @@ func (p *SettingsPage) OnNav(ctx app.Context) {
 	})
 	// The label field keeps what was typed in it (typedValue).
 	p.keys.SetLabel(typed)
+	typedName := p.tokens.Name
+	p.tokens = model.NewTokens(model.TokensConfig{
+		Env: env, ExtensionID: p.id,
+		Focus: func(f model.TokensFocus, tokenID int64) {
+			switch f {
+			case model.TokensFocusName:
+				focusByID(ctx, "token-name")
+			case model.TokensFocusSecret:
+				focusByID(ctx, "token-secret")
+			default:
+				focusFirst(ctx, `[data-token="`+strconv.FormatInt(tokenID, 10)+`"] .`+tokensFocusClasses[f])
+			}
+		},
+		ClearName: func() { setField(ctx, "token-name", "") },
+		Changed: func() {
+			p.tokenList.revalidate()
+			p.audit.revalidate()
+		},
+		Copy: copyText, Announce: m.Say, SignedOut: gone, ErrorText: problemText,
+	})
+	p.tokens.SetName(typedName)
 	id := p.id
 	currentSession(ctx, func(s *api.Session) {
 		if m != p.m {
@@ -99,6 +124,7 @@ func (p *SettingsPage) OnNav(ctx app.Context) {
 		if m.SetSession(s) {
 			p.keyList.open(ctx, keysKeys(id), nil)
 			p.audit.open(ctx, auditKeys(id), nil)
+			p.tokenList.open(ctx, tokensKeys(id), nil)
 			p.channels = model.NewChannels(model.ChannelsConfig{Env: env, Cache: listCache(), ExtensionID: id})
 		}
 	})
@@ -127,6 +153,7 @@ func (p *SettingsPage) OnDismount() {
 	}
 	p.keyList.close()
 	p.audit.close()
+	p.tokenList.close()
 }
 
 // settingsFocusIDs are the elements model.Settings moves the focus to.
@@ -160,7 +187,7 @@ func (p *SettingsPage) Render() app.UI {
 	case m.Extension == nil || m.Session == nil:
 		body = statusView("loading", "Loading the settings…")
 	default:
-		body = app.Div().Body(p.renderFacts(), p.renderKey(), p.renderUpdates(), p.renderAudit())
+		body = app.Div().Body(p.renderFacts(), p.renderKey(), p.renderTokens(), p.renderUpdates(), p.renderAudit())
 	}
 	return shell("extensions",
 		crumbs,
@@ -201,6 +228,14 @@ func (p *SettingsPage) renderKey() app.UI {
 				teamName(s), planName(teamPlan(s)))))
 	}
 	return p.keysSection()
+}
+
+// renderTokens is the access tokens section, for admins on any plan.
+func (p *SettingsPage) renderTokens() app.UI {
+	if !p.m.Admin() {
+		return app.Div()
+	}
+	return p.tokensSection()
 }
 
 func (p *SettingsPage) renderAudit() app.UI {
