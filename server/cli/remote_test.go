@@ -353,3 +353,40 @@ func TestOperatorTokenCommands(t *testing.T) {
 		t.Fatalf("the revoked token: exit %d, want %d", code, cli.ExitAuth)
 	}
 }
+
+// README's command-line section lists every remote command with the scope
+// the help gives it, so that the two cannot drift.
+func TestReadmeListsEveryRemoteCommandWithItsScope(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, help, _ := run(t, "help")
+	found := 0
+	for _, line := range strings.Split(help, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 || f[0] != "betaport" || !strings.HasPrefix(f[len(f)-1], "[") {
+			continue
+		}
+		found++
+		name, scope := f[1]+" "+f[2], f[len(f)-1]
+		if strings.HasPrefix(f[2], "-") || strings.HasPrefix(f[2], "[") {
+			name = f[1]
+		}
+		ok := false
+		for _, rl := range strings.Split(string(readme), "\n") {
+			// One line per command, or one for its variants
+			// (rollout halt|resume|complete).
+			mine := strings.HasPrefix(rl, "betaport "+name+" ") ||
+				strings.HasPrefix(rl, "betaport "+f[1]+" ") && strings.Contains(strings.Fields(rl)[2], "|") && strings.Contains(rl, f[2])
+			ok = ok || mine && strings.Contains(rl, "# "+scope)
+		}
+		if !ok {
+			t.Errorf("README lists no %q with %s (the help: %q)", "betaport "+name, scope, strings.TrimSpace(line))
+		}
+	}
+	if found < 25 {
+		t.Fatalf("the help lists only %d remote commands", found)
+	}
+}
