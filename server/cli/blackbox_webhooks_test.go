@@ -827,7 +827,7 @@ func (d *bb20PG) replica(t *testing.T) *bb20Env {
 func TestBB20OnPostgreSQL(t *testing.T) {
 	t.Parallel()
 	testenv.SkipIfAsked(t)
-	t.Cleanup(testenv.Stop) // after the subtests: one cluster for them all
+	// The cluster is stopped by TestMain, after every test that uses it.
 	t.Run("Replicas", bb20Replicas)
 	t.Run("HostileBytes", bb20HostileBytes)
 }

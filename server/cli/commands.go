@@ -52,6 +52,8 @@ func init() {
 		"rollout resume":   rolloutChange(betaport.RolloutResume),
 		"rollout complete": rolloutChange(betaport.RolloutComplete),
 		"submit":           submit,
+		"lint":             lint,
+		"completion":       completion,
 		"seed":             seed,
 		"backup":           backup,
 		"restore":          restore,

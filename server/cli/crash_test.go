@@ -26,6 +26,7 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/cli"
+	"github.com/betaport/betaport/server/testenv"
 	"github.com/betaport/betaport/server/publish"
 	"github.com/betaport/betaport/server/storetest"
 )
@@ -47,6 +48,7 @@ func TestMain(m *testing.M) {
 		os.Exit(cli.Run(context.Background(), []string{"serve", "--data", dir, "--addr", addr}, io.Discard, os.Stderr))
 	}
 	code := m.Run()
+	testenv.Stop() // the PostgreSQL cluster and S3 gateway the tests shared
 	atExitMu.Lock()
 	for _, dir := range atExit {
 		os.RemoveAll(dir)

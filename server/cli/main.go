@@ -412,12 +412,14 @@ Usage:
   betaport rollout start --extension ID --channel NAME --bundle NUMBER --percent P
   betaport rollout advance --extension ID --channel NAME --percent P
   betaport rollout halt|resume|complete --extension ID --channel NAME
-  betaport submit --base-url URL --key key.json FILE.zip
+  betaport submit --base-url URL --key key.json FILE.zip   (FILE.zip may be -: stdin; BETAPORT_KEY: the key file's content)
+  betaport lint [--max-size BYTES] FILE.zip                 (every check sign runs, without a server)
+  betaport completion bash|zsh|fish                         (a completion script for the shell)
   betaport seed
   betaport backup --out FILE         (while it serves: the database, secret, keyring and blobs)
   betaport restore --from FILE --data EMPTYDIR
   betaport signing-key generate | rewrap
-  betaport version
+  betaport --version                                        (the semantic version and the build)
 
 Commands that touch storage take --data, --db and --blob (env BETAPORT_DATA,
 BETAPORT_DB, BETAPORT_BLOB). Several replicas share --db postgres://… and

@@ -41,6 +41,9 @@ JSON on stdout. Release notes (at most 10 KiB; paragraphs, "- " lists and
 [links](https://…)) are shown to testers with the bundle. --channel publishes
 to one of the extension's channels (beta without it); --rollout P starts a
 staged rollout to P % of the channel's testers (1–99; all of them without it).
+FILE.zip may be - to read the zip from stdin. The key may also be given as
+the key file's content in BETAPORT_KEY (a CI secret needs no file).
+"betaport lint FILE.zip" runs sign's checks first, with no server.
 
 Exit codes: 0 published; 1 other failure (release notes refused: nothing
 was uploaded); 2 usage (flags, key file, zip);
@@ -72,7 +75,7 @@ func parseSubmit(args []string, stderr io.Writer) (*submitOptions, error) {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	fs.StringVar(&o.baseURL, "base-url", env("BETAPORT_BASE_URL", ""), "the service's `URL`, e.g. https://betaport.example.com (env BETAPORT_BASE_URL)")
-	fs.StringVar(&o.keyPath, "key", env("BETAPORT_KEY_FILE", ""), "the key `file` downloaded from the extension's settings page (env BETAPORT_KEY_FILE)")
+	fs.StringVar(&o.keyPath, "key", env("BETAPORT_KEY_FILE", ""), "the key `file` downloaded from the extension's settings page (env BETAPORT_KEY_FILE; or its content in BETAPORT_KEY)")
 	fs.IntVar(&o.retries, "retries", 4, "retries of each call after a network failure, 5xx or 429 (`N`)")
 	fs.BoolVar(&o.quiet, "quiet", false, "print nothing on stderr but errors")
 	fs.StringVar(&o.notes, "notes", "", "release notes for testers, at most 10 KiB (`TEXT`)")
@@ -111,8 +114,8 @@ func parseSubmit(args []string, stderr io.Writer) (*submitOptions, error) {
 		return nil, usageError{"give the release notes once: --notes TEXT or --notes-file FILE, not both"}
 	case o.baseURL == "":
 		return nil, usageError{"--base-url is required: the service's address, e.g. https://betaport.example.com (or set BETAPORT_BASE_URL)"}
-	case o.keyPath == "":
-		return nil, usageError{"--key is required: the key file downloaded from the extension's settings page (or set BETAPORT_KEY_FILE)"}
+	case o.keyPath == "" && os.Getenv("BETAPORT_KEY") == "":
+		return nil, usageError{"--key is required: the key file downloaded from the extension's settings page (or set BETAPORT_KEY_FILE to its path, or BETAPORT_KEY to its content)"}
 	case o.retries < 0:
 		return nil, usageError{"--retries must be 0 or more"}
 	case o.channel != "" && betaport.ValidateChannelName(o.channel) != nil:
@@ -138,6 +141,23 @@ func checkBaseURL(raw string) (base string, plainHTTP bool, err error) {
 	ip := net.ParseIP(host)
 	plainHTTP = u.Scheme == "http" && host != "localhost" && (ip == nil || !ip.IsLoopback())
 	return strings.TrimRight(u.String(), "/"), plainHTTP, nil
+}
+
+// readKey reads the key: the file --key (or BETAPORT_KEY_FILE) names, else
+// the key file's content in BETAPORT_KEY (a CI secret, with no file to
+// write).
+func readKey(path string) (api.ServiceKey, error) {
+	if path != "" {
+		return readKeyFile(path)
+	}
+	key, bare, err := api.ParseKeyFile([]byte(os.Getenv("BETAPORT_KEY")))
+	switch {
+	case bare:
+		return api.ServiceKey{}, usageError{fmt.Sprintf(`BETAPORT_KEY holds the bare {"extensionId", "apiKey"} object; give it the whole key file as downloaded, %s.`, api.KeyFileShape)}
+	case err != nil:
+		return api.ServiceKey{}, usageError{fmt.Sprintf("BETAPORT_KEY is not a key file: it is %v. Give it the content of the key file downloaded from the extension's settings page.", err)}
+	}
+	return key, nil
 }
 
 // readKeyFile reads the key file as downloaded: {"service": {...}} (see
@@ -197,26 +217,27 @@ type zipFile struct {
 	f    *os.File
 	name string
 	size int64
+	done func() // closes it (and removes stdin's copy)
 }
 
-// openZip opens path and checks it starts with a zip signature.
+// openZip opens path ("-": stdin) and checks it starts with a zip
+// signature.
 func openZip(path string) (*zipFile, error) {
-	f, err := os.Open(path)
+	f, size, done, err := openInput(path)
 	if err != nil {
-		return nil, usageError{fmt.Sprintf("%s: cannot read the zip (%v). Give the path of the extension's .zip file.", path, errors.Unwrap(err))}
+		return nil, err
 	}
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, usageError{fmt.Sprintf("%s is not a file. Give the path of the extension's .zip file.", path)}
+	name := path
+	if path == "-" {
+		name = "the zip on stdin"
 	}
 	head := make([]byte, api.ZipHeadSize)
-	n, _ := io.ReadFull(f, head)
+	n, _ := f.ReadAt(head, 0)
 	if !api.IsZipStart(head[:n]) {
-		f.Close()
-		return nil, usageError{fmt.Sprintf("%s is not a zip file (it does not start with a zip signature). Submit the extension's .zip, e.g. made with `zip -r ../extension.zip .` in its folder.", path)}
+		done()
+		return nil, usageError{fmt.Sprintf("%s is not a zip file (it does not start with a zip signature). Submit the extension's .zip, e.g. made with `zip -r ../extension.zip .` in its folder.", name)}
 	}
-	return &zipFile{f: f, name: path, size: fi.Size()}, nil
+	return &zipFile{f: f, name: name, size: size, done: done}, nil
 }
 
 // submit is `betaport submit`: the three-call submit flow for pipelines.
@@ -229,7 +250,7 @@ func submit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	key, err := readKeyFile(o.keyPath)
+	key, err := readKey(o.keyPath)
 	if err != nil {
 		return err
 	}
@@ -241,7 +262,7 @@ func submit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	defer z.f.Close()
+	defer z.done()
 	s := newSubmitter(base, key, o, stderr)
 	s.notes, s.channel, s.rollout = notes, o.channel, o.rollout
 	if plainHTTP {

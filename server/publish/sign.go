@@ -185,6 +185,22 @@ func (s *Service) versionCeiling(ctx context.Context, ext *betaport.Extension) (
 		Message: "This extension has already served version 65535.65535.65535.65535, the highest Chrome accepts, so installed copies can never receive another update. Create a new extension in Betaport, publish there, and ask testers to install it from its page."}}, nil
 }
 
+// Lint runs on a zip every check a sign runs on its upload's (all but the
+// extension's own state: a version ceiling reached), and returns what it
+// read or the problems a sign would refuse it with. betaport lint runs it
+// on a file, without a server.
+func Lint(r io.ReaderAt, size int64, limits zipcheck.Limits) (*zipcheck.Result, []betaport.ZipProblem, error) {
+	res, err := zipcheck.Check(r, size, limits)
+	if err != nil || res.OK() {
+		return res, nil, err
+	}
+	problems := make([]betaport.ZipProblem, len(res.Problems))
+	for i, p := range res.Problems {
+		problems[i] = betaport.ZipProblem{Code: p.Code, Path: p.Path, Message: p.Message}
+	}
+	return res, problems, nil
+}
+
 // rejected is the error a sign answers for a zip it did not publish.
 func rejected(problems []betaport.ZipProblem) *betaport.Error {
 	e := betaport.Reasonf(betaport.EINVALID, betaport.ReasonInvalidZip,
@@ -243,15 +259,11 @@ func (s *Service) build(ctx context.Context, ext *betaport.Extension, u *betapor
 			return fail(fmt.Errorf("upload %d: its stored zip (%d bytes, SHA-256 %s) is not the one received (%d bytes, %s)", u.ID, cw.n, sum, u.Size, u.SHA256))
 		}
 	}
-	res, err := zipcheck.Check(ra, u.Size, limits)
+	res, problems, err := Lint(ra, u.Size, limits)
 	if err != nil {
 		return fail(fmt.Errorf("reading upload %d: %w", u.ID, err))
 	}
-	if !res.OK() {
-		problems := make([]betaport.ZipProblem, len(res.Problems))
-		for i, p := range res.Problems {
-			problems[i] = betaport.ZipProblem{Code: p.Code, Path: p.Path, Message: p.Message}
-		}
+	if len(problems) > 0 {
 		closeLocal()
 		return nil, nil, problems, nil
 	}
@@ -498,3 +510,7 @@ func (b *blobReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	}
 	return n, err
 }
+
+// DefaultLimits are the limits a sign checks a zip against when the
+// service sets none (serve's defaults): what betaport lint checks.
+func DefaultLimits() zipcheck.Limits { return Config{}.withDefaults().Limits }
