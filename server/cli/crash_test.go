@@ -26,9 +26,9 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/cli"
-	"github.com/betaport/betaport/server/testenv"
 	"github.com/betaport/betaport/server/publish"
 	"github.com/betaport/betaport/server/storetest"
+	"github.com/betaport/betaport/server/testenv"
 )
 
 // crashChildVar makes this test binary a `betaport serve` to be killed:
