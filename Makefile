@@ -78,14 +78,14 @@ vet: wasm
 	$(GO) vet ./...
 	GOOS=js GOARCH=wasm $(GO) vet ./app/...
 
-# The README's GitHub Actions recipe, checked by actionlint (its tests also
-# run its submit step against a real service).
+# The README's GitHub Actions recipes, checked by actionlint (their tests also
+# run their steps against a real service).
 ACTIONLINT_VERSION := v1.7.12
 lint:
 	@command -v actionlint >/dev/null 2>&1 || [ -x "$(GOBIN_DIR)/actionlint" ] || { \
 	  echo "Installing actionlint $(ACTIONLINT_VERSION) into $(GOBIN_DIR) to check the Actions recipe…"; \
 	  $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION); }
-	PATH="$(GOBIN_DIR):$$PATH" actionlint server/recipes/github-actions.yml
+	PATH="$(GOBIN_DIR):$$PATH" actionlint server/recipes/github-actions.yml server/recipes/github-actions-curl.yml
 
 # Browser tests need Chromium; they share one browser and the built wasm.
 # The scale-out tests (store and API tests on PostgreSQL + S3, replicas) need

@@ -29,10 +29,13 @@ type Config struct {
 	// "" for nowhere): a listener of their own, never the public one.
 	MetricsAddr string
 	Data        string // data directory
-	DB          string // metadata store URL; default: SQLite file in Data
-	Blob        string // zip storage URL; default: file:// folder in Data
-	BaseURL     string // public URL; default: derived from Addr
-	Secret      string // server secret; default: generated once into Data
+	// CLIBinary is the betaport command offered at /cli/betaport; ""
+	// means the running executable.
+	CLIBinary string
+	DB        string // metadata store URL; default: SQLite file in Data
+	Blob      string // zip storage URL; default: file:// folder in Data
+	BaseURL   string // public URL; default: derived from Addr
+	Secret    string // server secret; default: generated once into Data
 	// SigningKeyring seals extensions' CRX signing keys (keyring text);
 	// default: the data dir's signing-keyring file, made on first start.
 	SigningKeyring string

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -195,6 +196,11 @@ func (m *Main) Run(ctx context.Context) error {
 		TrustedProxies: m.Config.TrustedProxies,
 		// The upload panel PUTs straight to S3: the page may connect there.
 		UploadOrigin: blobstore.UploadOrigin(m.Config.Blob),
+		// The command it runs as, offered to pipelines (GET /cli/betaport).
+		CLIBinary: m.Config.CLIBinary,
+	}
+	if m.Server.CLIBinary == "" {
+		m.Server.CLIBinary, _ = os.Executable()
 	}
 	m.Server.Handler() // build routes now, not on the first request
 	m.done = make(chan error, 1)

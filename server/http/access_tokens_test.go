@@ -76,6 +76,8 @@ var routeScopes = map[string]string{
 	"POST /api/submit/sign":                                               "",
 	"PUT /uploads/{upload}":                                               "",
 	"GET /api/submit/limits":                                              "",
+	"GET /cli/betaport":                                                   "",
+	"GET /cli/betaport.sha256":                                            "",
 }
 
 // Every route says which scope a token needs, and it is the one above.

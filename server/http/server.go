@@ -65,6 +65,9 @@ type Server struct {
 	// NoUI serves the API without the browser app's pages (serve
 	// --no-ui), for a binary built without the app.
 	NoUI bool
+	// CLIBinary is the betaport command the service offers at PathCLI
+	// (serve: its own executable); "" offers none.
+	CLIBinary string
 	// WebhookAllowPrivate takes webhooks whose host is an address that is
 	// not public: loopback, private, link-local, reserved, or an IPv6
 	// address carrying such an IPv4 one (serve --webhooks-allow-private,
@@ -94,6 +97,7 @@ type Server struct {
 	shutdownOnce sync.Once
 	shutdown     chan struct{}
 	routeTable   []Route
+	cli          cliFile
 	crossOrigin  *http.CrossOriginProtection
 	signInOnce   sync.Once
 	signIn       *limiter
@@ -194,6 +198,9 @@ func (s *Server) routes() http.Handler {
 	s.route(mux, "POST "+api.PathSubmitUpload, KeyOrAdmin, s.handleSubmitUpload)
 	s.route(mux, "POST "+api.PathSubmitSign, KeyOrAdmin, s.handleSubmitSign)
 	s.route(mux, "GET /api/submit/limits", Public, s.handleSubmitLimits)
+	// The command pipelines run, from the service they talk to.
+	s.route(mux, "GET "+PathCLI, Public, s.handleCLI)
+	s.route(mux, "GET "+PathCLI+".sha256", Public, s.handleCLISum)
 	s.route(mux, "PUT "+api.UploadPrefix+"{upload}", KeyAuth, s.handleUploadPut)
 	for _, method := range []string{"GET", "POST", "PATCH", "DELETE"} {
 		mux.HandleFunc(method+" "+api.UploadPrefix+"{upload}", uploadMethodNotAllowed)

@@ -22,10 +22,15 @@ import (
 // authenticateToken reads the bearer token of r. Its errors are problems
 // that say what to do; the caller answers them.
 func (s *Server) authenticateToken(r *http.Request, header string) (*subject, error) {
-	scheme, secret, _ := strings.Cut(header, " ")
-	secret = strings.TrimSpace(secret)
+	// The scheme is case-insensitive (RFC 9110) and any blanks part it
+	// from the token; a second header would leave which one counts to the
+	// reader.
+	parts := strings.Fields(header)
 	switch {
-	case !strings.EqualFold(scheme, "Bearer") || secret == "":
+	case len(r.Header.Values("Authorization")) > 1:
+		return nil, problem(http.StatusUnauthorized, api.ProblemInvalidToken,
+			"This request carries more than one Authorization header. Send one: Authorization: Bearer <token>.")
+	case len(parts) != 2 || !strings.EqualFold(parts[0], "Bearer"):
 		return nil, problem(http.StatusUnauthorized, api.ProblemInvalidToken,
 			`Send an access token as "Authorization: Bearer <token>"; Betaport takes no other kind of Authorization.`)
 	case r.Header.Get("Cookie") != "":
@@ -36,7 +41,7 @@ func (s *Server) authenticateToken(r *http.Request, header string) (*subject, er
 			"Access tokens are for scripts, not for pages in a browser. In a browser, sign in instead.")
 	}
 	ctx := r.Context()
-	tok, err := s.Store.FindAccessTokenByHash(ctx, credential.HashToken(secret))
+	tok, err := s.Store.FindAccessTokenByHash(ctx, credential.HashToken(parts[1]))
 	if betaport.ErrorCode(err) == betaport.ENOTFOUND {
 		return nil, problem(http.StatusUnauthorized, api.ProblemInvalidToken,
 			"This access token is not known: it was revoked, or it is mistyped. An admin can make a new one on the extension's settings page.")

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -21,16 +23,17 @@ import (
 	"github.com/betaport/betaport/server/storetest"
 )
 
-// The GitHub Actions recipe works as written: its "Submit to Betaport"
-// step, run by bash with the environment the workflow gives it, publishes
-// against a real service, and a wrong key fails the step.
-func TestGitHubActionsRecipePublishes(t *testing.T) {
+// The curl-only GitHub Actions recipe works as written: its "Submit to
+// Betaport" step, run by bash with the environment the workflow gives it,
+// publishes against a real service, and a wrong key fails the step.
+func TestGitHubActionsCurlRecipePublishes(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"bash", "curl", "jq"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("the recipe runs %s, as GitHub's runners have it: install it (sudo apt-get install -y %s)", tool, tool)
 		}
 	}
-	script := stepScript(t, "github-actions.yml", "Submit to Betaport")
+	script := stepScript(t, "github-actions-curl.yml", "Submit to Betaport")
 
 	m := cli.NewMain()
 	m.Config.Addr, m.Config.Data = "127.0.0.1:0", t.TempDir()
@@ -71,6 +74,93 @@ func TestGitHubActionsRecipePublishes(t *testing.T) {
 	if out, err := run(bad); err == nil || !strings.Contains(out, "/problems/invalid-key") {
 		t.Fatalf("a wrong key: %v\n%s", err, out)
 	}
+}
+
+// The README's GitHub Actions recipe works as written: its "Install
+// betaport" step downloads the command from a live service that offers a
+// real build of it, checks its SHA-256 and puts it on the PATH, and its
+// "Submit to Betaport" step lints and publishes with the key in
+// BETAPORT_KEY; a wrong key fails the step with exit 3.
+func TestGitHubActionsRecipePublishes(t *testing.T) {
+	t.Parallel()
+	for _, tool := range []string{"bash", "curl", "sha256sum"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("the recipe runs %s, as GitHub's runners have it: install it", tool)
+		}
+	}
+	install := stepScript(t, "github-actions.yml", "Install betaport")
+	submit := stepScript(t, "github-actions.yml", "Submit to Betaport")
+
+	// The real command, built as make build builds it.
+	bin := filepath.Join(t.TempDir(), "betaport")
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./server/cmd/betaport")
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building betaport: %v\n%s", err, out)
+	}
+	m := cli.NewMain()
+	m.Config.Addr, m.Config.Data, m.Config.CLIBinary = "127.0.0.1:0", t.TempDir(), bin
+	m.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if err := m.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ext := storetest.MustExtension(t, m.Store, storetest.MustTeam(t, m.Store, betaport.PlanProfessional), "Tab Tamer")
+	secret := credential.NewToken()
+	storetest.MustKey(t, m.Store, ext.ID, "GitHub Actions", secret)
+	keyFile, _ := json.MarshalIndent(api.KeyFile{Service: api.ServiceKey{ExtensionID: strconv.FormatInt(ext.ID, 10), APIKey: secret}}, "", "  ")
+
+	// One runner: a temp folder, a work folder, and GITHUB_PATH, read
+	// between steps as the runner does.
+	runner := func(key string) (string, error) {
+		temp, work := t.TempDir(), t.TempDir()
+		writeZip(t, filepath.Join(work, "extension.zip"))
+		ghPath := filepath.Join(t.TempDir(), "github_path")
+		os.WriteFile(ghPath, nil, 0o600)
+		env := append(os.Environ(), "RUNNER_TEMP="+temp, "GITHUB_PATH="+ghPath, "BETAPORT_BASE_URL="+m.URL(), "BETAPORT_KEY_FILE=")
+		cmd := exec.Command("bash", "-c", install)
+		cmd.Dir, cmd.Env = work, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return string(out), fmt.Errorf("install step: %w", err)
+		}
+		added, _ := os.ReadFile(ghPath)
+		path := strings.TrimSpace(string(added)) + string(os.PathListSeparator) + os.Getenv("PATH")
+		cmd = exec.Command("bash", "-c", submit)
+		cmd.Dir, cmd.Env = work, append(env, "PATH="+path, "BETAPORT_KEY="+key)
+		out, err := cmd.CombinedOutput()
+		if b, rerr := os.ReadFile(filepath.Join(work, "bundle.json")); rerr == nil {
+			out = append(out, b...)
+		}
+		if got, _ := os.ReadFile(filepath.Join(temp, "betaport")); !bytes.Equal(got, mustRead(t, bin)) {
+			t.Errorf("the installed command (%d bytes) is not the service's (%d bytes)", len(got), len(mustRead(t, bin)))
+		}
+		return string(out), err
+	}
+	out, err := runner(string(keyFile))
+	if err != nil {
+		t.Fatalf("the steps failed: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, `"number": 1`) || !strings.Contains(out, `"version": "1.2.0"`) || !strings.Contains(out, "passes every check") {
+		t.Fatalf("the steps printed:\n%s", out)
+	}
+	if e, _ := m.Store.FindExtension(context.Background(), ext.ID); e.CurrentBundle != 1 {
+		t.Fatalf("after the steps testers get bundle %d", e.CurrentBundle)
+	}
+	bad := strings.Replace(string(keyFile), secret, "wrong", 1)
+	out, err = runner(bad)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != cli.ExitAuth {
+		t.Fatalf("a wrong key: %v, want exit %d\n%s", err, cli.ExitAuth, out)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // stepScript is the run: block of the workflow step named name.
