@@ -37,6 +37,15 @@ type CreatedToken struct {
 	Secret string               `json:"secret"`
 }
 
+// PathToken answers the calling access token's own record (GET): which
+// extension it is for, its scopes and expiry. Any token may ask; people
+// have no token to ask about.
+const PathToken = "/api/token"
+
+// TesterByEmailPath finds one of an extension's testers by e-mail (GET,
+// ?email=): what a script acting on a tester it knows by address needs.
+func TesterByEmailPath(extensionID int64) string { return ExtensionPath(extensionID) + "/tester" }
+
 // Problem types of access tokens.
 const (
 	// ProblemInvalidToken answers a bearer token that is not one: unknown,

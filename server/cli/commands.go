@@ -446,8 +446,10 @@ func tokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *id == 0 || strings.TrimSpace(*name) == "" || *scopes == "" {
 		return usageError{"--extension, --name and --scopes are required"}
 	}
-	if *days < 0 || *days > 366 {
-		return usageError{"--days is 1 to 366"}
+	daysGiven := false
+	fs.Visit(func(f *flag.Flag) { daysGiven = daysGiven || f.Name == "days" })
+	if daysGiven && (*days < 1 || *days > 366) {
+		return usageError{"--days is 1 to 366; leave it out for a token that lasts until it is revoked"}
 	}
 	tok := &betaport.AccessToken{ExtensionID: *id, Name: *name, Scopes: strings.Split(*scopes, ","), CreatedBy: betaport.ActorCommandLine}
 	if *days > 0 {

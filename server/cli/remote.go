@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"os"
@@ -69,16 +70,14 @@ func remoteFlags(fs *flag.FlagSet, stdout, stderr io.Writer) (r *remote, ready f
 	return r, ready
 }
 
-// findExtension takes the one extension the token is for.
+// findExtension takes the extension the token is for, from the token's
+// own record (which any token may read, whatever its scopes).
 func (r *remote) findExtension(ctx context.Context) error {
-	var list []betaport.Extension
-	if err := r.call(ctx, "GET", api.PathExtensions, nil, &list); err != nil {
+	var tok betaport.AccessToken
+	if err := r.call(ctx, "GET", api.PathToken, nil, &tok); err != nil {
 		return err
 	}
-	if len(list) != 1 {
-		return usageError{fmt.Sprintf("--extension is required: the token sees %d extensions", len(list))}
-	}
-	r.extension = list[0].ID
+	r.extension = tok.ExtensionID
 	return nil
 }
 
@@ -109,6 +108,12 @@ func (r *remote) call(ctx context.Context, method, path string, in, out any) err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 400 {
+		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != api.ProblemContentType {
+			// Betaport answers every error with a problem: this answer
+			// is another server's (a proxy's, or --server is wrong).
+			return exitError{ExitServer, fmt.Sprintf("%s answered %s %s with %d %s, not as Betaport answers; check --server",
+				r.server, method, path, resp.StatusCode, http.StatusText(resp.StatusCode))}
+		}
 		p := client.ReadProblem(resp)
 		return exitError{exitCodeFor(resp.StatusCode), fmt.Sprintf("%s (%d %s)", p.Detail, resp.StatusCode, http.StatusText(resp.StatusCode))}
 	}
@@ -262,15 +267,9 @@ func (r *remote) findTester(ctx context.Context, who string) (int64, error) {
 	if !strings.Contains(who, "@") {
 		return 0, usageError{fmt.Sprintf("--tester %q is neither a tester's id nor an e-mail address", who)}
 	}
-	q := url.Values{"q": {who}, "limit": {"100"}}
-	var page api.Page[betaport.Tester]
-	if err := r.call(ctx, "GET", api.TestersPath(r.extension)+"?"+q.Encode(), nil, &page); err != nil {
+	var t betaport.Tester
+	if err := r.call(ctx, "GET", api.TesterByEmailPath(r.extension)+"?"+url.Values{"email": {who}}.Encode(), nil, &t); err != nil {
 		return 0, err
 	}
-	for _, t := range page.Data {
-		if strings.EqualFold(t.Email, who) {
-			return t.ID, nil
-		}
-	}
-	return 0, exitError{ExitInvalid, fmt.Sprintf("the extension has no tester %s", who)}
+	return t.ID, nil
 }

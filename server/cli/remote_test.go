@@ -159,8 +159,8 @@ func walkRemoteCommands(t *testing.T, w *remoteWorld) {
 	if b := w.ok(t, "bundle", "current"); field(b[0], "number") != "2" {
 		t.Fatalf("bundle current = %v", b)
 	}
-	if code, out, _ := w.betaport(t, w.token, "bundle", "notes", "--bundle", "1"); code != 0 || strings.TrimSpace(out) != "Build 1.0.0" {
-		t.Fatalf("bundle notes: exit %d, %q", code, out)
+	if notes := w.ok(t, "bundle", "notes", "--bundle", "1"); field(notes[0], "releaseNotes") != "Build 1.0.0" || field(notes[0], "number") != "1" {
+		t.Fatalf("bundle notes = %v", notes)
 	}
 
 	// Testers: invited, listed to the end (past a page), searched, revoked

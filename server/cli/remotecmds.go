@@ -63,7 +63,9 @@ type remoteSpec struct {
 	setup func(fs *flag.FlagSet) func(ctx context.Context, r *remote) error
 }
 
-// run parses the command's flags and runs it against the server.
+// run parses the command's flags and runs it against the server. Flags
+// its usage gives outside brackets are required, and checked (with a
+// --limit that is not negative) before any request.
 func (spec remoteSpec) run(name string) command {
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -72,11 +74,36 @@ func (spec remoteSpec) run(name string) command {
 		if err := parse(fs, args, stderr); err != nil {
 			return err
 		}
+		if err := spec.checkFlags(fs); err != nil {
+			return err
+		}
 		if err := ready(ctx, name != "extension list"); err != nil {
 			return err
 		}
 		return do(ctx, r)
 	}
+}
+
+// checkFlags refuses a required flag left out or empty, and a negative
+// --limit.
+func (spec remoteSpec) checkFlags(fs *flag.FlagSet) error {
+	var missing []string
+	depth := 0
+	for _, word := range strings.Fields(spec.flags) {
+		if depth == 0 && strings.HasPrefix(word, "--") {
+			if f := fs.Lookup(word[2:]); f != nil && (f.Value.String() == "" || f.Value.String() == "0") {
+				missing = append(missing, word[2:])
+			}
+		}
+		depth += strings.Count(word, "[") - strings.Count(word, "]")
+	}
+	if len(missing) > 0 {
+		return required(missing...)
+	}
+	if f := fs.Lookup("limit"); f != nil && strings.HasPrefix(f.Value.String(), "-") {
+		return usageError{"--limit is a number of items, 1 or more (0 or none: all of them)"}
+	}
+	return nil
 }
 
 // remoteWanted reports whether a command that exists for both the
@@ -171,12 +198,12 @@ func bundleNotesCmd(fs *flag.FlagSet) func(ctx context.Context, r *remote) error
 			}
 			for _, b := range list {
 				if b.Number == *number {
-					if b.ReleaseNotes == "" {
-						fmt.Fprintf(r.stderr, "betaport bundle notes: bundle %d has no release notes\n", b.Number)
-						return nil
+					if r.table {
+						// A person reads the notes as testers do.
+						_, err := fmt.Fprintln(r.stdout, b.ReleaseNotes)
+						return err
 					}
-					_, err := fmt.Fprintln(r.stdout, b.ReleaseNotes)
-					return err
+					return r.one(map[string]any{"number": b.Number, "version": b.Version, "releaseNotes": b.ReleaseNotes})
 				}
 			}
 			if len(list) < 100 || list[len(list)-1].Number < *number {

@@ -40,6 +40,11 @@ const (
 	KeyOrAdmin Access = "key-or-extension-admin"
 )
 
+// ScopeAnyToken is the scope of the route any access token may call,
+// whatever its scopes: its own record (so that a script need not be told
+// its extension's id).
+const ScopeAnyToken = "any"
+
 // Route is a registered route, who may call it and, for access tokens,
 // the scope it needs ("": tokens are refused).
 type Route struct {
@@ -84,7 +89,7 @@ func (s *Server) routeExtension(mux *http.ServeMux, pattern string, a Access, sc
 	if a != ExtensionMember && a != ExtensionAdmin {
 		panic("routeExtension " + pattern + ": access must be extension-scoped")
 	}
-	if scope != "" && !slices.Contains(betaport.AllScopes, scope) {
+	if scope != "" && scope != ScopeAnyToken && !slices.Contains(betaport.AllScopes, scope) {
 		panic("routeExtension " + pattern + ": no scope " + scope)
 	}
 	s.routeTable = append(s.routeTable, Route{pattern, a, scope})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -234,6 +235,10 @@ func walkEveryRoute(t *testing.T, e *env, as string) {
 		"GET /t/{token}":        {"", nil, [6]int{303, 303, 303, 303, 303, 303}},
 		"GET /api/extensions":   {"/api/extensions", nil, [6]int{401, 200, 200, 200, 200, 401}},
 		"GET /api/builds":       {"/api/builds", nil, [6]int{401, 200, 200, 200, 200, 401}},
+		// A token's own record: people have no token to ask about.
+		"GET /api/token": {"/api/token", nil, [6]int{401, 403, 403, 403, 403, 401}},
+		"GET /api/extensions/{id}/tester": {
+			"/api/extensions/" + id + "/tester?email=" + url.QueryEscape(testerA.Email), nil, [6]int{401, 200, 404, 403, 404, 401}},
 		"GET /api/extensions/{id}": {
 			"/api/extensions/" + id, nil, [6]int{401, 200, 404, 200, 404, 401}},
 		"GET /api/extensions/{id}/testers": {

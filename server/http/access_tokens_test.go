@@ -26,6 +26,8 @@ var routeScopes = map[string]string{
 	"POST /api/session": "", "GET /api/session": "", "DELETE /api/session": "", "GET /t/{token}": "",
 	"GET /api/builds":                                                     "",
 	"GET /api/extensions":                                                 "read",
+	"GET /api/token":                                                      "any",
+	"GET /api/extensions/{id}/tester":                                     "testers",
 	"GET /api/extensions/{id}":                                            "read",
 	"GET /api/extensions/{id}/testers":                                    "read",
 	"POST /api/extensions/{id}/testers":                                   "testers",
@@ -95,7 +97,7 @@ func TestEveryRouteNamesItsScope(t *testing.T) {
 		if rt.Scope != want {
 			t.Errorf("%s needs scope %q, want %q", rt.Pattern, rt.Scope, want)
 		}
-		if method, _, _ := strings.Cut(rt.Pattern, " "); method != "GET" && rt.Scope == betaport.ScopeRead {
+		if method, _, _ := strings.Cut(rt.Pattern, " "); method != "GET" && (rt.Scope == betaport.ScopeRead || rt.Scope == bphttp.ScopeAnyToken) {
 			t.Errorf("%s changes something with the read scope", rt.Pattern)
 		}
 	}
@@ -162,9 +164,14 @@ func tokenSubjects(t *testing.T, e *env, extA, extB *betaport.Extension) func(rt
 		// Routes that are not the admin API's ignore the header: they
 		// answer as to anyone (anonymous, column 0).
 		passThrough := rt.Access == bphttp.Public || rt.Access == bphttp.KeyAuth || rt.Access == bphttp.KeyOrAdmin
+		// Sessions are a browser's: their routes refuse any token.
+		session := passThrough && (strings.Contains(rt.Pattern, " /api/session") || strings.Contains(rt.Pattern, " /t/"))
+		anyToken := rt.Scope == bphttp.ScopeAnyToken
 		status := func(scoped, unscoped int) func(r accessRow) int {
 			return func(r accessRow) int {
 				switch {
+				case session:
+					return http.StatusForbidden
 				case passThrough:
 					return r.status[0]
 				case rt.Scope != "":
@@ -175,6 +182,12 @@ func tokenSubjects(t *testing.T, e *env, extA, extB *betaport.Extension) func(rt
 			}
 		}
 		asAdmin := func(r accessRow) int {
+			if session {
+				return http.StatusForbidden
+			}
+			if anyToken {
+				return http.StatusOK
+			}
 			if passThrough {
 				return r.status[0]
 			}
@@ -184,16 +197,20 @@ func tokenSubjects(t *testing.T, e *env, extA, extB *betaport.Extension) func(rt
 			return r.status[1]
 		}
 		withScope, withoutIt := every, every
-		if rt.Scope != "" {
+		if rt.Scope != "" && !anyToken {
 			withScope, withoutIt = only[rt.Scope], allBut[rt.Scope]
 		}
 		otherStatus := http.StatusNotFound // another extension's: as if none
 		if !strings.Contains(rt.Pattern, "{id}") {
 			otherStatus = http.StatusOK // GET /api/extensions lists its own
 		}
+		otherScopes := http.StatusForbidden
+		if anyToken {
+			otherScopes = http.StatusOK
+		}
 		return []accessSubject{
 			{"a token with the route's scope", bearer(withScope), asAdmin},
-			{"a token with every other scope", bearer(withoutIt), status(http.StatusForbidden, http.StatusForbidden)},
+			{"a token with every other scope", bearer(withoutIt), status(otherScopes, http.StatusForbidden)},
 			{"an expired token", bearer(expired), status(http.StatusUnauthorized, http.StatusUnauthorized)},
 			{"a revoked token", bearer(revoked), status(http.StatusUnauthorized, http.StatusUnauthorized)},
 			{"another extension's token", bearer(others), status(otherStatus, http.StatusForbidden)},

@@ -138,10 +138,14 @@ func (s *Server) routes() http.Handler {
 	s.route(mux, "GET /t/{token}", Public, s.handleInviteLink)
 
 	s.routeScoped(mux, "GET /api/extensions", SignedIn, betaport.ScopeRead, s.handleListExtensions)
+	s.routeScoped(mux, "GET "+api.PathToken, SignedIn, ScopeAnyToken, s.handleGetToken)
 	s.route(mux, "GET /api/builds", SignedIn, s.handleListBuilds)
 	s.routeExtension(mux, "GET /api/extensions/{id}", ExtensionMember, betaport.ScopeRead, s.handleGetExtension)
 	s.routeExtension(mux, "GET /api/extensions/{id}/testers", ExtensionAdmin, betaport.ScopeRead, s.handleListTesters)
 	s.routeExtension(mux, "POST /api/extensions/{id}/testers", ExtensionAdmin, betaport.ScopeTesters, s.handleInviteTester)
+	// A script that acts on a tester it knows by address finds them here,
+	// with the scope it acts with.
+	s.routeExtension(mux, "GET /api/extensions/{id}/tester", ExtensionAdmin, betaport.ScopeTesters, s.handleTesterByEmail)
 	s.routeExtension(mux, "DELETE /api/extensions/{id}/testers/{testerId}", ExtensionAdmin, betaport.ScopeTesters, s.handleRevokeTester)
 	s.routeExtension(mux, "POST /api/extensions/{id}/testers/{testerId}/restore", ExtensionAdmin, betaport.ScopeTesters, s.handleRestoreTester)
 	s.routeExtension(mux, "POST /api/extensions/{id}/testers/{testerId}/invite", ExtensionAdmin, betaport.ScopeTesters, s.handleResendInvite)

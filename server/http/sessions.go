@@ -180,6 +180,9 @@ var errWrongSignIn = betaport.Errorf(betaport.EUNAUTHORIZED, "The e-mail address
 // signs in; a wrong one costs that address its whole allowance. Guessing
 // from many addresses then gets one guess per address per account lockout.
 func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request, _ *subject) {
+	if refusesTokens(w, r) {
+		return
+	}
 	var in api.SignIn
 	if !s.readJSON(w, r, &in) {
 		return
@@ -232,6 +235,9 @@ func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request, _ *subject
 
 // handleSignOut ends the session, if any. Signing out twice is fine.
 func (s *Server) handleSignOut(w http.ResponseWriter, r *http.Request, who *subject) {
+	if refusesTokens(w, r) {
+		return
+	}
 	if who.session != nil {
 		if err := s.Store.DeleteSession(r.Context(), who.session.TokenHash); err != nil {
 			s.Error(w, r, err)

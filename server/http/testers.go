@@ -213,6 +213,9 @@ func (s *Server) handleRevokeTester(w http.ResponseWriter, r *http.Request, who 
 // says why and to ask for a new one; other clients get a problem. Opened
 // again in the browser it signed in, the link goes to the builds.
 func (s *Server) handleInviteLink(w http.ResponseWriter, r *http.Request, who *subject) {
+	if refusesTokens(w, r) {
+		return
+	}
 	if r.Method == http.MethodHead {
 		// Mail scanners and link previews look before the tester does:
 		// a look must not use up a link that works once.

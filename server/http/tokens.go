@@ -66,6 +66,8 @@ func tokenAllowed(w http.ResponseWriter, who *subject, scope string) bool {
 	switch {
 	case who.token == nil:
 		return true
+	case scope == ScopeAnyToken:
+		return true
 	case scope == "":
 		writeProblem(w, problem(http.StatusForbidden, api.ProblemForbidden,
 			"Access tokens work on an extension's admin API; this address is for people signed in (or for a submit key)."))
@@ -139,6 +141,28 @@ func (s *Server) handleRevokeToken(w http.ResponseWriter, r *http.Request, who *
 	writeJSON(w, r, http.StatusOK, tok)
 }
 
+// handleGetToken answers the calling token's own record.
+func (s *Server) handleGetToken(w http.ResponseWriter, r *http.Request, who *subject) {
+	if who.token == nil {
+		writeProblem(w, problem(http.StatusForbidden, api.ProblemForbidden,
+			"This address answers an access token about itself: send one as Authorization: Bearer <token>."))
+		return
+	}
+	writeJSON(w, r, http.StatusOK, who.token)
+}
+
+// refusesTokens answers a session route (sign-in, sign-out, an invite
+// link) called with an access token: those are a browser's, and a token
+// never stands for a session.
+func refusesTokens(w http.ResponseWriter, r *http.Request) bool {
+	if r.Header.Get("Authorization") == "" {
+		return false
+	}
+	writeProblem(w, problem(http.StatusForbidden, api.ProblemForbidden,
+		"Sessions are for people in a browser: send this request without an Authorization header. Scripts use their access token on the admin API alone."))
+	return true
+}
+
 // stillTheSame reports whether now, who a request is as read again (by a
 // long-lived event stream), is still the subject it started as.
 func (who *subject) stillTheSame(now *subject) bool {
@@ -152,4 +176,22 @@ func (who *subject) stillTheSame(now *subject) bool {
 	default:
 		return now.tester != nil && who.tester != nil && now.tester.ID == who.tester.ID
 	}
+}
+
+// handleTesterByEmail answers the extension's tester with ?email=, or 404.
+func (s *Server) handleTesterByEmail(w http.ResponseWriter, r *http.Request, _ *subject, ext *betaport.Extension) {
+	email := strings.TrimSpace(r.URL.Query().Get("email"))
+	if email == "" {
+		badParam(w, "email", "Give the tester's e-mail address: ?email=ann@example.com.")
+		return
+	}
+	t, err := s.Store.FindTesterByEmail(r.Context(), ext.ID, email)
+	if betaport.ErrorCode(err) == betaport.ENOTFOUND {
+		s.Error(w, r, betaport.Errorf(betaport.ENOTFOUND, "The extension has no tester %s.", email))
+		return
+	} else if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, t)
 }
