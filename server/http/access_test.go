@@ -345,10 +345,9 @@ func walkEveryRoute(t *testing.T, e *env, as string) {
 		"PUT /uploads/{upload}":   {"/uploads/1", nil, [6]int{403, 403, 403, 403, 403, 403}},
 		// The size limit is announced to anyone, before any upload.
 		"GET /api/submit/limits": {"/api/submit/limits", nil, [6]int{200, 200, 200, 200, 200, 200}},
-		// The command pipelines run, to anyone (this env's service offers
-		// none: it was not started by the command).
-		"GET /cli/betaport":        {"/cli/betaport", nil, [6]int{404, 404, 404, 404, 404, 404}},
-		"GET /cli/betaport.sha256": {"/cli/betaport.sha256", nil, [6]int{404, 404, 404, 404, 404, 404}},
+		// The command pipelines run, to anyone.
+		"GET /cli/betaport":        {"/cli/betaport", nil, [6]int{200, 200, 200, 200, 200, 200}},
+		"GET /cli/betaport.sha256": {"/cli/betaport.sha256", nil, [6]int{200, 200, 200, 200, 200, 200}},
 	}
 
 	for _, rt := range e.App.Routes() {

@@ -116,7 +116,7 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 
 // contractPaths are the paths the document describes: the API, and the
 // links browsers and Chromium's updater follow.
-var contractPaths = regexp.MustCompile(`^/(api/|t/|update/|uploads/|healthz$|readyz$)`)
+var contractPaths = regexp.MustCompile(`^/(api/|t/|update/|uploads/|cli/|healthz$|readyz$)`)
 
 // checkContract validates one request the tests made, and its answer,
 // against the document: a request the service accepted must be one the

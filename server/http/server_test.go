@@ -79,7 +79,8 @@ func newEnvFrom(t testing.TB, from *snapshot) *env {
 	t.Cleanup(func() { blobs.Close() })
 	s := &bphttp.Server{Store: db, Blobs: blobs, Logger: testLogger(t),
 		Secret: []byte(credential.NewToken()), SigningKeys: testKeyring, // each server its own secret
-		WebhookAllowPrivate: true} // the tests' receivers are on loopback
+		WebhookAllowPrivate: true, // the tests' receivers are on loopback
+		CLIBinary:           testCLIBinary(t)}
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
 	s.BaseURL = ts.URL
