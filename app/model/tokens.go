@@ -24,6 +24,7 @@ const (
 	TokensFocusSecret                         // the new token's secret
 	TokensFocusConfirm                        // a token's "Yes, revoke"
 	TokensFocusRevoke                         // a token's Revoke button
+	TokensFocusRevoked                        // a revoked token's state
 )
 
 // TokenLifetimes are the form's expiry choices, in days (0: until revoked).
@@ -226,6 +227,8 @@ func (k *Tokens) Revoke(t betaport.AccessToken) {
 		}
 		k.revoked[t.ID] = out
 		k.announce("Token " + t.Name + " revoked. Scripts that use it are refused from now on.")
+		// Its Revoke is gone: the focus stays on its row, not the page.
+		k.focus(TokensFocusRevoked, t.ID)
 		k.changed()
 	})
 }

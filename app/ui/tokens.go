@@ -70,7 +70,7 @@ func (p *SettingsPage) tokensSection() app.UI {
 		app.P().Class("muted").Text("Scripts call the API and the betaport command with an access token: each only what its scopes allow, until it expires or is revoked. Make one per script, named after it."),
 		app.Form().ID("token-form").Class("invite token-form").OnSubmit(p.createToken).Body(
 			app.Label().For("token-name").Text("Name"),
-			typedValue(app.Input().ID("token-name").Type("text").Required(true).MaxLength(betaport.MaxTokenName).
+			typedValue(app.Input().ID("token-name").Type("text").Aria("required", true).MaxLength(betaport.MaxTokenName).
 				Placeholder("nightly release"), k.Name).OnInput(p.tokenNameInput),
 			app.FieldSet().ID("token-scopes").Class("token-scopes").Body(append([]app.UI{app.Legend().Text("Scopes")}, scopes...)...),
 			app.Label().For("token-lifetime").Text("Expires after"),
@@ -163,7 +163,9 @@ func (r *tokenRow) Render() app.UI {
 			)
 		}
 	default:
-		action = app.Span().Class("badge badge-revoked").Text(state)
+		// Focusable from script: a revoke done by keys leaves the focus
+		// here, where the Revoke button was.
+		action = app.Span().Class("badge badge-revoked token-state").TabIndex(-1).Text(state)
 	}
 	row := app.Div().Class("row tokens-grid").DataSet("token", t.ID)
 	if r.Asking {
@@ -198,4 +200,5 @@ func (r *tokenRow) confirm(ctx app.Context, e app.Event) {
 var tokensFocusClasses = map[model.TokensFocus]string{
 	model.TokensFocusConfirm: "confirm-revoke",
 	model.TokensFocusRevoke:  "revoke",
+	model.TokensFocusRevoked: "token-state",
 }
