@@ -46,6 +46,10 @@ type Config struct {
 	// WebhookRetryMin is the wait after a webhook delivery's first failed
 	// attempt; it doubles each time, up to an hour (serve only).
 	WebhookRetryMin time.Duration
+	// FeedbackRefill is how often a tester gets one more report after a
+	// burst (0: the service's 30 s); tests that count refusals set it
+	// long.
+	FeedbackRefill time.Duration
 	// WebhookAllowPrivate lets webhooks reach loopback, private and
 	// link-local addresses (serve only; tests, one private network).
 	WebhookAllowPrivate bool

@@ -197,7 +197,8 @@ func (m *Main) Run(ctx context.Context) error {
 		// The upload panel PUTs straight to S3: the page may connect there.
 		UploadOrigin: blobstore.UploadOrigin(m.Config.Blob),
 		// The command it runs as, offered to pipelines (GET /cli/betaport).
-		CLIBinary: m.Config.CLIBinary,
+		CLIBinary:      m.Config.CLIBinary,
+		FeedbackRefill: m.Config.FeedbackRefill,
 	}
 	if m.Server.CLIBinary == "" {
 		m.Server.CLIBinary, _ = os.Executable()

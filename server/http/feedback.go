@@ -39,7 +39,13 @@ const (
 )
 
 func (s *Server) feedbackLimiter() *limiter {
-	s.feedbackOnce.Do(func() { s.feedbackLimit = newLimiter(feedbackRefill, feedbackBurst) })
+	s.feedbackOnce.Do(func() {
+		refill := feedbackRefill
+		if s.FeedbackRefill > 0 {
+			refill = s.FeedbackRefill
+		}
+		s.feedbackLimit = newLimiter(refill, feedbackBurst)
+	})
 	return s.feedbackLimit
 }
 
@@ -164,6 +170,11 @@ func (s *Server) readFeedback(w http.ResponseWriter, r *http.Request) (*feedback
 	if mt != "multipart/form-data" {
 		return nil, problem(http.StatusUnsupportedMediaType, api.ProblemUnsupportedMedia,
 			`Send the report as multipart/form-data: "text", "bundle" and up to five "screenshots".`)
+	}
+	if r.ContentLength > maxFeedbackBody {
+		// Said by its length: refused before a byte of it is read.
+		return nil, problem(http.StatusRequestEntityTooLarge, api.ProblemTooLarge, fmt.Sprintf(
+			"A report is at most %d MB with its screenshots. Send fewer or smaller screenshots.", maxFeedbackBody/1_000_000))
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxFeedbackBody)
 	mr, err := r.MultipartReader()

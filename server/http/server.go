@@ -65,6 +65,10 @@ type Server struct {
 	// NoUI serves the API without the browser app's pages (serve
 	// --no-ui), for a binary built without the app.
 	NoUI bool
+	// FeedbackRefill is how often a tester gets one more report after a
+	// burst; 0 means 30 s. Tests that count refusals set it long, so that
+	// a slow machine's pace refills nothing.
+	FeedbackRefill time.Duration
 	// CLIBinary is the betaport command the service offers at PathCLI
 	// (serve: its own executable); "" offers none.
 	CLIBinary string
