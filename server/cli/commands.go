@@ -306,18 +306,12 @@ func keyList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usageError{"--extension is required"}
 	}
 	return withExistingStorage(ctx, c, func(st *Storage) error {
-		all := []*betaport.Key{}
-		for before := int64(0); ; {
-			page, err := st.Store.FindKeys(ctx, *id, before, 100)
-			if err != nil {
-				return err
-			}
-			if len(page) == 0 {
-				return printJSON(stdout, all)
-			}
-			all = append(all, page...)
-			before = page[len(page)-1].ID
+		all, err := everyPage(func(before int64) ([]*betaport.Key, error) { return st.Store.FindKeys(ctx, *id, before, 100) },
+			func(k *betaport.Key) int64 { return k.ID })
+		if err != nil {
+			return err
 		}
+		return printJSON(stdout, all)
 	})
 }
 
@@ -478,19 +472,28 @@ func tokenList(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usageError{"--extension is required"}
 	}
 	return withExistingStorage(ctx, c, func(st *Storage) error {
-		all := []*betaport.AccessToken{}
-		for before := int64(0); ; {
-			page, err := st.Store.FindAccessTokens(ctx, *id, before, 100)
-			if err != nil {
-				return err
-			}
-			if len(page) == 0 {
-				return printJSON(stdout, all)
-			}
-			all = append(all, page...)
-			before = page[len(page)-1].ID
+		all, err := everyPage(func(before int64) ([]*betaport.AccessToken, error) {
+			return st.Store.FindAccessTokens(ctx, *id, before, 100)
+		}, func(t *betaport.AccessToken) int64 { return t.ID })
+		if err != nil {
+			return err
 		}
+		return printJSON(stdout, all)
 	})
+}
+
+// everyPage reads a keyset-paged list to its end: find answers the page
+// before an id (0: the first), id names an item's place.
+func everyPage[T any](find func(before int64) ([]*T, error), id func(*T) int64) ([]*T, error) {
+	all := []*T{}
+	for before := int64(0); ; {
+		page, err := find(before)
+		if err != nil || len(page) == 0 {
+			return all, err
+		}
+		all = append(all, page...)
+		before = id(page[len(page)-1])
+	}
 }
 
 func tokenRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) error {
