@@ -18,7 +18,7 @@ SERVER_SOURCES := $(shell find server web -name '*.go' -not -name '*_test.go') $
 # every replica of one build agrees and a new build updates browsers.
 BUILD_ID = $(shell sha256sum web/app.wasm | cut -c1-12)
 
-.PHONY: FORCE all build wasm run test vet lint test-packages test-cli test-browser test-race test-wasm axe chromium scaleout-deps versitygw postgresql bench fuzz clean help
+.PHONY: FORCE all build dist wasm run test vet lint test-packages test-cli test-dist test-browser test-race test-wasm axe chromium scaleout-deps versitygw postgresql bench fuzz clean help
 
 all: build
 
@@ -26,6 +26,7 @@ help:
 	@echo "make run    build, load demo data on first run, serve at http://127.0.0.1:8080"
 	@echo "make test   vet, race tests, the wasm build and tests, browser tests"
 	@echo "make build  bin/betaport, self-contained"
+	@echo "make dist   betaport for linux, darwin, windows (amd64, arm64) in dist/, with SHA256SUMS"
 	@echo "make bench  benchmarks, as ratios measured side by side"
 	@echo "make fuzz   every fuzz target for FUZZTIME each (default 30s); make test runs their seeds"
 	@echo "make clean  remove build outputs (keeps ./data)"
@@ -57,7 +58,19 @@ web/wasm_exec.js: $(GOROOT_DIR)/lib/wasm/wasm_exec.js
 build: bin/betaport
 
 bin/betaport: wasm $(SERVER_SOURCES)
-	$(GO) build -trimpath -ldflags='-s -w -X $(PKG)/server/http.Version=$(BUILD_ID)' -o $@ ./server/cmd/betaport
+	$(GO) build -trimpath -ldflags='-s -w -X $(PKG)/server/http.Version=$(BUILD_ID) -X $(PKG)/server/cli.Release=$(RELEASE)' -o $@ ./server/cmd/betaport
+
+# RELEASE is the tag of the commit checked out (v1.2.0), if it has one:
+# --version prints it, and make dist names the archives by it; without one,
+# both use the version Go stamps from the checkout.
+RELEASE ?= $(shell git describe --tags --exact-match --match 'v[0-9]*' 2>/dev/null)
+
+## Release archives: betaport for linux, darwin and windows on amd64 and
+## arm64 (.tar.gz, .zip for windows), each with the README, and SHA256SUMS,
+## in $(DIST). server/cmd/dist says how; its test unpacks and runs them.
+DIST ?= dist
+dist: wasm
+	$(GO) run ./server/cmd/dist -out $(DIST) -release '$(RELEASE)'
 
 # The seed's messages are shown only when it fails: the sign-in block is
 # printed once, from the file the seed keeps, on every run.
@@ -72,7 +85,7 @@ run: build
 ## browser tests wait on what they read, never on a machine's pace: they
 ## run beside the race tests, as they are checked to (README).
 test: lint chromium scaleout-deps axe # installed one after another (two apt-gets at once would clash)
-	@$(MAKE) --no-print-directory -j4 --output-sync=target PRECOMPRESS=fast vet test-wasm test-packages test-cli test-browser
+	@$(MAKE) --no-print-directory -j4 --output-sync=target PRECOMPRESS=fast vet test-wasm test-packages test-cli test-dist test-browser
 
 vet: wasm
 	$(GO) vet ./...
@@ -105,7 +118,7 @@ test-packages: wasm scaleout-deps
 	$(GO) test -c -o .cache/http-scaleout.test ./server/http
 	BETAPORT_HTTP_SCALEOUT_TEST_BINARY=$(CURDIR)/.cache/http-scaleout.test \
 	$(GO) test $(RACE) -count=1 -timeout 30m ./server/http ./server/flows \
-	  $$($(GO) list ./... | grep -v -e '/server/browser$$' -e '/server/http$$' -e '/server/cli$$' -e '/server/flows$$')
+	  $$($(GO) list ./... | grep -v -e '/server/browser$$' -e '/server/http$$' -e '/server/cli$$' -e '/server/flows$$' -e '/server/cmd/dist$$')
 
 # server/cli runs the betaport command as processes of its test binary,
 # hundreds of them: under the race detector each start cost seconds and
@@ -114,6 +127,13 @@ test-packages: wasm scaleout-deps
 # packages.
 test-cli: wasm scaleout-deps
 	$(GO) test -count=1 -timeout 30m ./server/cli
+
+# make dist's test builds the six archives (the command for three systems
+# on two processors, each compiled once into Go's build cache: on a machine
+# that has built them before, a run only links them) and unpacks and runs
+# this machine's. It runs go build, not the race detector's code.
+test-dist: wasm
+	$(GO) test -count=1 -timeout 45m ./server/cmd/dist
 
 test-browser: wasm chromium scaleout-deps axe
 	$(GO) test -count=1 -parallel 4 -timeout 60m ./server/browser
@@ -210,4 +230,4 @@ fuzz: wasm
 	done
 
 clean:
-	rm -rf bin web/app.wasm web/app.wasm.br web/app.wasm.gz web/wasm_exec.js
+	rm -rf bin dist web/app.wasm web/app.wasm.br web/app.wasm.gz web/wasm_exec.js
