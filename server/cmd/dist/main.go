@@ -30,10 +30,12 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -66,11 +68,19 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	archives, err := Build(context.Background(), Options{
+	// Ctrl-C stops the builds and still removes what they left in the
+	// temporary folder (the builds are not written to -out yet).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	archives, err := Build(ctx, Options{
 		Out: *out, Release: *release, Platforms: splitList(*platforms), Log: os.Stderr,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "dist:", err)
+		var usage UsageError
+		if errors.As(err, &usage) {
+			os.Exit(2)
+		}
 		os.Exit(1)
 	}
 	for _, a := range archives {
@@ -89,6 +99,12 @@ func splitList(s string) []string {
 	}
 	return list
 }
+
+// UsageError is an option dist cannot take (a platform it does not build,
+// a release that is not a version): exit 2, as for a flag it does not know.
+type UsageError struct{ error }
+
+func (e UsageError) Unwrap() error { return e.error }
 
 // Options say what Build makes and where.
 type Options struct {
@@ -120,26 +136,32 @@ func Build(ctx context.Context, o Options) ([]string, error) {
 		return nil, errors.New("web/app.wasm is missing: build the browser app first (make dist does: make wasm)")
 	}
 	if len(o.Platforms) == 0 {
-		return nil, errors.New("no platform to build")
+		return nil, UsageError{errors.New("no platform to build")}
 	}
 	for i, p := range o.Platforms {
 		if !slices.Contains(Platforms, p) {
-			return nil, fmt.Errorf("platform %q is not one of %s", p, strings.Join(Platforms, ", "))
+			return nil, UsageError{fmt.Errorf("platform %q is not one of %s", p, strings.Join(Platforms, ", "))}
 		}
 		if slices.Contains(o.Platforms[:i], p) {
-			return nil, fmt.Errorf("platform %s is given twice", p)
+			return nil, UsageError{fmt.Errorf("platform %s is given twice", p)}
 		}
 	}
 	if o.Release != "" && !releasePattern.MatchString(o.Release) {
-		return nil, fmt.Errorf("release %q is not a version: give a tag such as v1.4.0 or v1.4.0-rc.1", o.Release)
+		return nil, UsageError{fmt.Errorf("release %q is not a version: give a tag such as v1.4.0 or v1.4.0-rc.1", o.Release)}
+	}
+	buildvcs, err := vcsStamp(ctx, root, o.Release, o.Log)
+	if err != nil {
+		return nil, err
+	}
+	// The folder is made (or found not to be one) before minutes of builds.
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return nil, err
 	}
 	work, err := os.MkdirTemp("", "betaport-dist-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-
-	buildvcs := vcsStamp(ctx, root, o.Log)
 
 	// Every archive is built before the folder is touched: a failed run
 	// leaves the last release as it was.
@@ -173,9 +195,6 @@ func Build(ctx context.Context, o Options) ([]string, error) {
 		sums[name] = hex.EncodeToString(sum[:])
 		names = append(names, name)
 		fmt.Fprintf(o.Log, "dist: %s (%.1f MB)\n", name, float64(len(archive))/1e6)
-	}
-	if err := os.MkdirAll(o.Out, 0o755); err != nil {
-		return nil, err
 	}
 	if err := removeOldArchives(o.Out); err != nil {
 		return nil, err
@@ -216,20 +235,31 @@ func build(ctx context.Context, root, exe, goos, goarch, release string, buildvc
 	return nil
 }
 
-// vcsStamp reports whether go build can stamp the checkout's commit into
-// the builds (their version, and the archives' names and times): asked
-// explicitly, as a machine's GOFLAGS may turn it off, and only when git
-// reads the checkout (a copy without .git, or owned by another user, is
-// built unstamped: 0.0.0-dev, and said so).
-func vcsStamp(ctx context.Context, root string, log io.Writer) bool {
+// vcsStamp reports whether go build is to stamp the checkout's commit into
+// the builds (their version, and the archives' names and times). It is
+// asked for explicitly, as a machine's GOFLAGS may turn it off. Source with
+// no .git is built unstamped (0.0.0-dev unless -release is given); a
+// checkout git cannot read (not installed, or "dubious ownership") is
+// refused without -release, rather than named as if it were no release.
+func vcsStamp(ctx context.Context, root, release string, log io.Writer) (bool, error) {
+	if _, err := os.Stat(filepath.Join(root, ".git")); err != nil {
+		fmt.Fprintln(log, "dist: not a git checkout, so the builds carry no commit: named 0.0.0-dev unless -release is given")
+		return false, nil
+	}
 	cmd := exec.CommandContext(ctx, "git", "status", "--porcelain")
 	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(log, "dist: git cannot read the checkout (%v: %s), so the builds carry no commit: named 0.0.0-dev unless -release is given\n",
-			err, strings.TrimSpace(string(out)))
-		return false
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return true, nil
 	}
-	return true
+	why := strings.TrimSpace(fmt.Sprintf("%v: %s", err, out))
+	if release != "" {
+		fmt.Fprintf(log, "dist: git cannot read the checkout (%s): the builds carry the release, not the commit\n", why)
+		return false, nil
+	}
+	abs, _ := filepath.Abs(root)
+	return false, fmt.Errorf("git cannot read the checkout, so the builds would carry no version (%s): "+
+		"fix git (for dubious ownership: git config --global --add safe.directory %s) or give -release", why, abs)
 }
 
 // stamped reads what the build says of itself: its version (the release,
