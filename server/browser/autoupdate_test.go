@@ -294,7 +294,6 @@ func startUpdatingChromiumAt(t *testing.T, exec string, limit time.Duration) (co
 		chromedp.NoDefaultBrowserCheck,
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-features", omniboxPopups),
 		// Debian's /usr/bin/chromium adds --disable-background-networking
 		// (no updater) unless it is given this; Chromium ignores it.
 		chromedp.Flag("enable-remote-extensions", true),

@@ -75,12 +75,6 @@ func runWithBrowser(m *testing.M) int {
 		chromedp.Flag("disable-renderer-backgrounding", true),
 		// Scrollbars a hand can drag (headless hides them by default).
 		chromedp.Flag("hide-scrollbars", false),
-		// Chromium 156 opens two pages of its own in every new window, the
-		// address bar's suggestion popups (chrome://omnibox-popup), each in
-		// a renderer of its own: every test's browser context paid for
-		// them, and no test types in an address bar a headless window
-		// does not show.
-		chromedp.Flag("disable-features", omniboxPopups),
 		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1280, 900),
 		// The app's wasm runs on V8's baseline compiler only: these tests
@@ -100,10 +94,6 @@ func runWithBrowser(m *testing.M) int {
 	}
 	return m.Run()
 }
-
-// omniboxPopups are the features that make Chromium load the address bar's
-// popups as pages in every window it opens (see runWithBrowser).
-const omniboxPopups = "WebUIOmniboxPopup,WebUIOmniboxFullPopup,WebUIOmniboxAimPopup"
 
 func findChromium() string {
 	if p := os.Getenv("BETAPORT_CHROMIUM"); p != "" {
