@@ -265,7 +265,12 @@ func TestAdoptionByTestersAndLive(t *testing.T) {
 		}
 		m.CountTesters(true)
 	})
-	a.wait("the testers", func(m *model.Adoption) bool { return !m.Loading() && !m.Counts.IsValidating })
+	// Choosing reopens the section, which reads the installs line again too:
+	// wait for it, or its answer could land after the revision below and
+	// stand for the read Follow owes.
+	a.wait("the testers", func(m *model.Adoption) bool {
+		return !m.Loading() && !m.Counts.IsValidating && !m.Installs.IsValidating
+	})
 	a.do(func(m *model.Adoption) {
 		sum := m.Summary()
 		if !sum.Testers || sum.Total != 11 || len(sum.Days[len(sum.Days)-1].Shares) != 2 {
