@@ -407,8 +407,8 @@ func seed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "Demo data loaded: %d teams, %d extensions, %d bundles, %d testers.\n",
-			len(d.Teams), len(d.Extensions), d.Bundles, d.Testers)
+		fmt.Fprintf(stderr, "Demo data loaded: %d teams, %d extensions, %d bundles, %d testers, %d feedback reports.\n",
+			len(d.Teams), len(d.Extensions), d.Bundles, d.Testers, d.Reports)
 		// The demo's sign-ins are kept in the data dir so `make run` can
 		// show them every time; it is demo data, not an operator's.
 		// Shown before anything else can fail: the passwords are made once.

@@ -9,6 +9,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/png"
 	"strings"
 	"time"
 
@@ -17,6 +21,7 @@ import (
 	"github.com/betaport/betaport/app/api"
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/credential"
+	"github.com/betaport/betaport/server/screenshot"
 )
 
 // Size says how much to load.
@@ -30,21 +35,24 @@ type ExtensionSize struct {
 	Name    string
 	Bundles int
 	Testers int
+	// Reports is how many feedback reports its testers sent on its
+	// latest builds, every fourth with a screenshot.
+	Reports int
 }
 
 // Full is what `make run` loads: one extension long enough to show how lists
 // behave at length, a smaller one, and an empty one.
 var Full = Size{Extensions: []ExtensionSize{
-	{"Tab Tamer", 500, 100_000},
-	{"Reader Mode Plus", 24, 300},
-	{"Quiet Hours", 0, 0},
+	{Name: "Tab Tamer", Bundles: 500, Testers: 100_000, Reports: 60},
+	{Name: "Reader Mode Plus", Bundles: 24, Testers: 300, Reports: 6},
+	{Name: "Quiet Hours"},
 }}
 
 // Small is for tests: the same shape, quick to load.
 var Small = Size{Extensions: []ExtensionSize{
-	{"Tab Tamer", 120, 60},
-	{"Reader Mode Plus", 3, 5},
-	{"Quiet Hours", 0, 0},
+	{Name: "Tab Tamer", Bundles: 120, Testers: 60},
+	{Name: "Reader Mode Plus", Bundles: 3, Testers: 5},
+	{Name: "Quiet Hours"},
 }}
 
 // Result is what was loaded, with the demo's sign-ins.
@@ -53,6 +61,7 @@ type Result struct {
 	Extensions []*betaport.Extension `json:"extensions"`
 	Bundles    int                   `json:"bundles"`
 	Testers    int                   `json:"testers"`
+	Reports    int                   `json:"reports"`
 	Admins     []Admin               `json:"admins"`
 	// TesterLink is the path of one active tester's personal link.
 	TesterLink string `json:"testerLink"`
@@ -92,7 +101,7 @@ func Load(ctx context.Context, store betaport.Store, blobs *blob.Bucket, size Si
 		}
 		r.Admins = append(r.Admins, admin)
 	}
-	sizes := append(append([]ExtensionSize{}, size.Extensions...), ExtensionSize{"Color Picker", 3, 4})
+	sizes := append(append([]ExtensionSize{}, size.Extensions...), ExtensionSize{Name: "Color Picker", Bundles: 3, Testers: 4})
 	for i, es := range sizes {
 		team := pro
 		if i == len(sizes)-1 {
@@ -111,6 +120,9 @@ func Load(ctx context.Context, store betaport.Store, blobs *blob.Bucket, size Si
 		if es.Bundles > 0 {
 			e.CurrentBundle = int64(es.Bundles)
 		}
+		if err := loadReports(ctx, store, blobs, e, es.Reports); err != nil {
+			return nil, fmt.Errorf("the demo's reports: %w", err)
+		}
 		if i == 0 {
 			token := credential.NewToken()
 			t := &betaport.Tester{ExtensionID: e.ID, Email: "tester@example.com", Name: "Demo Tester"}
@@ -126,6 +138,7 @@ func Load(ctx context.Context, store betaport.Store, blobs *blob.Bucket, size Si
 		r.Extensions = append(r.Extensions, e)
 		r.Bundles += es.Bundles
 		r.Testers += es.Testers
+		r.Reports += es.Reports
 	}
 	return r, nil
 }
@@ -215,6 +228,95 @@ func LoadTesters(ctx context.Context, store betaport.Store, extensionID int64, n
 		return nil
 	}
 	return store.Optimize(ctx)
+}
+
+// reportTexts are what the demo's testers say, in turn.
+var reportTexts = []string{
+	"The popup opens blank after the update. Closing and opening it again shows the tabs.",
+	"Grouping by site puts youtube.com and www.youtube.com in two groups.",
+	"Love the new sort order! Could it remember my choice per window?",
+	"Suspended tabs lose their scroll position when I come back to them.",
+	"The badge count says 12 but I have 14 tabs open in this window.",
+	"Keyboard shortcut Alt+Shift+T does nothing on this build (it worked on the last one).",
+	"Dark mode: the search field's text is dark grey on black, hard to read.",
+	"Closing duplicates also closed a pinned tab.",
+}
+
+// loadReports gives an extension n reports from its active testers on its
+// last five builds, newest last: every fourth carries a screenshot, a few
+// are seen or resolved by the command line, as an admin would have.
+func loadReports(ctx context.Context, store betaport.Store, blobs *blob.Bucket, e *betaport.Extension, n int) error {
+	if n == 0 {
+		return nil
+	}
+	testers, err := store.FindTesters(ctx, betaport.TesterFilter{ExtensionID: e.ID, Status: betaport.TesterActive, Limit: 50})
+	if err != nil {
+		return err
+	}
+	if len(testers) == 0 || e.CurrentBundle == 0 {
+		return fmt.Errorf("%s has no active tester or no build to report on", e.Name)
+	}
+	for i := range n {
+		number := max(1, e.CurrentBundle-int64(4-i*5/n))
+		b, err := store.FindBundle(ctx, e.ID, number)
+		if err != nil {
+			return err
+		}
+		f := &betaport.Feedback{ExtensionID: e.ID, TesterID: testers[i%len(testers)].ID, BundleNumber: number, Version: b.Version,
+			Text: reportTexts[i%len(reportTexts)], Browser: "Chrome 131", OS: []string{"Windows", "macOS", "Linux"}[i%3],
+			Source: []string{betaport.FeedbackFromBuildsPage, betaport.FeedbackFromExtension}[i%2]}
+		if i%4 == 0 {
+			img, err := screenshot.Take("image/png", bytes.NewReader(demoScreenshot(i)))
+			if err != nil {
+				return err
+			}
+			key := betaport.FeedbackKey(e.ID, fmt.Sprintf("demo%d", i), 1, img.Type)
+			if err := blobs.WriteAll(ctx, key, img.Data, &blob.WriterOptions{ContentType: img.Type}); err != nil {
+				return err
+			}
+			f.Screenshots = []betaport.Screenshot{{Number: 1, Type: img.Type, Width: img.Width, Height: img.Height, Size: int64(len(img.Data)), BlobKey: key}}
+		}
+		if err := store.CreateFeedback(ctx, f); err != nil {
+			return err
+		}
+		status := ""
+		switch {
+		case i < n/3 && i%2 == 0:
+			status = betaport.FeedbackResolved
+		case i < n*2/3 && i%3 == 0:
+			status = betaport.FeedbackSeen
+		}
+		if status != "" {
+			if _, err := store.SetFeedbackStatus(ctx, e.ID, f.ID, status, betaport.ActorCommandLine); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// demoScreenshot draws a browser window with the extension's popup open:
+// a tab strip, a page, and the popup, in colours that vary with i.
+func demoScreenshot(i int) []byte {
+	const w, h = 800, 500
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	fill := func(r image.Rectangle, c color.RGBA) { draw.Draw(img, r, image.NewUniform(c), image.Point{}, draw.Src) }
+	fill(img.Bounds(), color.RGBA{245, 246, 248, 255})
+	fill(image.Rect(0, 0, w, 36), color.RGBA{222, 225, 230, 255})
+	for t := range 5 {
+		fill(image.Rect(8+t*120, 6, 120+t*120, 36), color.RGBA{uint8(200 + t*8), 230, 250, 255})
+	}
+	for l := range 9 {
+		fill(image.Rect(60, 80+l*40, 60+300+(l*53+i*31)%300, 96+l*40), color.RGBA{190, 195, 205, 255})
+	}
+	hue := uint8(40 * (i % 6))
+	fill(image.Rect(w-300, 44, w-16, 360), color.RGBA{255, 255, 255, 255})
+	fill(image.Rect(w-300, 44, w-16, 84), color.RGBA{hue, 90, 200 - hue/2, 255})
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		panic(err) // encoding to memory does not fail
+	}
+	return buf.Bytes()
 }
 
 // optimizeAfter is the load after which the store's indexes are tidied.
