@@ -14,6 +14,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
+	"image/png"
 	"io"
 	"log/slog"
 	"mime/multipart"
@@ -21,6 +23,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/textproto"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -270,7 +273,7 @@ func (w *bbrWorld) invite(t *testing.T, email string) (id, link string) {
 
 // report signs a new tester in through their link and sends a report from
 // the builds page; it returns the report's id.
-func (w *bbrWorld) report(t *testing.T, email, text string) string {
+func (w *bbrWorld) report(t *testing.T, email, text string, screenshots ...[]byte) string {
 	t.Helper()
 	_, link := w.invite(t, email)
 	jar, _ := cookiejar.New(nil)
@@ -284,6 +287,13 @@ func (w *bbrWorld) report(t *testing.T, email, text string) string {
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
 	mw.WriteField("text", text)
+	for i, png := range screenshots {
+		h := textproto.MIMEHeader{}
+		h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="screenshots"; filename="shot%d.png"`, i+1))
+		h.Set("Content-Type", "image/png")
+		part, _ := mw.CreatePart(h)
+		part.Write(png)
+	}
 	mw.Close()
 	req, _ := http.NewRequest("POST", w.base+"/api/extensions/"+w.ext+"/feedback", &buf)
 	req.Header.Set("Content-Type", mw.FormDataContentType())
@@ -787,7 +797,7 @@ func bbrHelpCommands(t *testing.T) map[string]string {
 		t.Fatalf("betaport help has no remote commands:\n%s", text)
 	}
 	cmds := map[string]string{}
-	line := regexp.MustCompile(`(?m)^\s+betaport ([a-z]+(?: [a-z]+)?)\s.*\[(read|testers|releases|feedback|settings)\]\s*$`)
+	line := regexp.MustCompile(`(?m)^\s+betaport ([a-z-]+(?: [a-z]+)?)\s.*\[(read|testers|releases|feedback|settings)\]\s*$`)
 	for _, m := range line.FindAllStringSubmatch(after, -1) {
 		cmds[m[1]] = m[2]
 	}
@@ -829,6 +839,9 @@ func bbrScopedSetup(t *testing.T) *bbrScoped {
 	w.mustAPI(t, "DELETE", "/api/extensions/"+w.ext+"/testers/"+restoreID, "", 204)
 	toReopen := w.report(t, "reporter1@example.com", "First report")
 	toResolve := w.report(t, "reporter2@example.com", "Second report")
+	var shot bytes.Buffer
+	png.Encode(&shot, image.NewGray(image.Rect(0, 0, 32, 20)))
+	toDelete := w.report(t, "reporter3@example.com", "Third report, with a screenshot", shot.Bytes())
 	w.mustAPI(t, "POST", "/api/extensions/"+w.ext+"/feedback/"+toReopen+"/status", `{"status":"resolved"}`, 200)
 	var key struct {
 		Key struct {
@@ -875,11 +888,19 @@ func bbrScopedSetup(t *testing.T) *bbrScoped {
 		{"tester restore", []string{"--tester", "restore@example.com"}},
 		{"feedback resolve", []string{"--report", toResolve}},
 		{"feedback reopen", []string{"--report", toReopen}},
+		{"feedback screenshot", []string{"--report", toDelete, "--out", filepath.Join(w.work, "scoped-shot.png")}},
+		{"feedback delete", []string{"--report", toDelete}},
+		{"bundle download", []string{"--bundle", "1", "--out", filepath.Join(w.work, "scoped-download.zip")}},
+		{"installs", nil},
+		{"policy", []string{"--system", "windows", "--out", filepath.Join(w.work, "scoped-policy.reg")}},
+		{"update-url show", nil},
+		{"update-url rotate", nil},
 		{"key create", []string{"--label", "scoped", "--out", keyOut}},
 		{"key revoke", []string{"--key", strconv.FormatInt(key.Key.ID, 10)}},
 		{"webhook create", []string{"--url", recv.URL + "/c"}},
 		{"webhook test", []string{"--webhook", strconv.FormatInt(hook.ID, 10)}},
 		{"webhook delete", []string{"--webhook", strconv.FormatInt(hook2.ID, 10)}},
+		{"webhook deliveries", []string{"--webhook", strconv.FormatInt(hook.ID, 10)}},
 	}
 	var walked []string
 	for _, c := range walk {

@@ -84,39 +84,11 @@ func (r *remote) findExtension(ctx context.Context) error {
 // call sends one request and decodes its JSON answer into out (when not
 // nil). An error answer is an exitError with submit's codes.
 func (r *remote) call(ctx context.Context, method, path string, in, out any) error {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, r.server+path, body)
+	resp, err := r.send(ctx, r.http, method, path, in, "application/json")
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+r.token)
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "betaport/"+versionNumber())
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := r.http.Do(req)
-	if err != nil {
-		return exitError{ExitServer, fmt.Sprintf("could not reach %s: %v", r.server, err)}
-	}
 	defer resp.Body.Close()
-	if resp.StatusCode >= 400 {
-		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != api.ProblemContentType {
-			// Betaport answers every error with a problem: this answer
-			// is another server's (a proxy's, or --server is wrong).
-			return exitError{ExitServer, fmt.Sprintf("%s answered %s %s with %d %s, not as Betaport answers; check --server",
-				r.server, method, path, resp.StatusCode, http.StatusText(resp.StatusCode))}
-		}
-		p := client.ReadProblem(resp)
-		return exitError{exitCodeFor(resp.StatusCode), fmt.Sprintf("%s (%d %s)", p.Detail, resp.StatusCode, http.StatusText(resp.StatusCode))}
-	}
 	if out == nil {
 		io.Copy(io.Discard, resp.Body)
 		return nil
@@ -125,6 +97,51 @@ func (r *remote) call(ctx context.Context, method, path string, in, out any) err
 		return exitError{ExitServer, fmt.Sprintf("the answer to %s %s is not what Betaport sends: %v; is --server a Betaport service?", method, path, err)}
 	}
 	return nil
+}
+
+// send sends one request with the token, by hc, and returns the
+// answer when it succeeded (the caller closes its body). An error answer
+// is an exitError with submit's codes.
+func (r *remote) send(ctx context.Context, hc *http.Client, method, path string, in any, accept string) (*http.Response, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, r.server+path, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+r.token)
+	req.Header.Set("Accept", accept)
+	req.Header.Set("User-Agent", "betaport/"+versionNumber())
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, exitError{ExitServer, fmt.Sprintf("could not reach %s: %v", r.server, err)}
+	}
+	if resp.StatusCode < 400 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	if resp.Request.URL.Host != req.URL.Host {
+		// Betaport sent the client to its storage (S3), which refused.
+		return nil, exitError{ExitServer, fmt.Sprintf("the storage Betaport sent the download to answered %d %s; try again",
+			resp.StatusCode, http.StatusText(resp.StatusCode))}
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != api.ProblemContentType {
+		// Betaport answers every error with a problem: this answer
+		// is another server's (a proxy's, or --server is wrong).
+		return nil, exitError{ExitServer, fmt.Sprintf("%s answered %s %s with %d %s, not as Betaport answers; check --server",
+			r.server, method, path, resp.StatusCode, http.StatusText(resp.StatusCode))}
+	}
+	p := client.ReadProblem(resp)
+	return nil, exitError{exitCodeFor(resp.StatusCode), fmt.Sprintf("%s (%d %s)", p.Detail, resp.StatusCode, http.StatusText(resp.StatusCode))}
 }
 
 // exitCodeFor is submit's exit code for an error status.

@@ -69,7 +69,7 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 
 // groups are the commands that have subcommands.
 var groups = map[string]bool{"team": true, "extension": true, "user": true, "key": true, "bundle": true, "signing-key": true,
-	"channel": true, "rollout": true, "tester": true, "webhook": true, "audit": true, "feedback": true, "token": true}
+	"channel": true, "rollout": true, "tester": true, "webhook": true, "audit": true, "feedback": true, "token": true, "update-url": true}
 
 // groupUsage is the usage lines of a group's subcommands.
 func groupUsage(group string) string {
