@@ -506,28 +506,56 @@ func TestBBTokPageRevokeThenKeep(t *testing.T) {
 	t.Parallel()
 	e := bbtOpen(t)
 	ctx := e.ctx
-	secret := makeToken(t, ctx, "kept", "testers")
-	done(t, ctx)
 	row := `#tokens [data-token]`
-	do(t, ctx, chromedp.Click(chromedp.CSS(row+` button.revoke`)))
-	waitJS(t, ctx, `document.querySelector('#tokens [data-token] button.confirm-revoke') !== null && document.querySelector('#tokens [data-token] button.cancel-revoke') !== null`)
+	// Yes pressed at once, before it is pressable, does nothing. The page
+	// says how soon the press came after Yes showed (the model counts
+	// model.ConfirmDelay from a moment before that); a press that came
+	// later on a busy machine may revoke, as it should, and the test asks
+	// again about a new token.
+	const early = 200 // ms: well inside the delay
+	var secret, name string
+	lateRevoked := 0
+	for attempt := 1; secret == ""; attempt++ {
+		if attempt > 3 {
+			t.Fatalf("three presses of Yes came too late to be early (the machine is too busy for this check)")
+		}
+		name = fmt.Sprintf("kept %d", attempt)
+		candidate := makeToken(t, ctx, name, "testers")
+		done(t, ctx)
+		evalJS[bool](t, ctx, `(() => { window.yesShownAt = 0; window.yesPressedAt = 0;
+			const seen = () => { if (!window.yesShownAt && document.querySelector('#tokens [data-token] button.confirm-revoke')) window.yesShownAt = performance.now(); };
+			new MutationObserver(seen).observe(document.body, {subtree: true, childList: true, attributes: true});
+			document.addEventListener('click', ev => { if (!window.yesPressedAt && ev.target.closest?.('button.confirm-revoke')) window.yesPressedAt = ev.timeStamp; }, true);
+			return true; })()`)
+		// The only row that offers Revoke is the new token's: earlier
+		// attempts' tokens are revoked.
+		do(t, ctx, chromedp.Click(chromedp.CSS(row+` button.revoke`)))
+		waitJS(t, ctx, `document.querySelector('#tokens [data-token] button.confirm-revoke') !== null && document.querySelector('#tokens [data-token] button.cancel-revoke') !== null`)
+		do(t, ctx, chromedp.Click(chromedp.CSS(row+` button.confirm-revoke`)))
+		after := evalJS[float64](t, ctx, `window.yesPressedAt - window.yesShownAt`)
+		// The page handles the press before Yes shows as pressable (in
+		// order): a press it took closes the question at once.
+		waitJS(t, ctx, `(() => { const y = document.querySelector('#tokens [data-token] button.confirm-revoke'); return !y || y.getAttribute("aria-disabled") === "false"; })()`)
+		asking := evalJS[bool](t, ctx, `document.querySelector('#tokens [data-token] button.confirm-revoke') !== null`)
+		switch {
+		case asking:
+			secret = candidate
+		case after < early:
+			t.Fatalf("Yes pressed %.0f ms after it showed was taken: the question closed", after)
+		default:
+			t.Logf("doubtful: Yes was pressed %.0f ms after it showed, late enough to be taken: asking again", after)
+			lateRevoked++
+			waitJS(t, ctx, fmt.Sprintf(`document.querySelectorAll('#tokens [data-token] .badge-revoked').length === %d`, lateRevoked))
+		}
+	}
 	if s, b := e.invite(t, secret, "while-asking@example.com"); s != http.StatusCreated {
 		t.Errorf("while the question is open the token is refused: %d %s", s, b)
-	}
-	// Yes pressed at once, before it is pressable, does nothing.
-	if evalJS[string](t, ctx, `document.querySelector('#tokens [data-token] button.confirm-revoke').getAttribute("aria-disabled")`) == "true" {
-		do(t, ctx, chromedp.Click(chromedp.CSS(row+` button.confirm-revoke`)))
-		if s, b := e.invite(t, secret, "early-yes@example.com"); s != http.StatusCreated {
-			t.Errorf("Yes pressed before it was pressable revoked the token: %d %s", s, b)
-		}
-	} else {
-		t.Log("doubtful: Yes was pressable at once")
 	}
 	waitJS(t, ctx, `document.querySelector('#tokens [data-token] button.cancel-revoke') !== null`)
 	do(t, ctx, chromedp.Click(chromedp.CSS(row+` button.cancel-revoke`)))
 	waitJS(t, ctx, `document.querySelector('#tokens [data-token] button.confirm-revoke') === null && document.querySelector('#tokens [data-token] button.revoke') !== null`)
-	if evalJS[bool](t, ctx, `document.querySelector('#tokens [data-token] .badge-revoked') !== null`) {
-		t.Error("Keep shows the token revoked")
+	if n := evalJS[int](t, ctx, `document.querySelectorAll('#tokens [data-token] .badge-revoked').length`); n != lateRevoked {
+		t.Errorf("after Keep %d rows show revoked, want %d", n, lateRevoked)
 	}
 	waitJS(t, ctx, `document.activeElement?.matches('#tokens [data-token] button.revoke') || document.activeElement?.closest('#tokens') !== null`)
 	if s, b := e.invite(t, secret, "kept@example.com"); s != http.StatusCreated {
@@ -537,7 +565,7 @@ func TestBBTokPageRevokeThenKeep(t *testing.T) {
 		t.Fatalf("after Keep reading is refused: %d %s", s, b)
 	}
 	for _, tok := range e.tokens(t) {
-		if tok.RevokedAt != "" {
+		if tok.Name == name && tok.RevokedAt != "" {
 			t.Errorf("after Keep the API lists it revoked: %+v", tok)
 		}
 	}

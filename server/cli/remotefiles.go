@@ -8,10 +8,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/betaport/betaport/app/api"
@@ -22,6 +26,61 @@ import (
 // screenshot, a policy file), and the rest of what an admin reads or does
 // besides the lists: installs, webhook deliveries, deleting a report, the
 // update URL.
+
+// numberFlag is an integer flag that takes only min to max: a bad value
+// is a usage error when the flags are parsed, before any request.
+type numberFlag struct {
+	n        *int64
+	min, max int64
+	what     string
+}
+
+func newNumberFlag(fs *flag.FlagSet, name string, value, min, max int64, what, usage string) *int64 {
+	n := value
+	fs.Var(numberFlag{&n, min, max, what}, name, usage)
+	return &n
+}
+
+func (f numberFlag) String() string {
+	if f.n == nil || *f.n == 0 {
+		return ""
+	}
+	return strconv.FormatInt(*f.n, 10)
+}
+
+func (f numberFlag) Set(s string) error {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < f.min || n > f.max {
+		if f.max == math.MaxInt64 {
+			return fmt.Errorf("give %s, %d or more", f.what, f.min)
+		}
+		return fmt.Errorf("give %s, %d to %d", f.what, f.min, f.max)
+	}
+	*f.n = n
+	return nil
+}
+
+// choiceFlag is a string flag that takes only one of its choices.
+type choiceFlag struct {
+	s       *string
+	choices []string
+}
+
+func (f choiceFlag) String() string {
+	if f.s == nil {
+		return ""
+	}
+	return *f.s
+}
+
+func (f choiceFlag) Set(s string) error {
+	if !slices.Contains(f.choices, s) {
+		last := len(f.choices) - 1
+		return fmt.Errorf("give %s or %s", strings.Join(f.choices[:last], ", "), f.choices[last])
+	}
+	*f.s = s
+	return nil
+}
 
 // downloadClient fetches files: no overall deadline (a big zip on a slow
 // line takes as long as it takes; Ctrl-C stops it), but an answer must
@@ -47,8 +106,9 @@ var downloadClient = &http.Client{
 // download saves the answer to GET path in file, or writes it to stdout
 // for "-". A file is written beside its name and renamed into place once
 // whole (and, with wantSHA256, checked), so a failed or refused download
-// leaves what was there. It returns the bytes' count and SHA-256.
-func (r *remote) download(ctx context.Context, path, file, wantSHA256 string) (int64, string, error) {
+// leaves what was there; a private one (it holds the update URL's secret)
+// is readable by its owner only. It returns the bytes' count and SHA-256.
+func (r *remote) download(ctx context.Context, path, file, wantSHA256 string, private bool) (int64, string, error) {
 	var w io.Writer = r.stdout
 	var tmp *os.File
 	if file != "-" {
@@ -77,7 +137,11 @@ func (r *remote) download(ctx context.Context, path, file, wantSHA256 string) (i
 	if tmp == nil {
 		return n, sum, nil
 	}
-	if err := tmp.Chmod(0o644); err == nil {
+	mode := os.FileMode(0o644)
+	if private {
+		mode = 0o600
+	}
+	if err := tmp.Chmod(mode); err == nil {
 		err = tmp.Close()
 	}
 	if err == nil {
@@ -130,13 +194,10 @@ func (r *remote) findBundle(ctx context.Context, number int64) (*betaport.Bundle
 // bundleDownloadCmd saves a bundle's zip, checked against the SHA-256
 // Betaport recorded when it was signed, or its CRX.
 func bundleDownloadCmd(fs *flag.FlagSet) func(ctx context.Context, r *remote) error {
-	number := fs.Int64("bundle", 0, "the bundle's `NUMBER` (the current one without it)")
-	crx := fs.Bool("crx", false, "the signed CRX package, as testers' browsers install it, instead of the zip")
+	number := newNumberFlag(fs, "bundle", 0, 1, math.MaxInt64, "a bundle's number", "the bundle's `NUMBER` (the current one without it)")
+	crx := fs.Bool("crx", false, "the signed CRX package, as testers' browsers install it, instead of the zip (it holds the update URL's secret: written for its owner only)")
 	out := fs.String("out", "", "the `file` to write, - for stdout (required; a file is replaced only once the download is whole and checked)")
 	return func(ctx context.Context, r *remote) error {
-		if *number < 0 {
-			return usageError{"--bundle is a bundle's number, 1 or more (the current one without it)"}
-		}
 		b, err := r.findBundle(ctx, *number)
 		if err != nil {
 			return err
@@ -147,7 +208,7 @@ func bundleDownloadCmd(fs *flag.FlagSet) func(ctx context.Context, r *remote) er
 		if *crx {
 			path, want = api.BundleCRXPath(r.extension, b.Number), ""
 		}
-		n, sum, err := r.download(ctx, path, *out, want)
+		n, sum, err := r.download(ctx, path, *out, want, *crx)
 		if err != nil {
 			return err
 		}
@@ -187,13 +248,11 @@ func feedbackDeleteCmd(fs *flag.FlagSet) func(ctx context.Context, r *remote) er
 
 func feedbackScreenshotCmd(fs *flag.FlagSet) func(ctx context.Context, r *remote) error {
 	id := fs.Int64("report", 0, "the report's `ID`, as feedback list shows it (required)")
-	number := fs.Int("number", 1, fmt.Sprintf("which of the report's screenshots, `N` from 1 (up to %d)", betaport.MaxFeedbackScreenshots))
+	number := newNumberFlag(fs, "number", 1, 1, betaport.MaxFeedbackScreenshots, "a screenshot's place in its report",
+		fmt.Sprintf("which of the report's screenshots, `N` from 1 (up to %d)", betaport.MaxFeedbackScreenshots))
 	out := fs.String("out", "", "the `file` to write, - for stdout (required; a file is replaced only once the download is whole)")
 	return func(ctx context.Context, r *remote) error {
-		if *number < 1 || *number > betaport.MaxFeedbackScreenshots {
-			return usageError{fmt.Sprintf("--number is a screenshot's place in its report, 1 to %d", betaport.MaxFeedbackScreenshots)}
-		}
-		n, sum, err := r.download(ctx, api.FeedbackScreenshotPath(r.extension, *id, *number), *out, "")
+		n, sum, err := r.download(ctx, api.FeedbackScreenshotPath(r.extension, *id, int(*number)), *out, "", false)
 		if err != nil {
 			return err
 		}
@@ -201,25 +260,16 @@ func feedbackScreenshotCmd(fs *flag.FlagSet) func(ctx context.Context, r *remote
 	}
 }
 
-// policySystems are the systems Betaport writes policy files for.
-var policySystems = []string{"linux", "macos", "windows"}
-
 func policyCmd(fs *flag.FlagSet) func(ctx context.Context, r *remote) error {
-	system := fs.String("system", "", "the testers' `SYSTEM`: linux, macos or windows (required)")
-	out := fs.String("out", "", "the policy `file` to write, - for stdout (required; it holds the update URL's secret)")
+	var system string
+	fs.Var(choiceFlag{&system, []string{"linux", "macos", "windows"}}, "system", "the testers' `SYSTEM`: linux, macos or windows (required)")
+	out := fs.String("out", "", "the policy `file` to write, - for stdout (required; it holds the update URL's secret: written for its owner only)")
 	return func(ctx context.Context, r *remote) error {
-		known := false
-		for _, s := range policySystems {
-			known = known || s == *system
-		}
-		if !known {
-			return usageError{fmt.Sprintf("--system %q: give linux, macos or windows", *system)}
-		}
-		n, sum, err := r.download(ctx, api.ExtensionPath(r.extension)+"/policy/"+url.PathEscape(*system), *out, "")
+		n, sum, err := r.download(ctx, api.ExtensionPath(r.extension)+"/policy/"+url.PathEscape(system), *out, "", true)
 		if err != nil {
 			return err
 		}
-		return r.saved(*out, n, sum, map[string]any{"system": *system})
+		return r.saved(*out, n, sum, map[string]any{"system": system})
 	}
 }
 
