@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/maxence-charriere/go-app/v9/pkg/app"
 
@@ -55,7 +56,7 @@ func (p *ExtensionPage) OnNav(ctx app.Context) {
 			Read:      func(e betaport.Extension) { rememberExtension(&e) },
 			// The list is back: so is the person's place in it.
 			Loaded:        func() { restoreScroll(ctx, ctx.Page().URL().Path) },
-			FocusRollback: func(n int64) { focusFirst(ctx, rollbackButton(n)) },
+			FocusRollback: func(n int64) { focusOnceDrawn(ctx, p.m.Top(), rollbackButton(n)) },
 		})
 	}
 	id, _ := model.ExtensionID(ctx.Page().URL().Path)
@@ -216,6 +217,33 @@ func (p *ExtensionPage) published(b betaport.Bundle, current bool) {
 }
 
 // rollbackButton selects the "Roll back to #N" button of bundle n's row.
+// focusOnceDrawn focuses selector once the bundles list's rows show top
+// first. go-app reuses a row's elements for whichever bundle comes to its
+// place, so a focus given before a new bundle's row is drawn on top stays
+// with the place and lands on the next row's button when the rows move
+// down (seen on a busy machine). It waits a frame at a time, up to a
+// second, then focuses what is there.
+func focusOnceDrawn(ctx app.Context, top int64, selector string) {
+	want := strconv.FormatInt(top, 10)
+	var try func(tries int)
+	try = func(tries int) {
+		ctx.After(16*time.Millisecond, func(ctx app.Context) {
+			first := app.Window().Get("document").Call("querySelector", "#bundle-rows [data-bundle]")
+			if tries < 60 && (!first.Truthy() || first.Get("dataset").Get("bundle").String() != want) {
+				try(tries + 1)
+				return
+			}
+			focusFirst(ctx, selector)
+		})
+	}
+	first := app.Window().Get("document").Call("querySelector", "#bundle-rows [data-bundle]")
+	if first.Truthy() && first.Get("dataset").Get("bundle").String() == want {
+		focusFirst(ctx, selector)
+		return
+	}
+	try(0)
+}
+
 func rollbackButton(n int64) string {
 	return `[data-bundle="` + strconv.FormatInt(n, 10) + `"] .rollback`
 }

@@ -22,8 +22,6 @@ import (
 
 	"github.com/betaport/betaport/app/betaport"
 	"github.com/betaport/betaport/server/cli"
-	"github.com/betaport/betaport/server/credential"
-	"github.com/betaport/betaport/server/testenv"
 )
 
 // The remote commands that save files, and the rest an admin reads or
@@ -32,23 +30,7 @@ import (
 // redirect to the storage).
 func TestRemoteFilesAndMore(t *testing.T) {
 	t.Parallel()
-	t.Run("sqlite", func(t *testing.T) {
-		t.Parallel()
-		walkRemoteFiles(t, newRemoteWorld(t, nil))
-	})
-	t.Run("postgres+s3", func(t *testing.T) {
-		t.Parallel()
-		testenv.SkipIfAsked(t)
-		db, bucket := testenv.PostgresURL(t), testenv.BucketURL(t)
-		code, ring, errOut := run(t, "signing-key", "generate")
-		if code != 0 {
-			t.Fatalf("signing-key generate: %s", errOut)
-		}
-		walkRemoteFiles(t, newRemoteWorld(t, func(m *cli.Main) {
-			m.Config.DB, m.Config.Blob = db, bucket
-			m.Config.Secret, m.Config.SigningKeyring = credential.NewToken(), strings.TrimSpace(strings.SplitN(ring, "\n", 2)[0])
-		}))
-	})
+	onBothBackends(t, walkRemoteFiles)
 }
 
 func walkRemoteFiles(t *testing.T, w *remoteWorld) {

@@ -125,9 +125,16 @@ func field(v map[string]any, name string) string { return fmt.Sprint(v[name]) }
 // SQLite and files, and on PostgreSQL and S3.
 func TestRemoteCommands(t *testing.T) {
 	t.Parallel()
+	onBothBackends(t, walkRemoteCommands)
+}
+
+// onBothBackends runs walk against a remote world on SQLite and files, and
+// one on PostgreSQL and S3 (with a signing keyring, as a replica has),
+// side by side.
+func onBothBackends(t *testing.T, walk func(t *testing.T, w *remoteWorld)) {
 	t.Run("sqlite", func(t *testing.T) {
 		t.Parallel()
-		walkRemoteCommands(t, newRemoteWorld(t, nil))
+		walk(t, newRemoteWorld(t, nil))
 	})
 	t.Run("postgres+s3", func(t *testing.T) {
 		t.Parallel()
@@ -137,7 +144,7 @@ func TestRemoteCommands(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("signing-key generate: %s", errOut)
 		}
-		walkRemoteCommands(t, newRemoteWorld(t, func(m *cli.Main) {
+		walk(t, newRemoteWorld(t, func(m *cli.Main) {
 			m.Config.DB, m.Config.Blob = db, blob
 			m.Config.Secret, m.Config.SigningKeyring = credential.NewToken(), strings.TrimSpace(strings.SplitN(ring, "\n", 2)[0])
 		}))

@@ -197,27 +197,16 @@ func bundleNotesCmd(fs *flag.FlagSet) func(ctx context.Context, r *remote) error
 		if *number <= 0 {
 			return required("bundle")
 		}
-		// The bundles list is paged by index, newest first: the page that
-		// holds a number is found from the newest.
-		for page := 0; ; page++ {
-			var list []betaport.Bundle
-			if err := r.call(ctx, "GET", fmt.Sprintf("%s?page=%d&limit=100", api.BundlesPath(r.extension), page), nil, &list); err != nil {
-				return err
-			}
-			for _, b := range list {
-				if b.Number == *number {
-					if r.table {
-						// A person reads the notes as testers do.
-						_, err := fmt.Fprintln(r.stdout, b.ReleaseNotes)
-						return err
-					}
-					return r.one(map[string]any{"number": b.Number, "version": b.Version, "releaseNotes": b.ReleaseNotes})
-				}
-			}
-			if len(list) < 100 || list[len(list)-1].Number < *number {
-				return exitError{ExitInvalid, fmt.Sprintf("the extension has no bundle %d", *number)}
-			}
+		b, err := r.findBundle(ctx, *number)
+		if err != nil {
+			return err
 		}
+		if r.table {
+			// A person reads the notes as testers do.
+			_, err := fmt.Fprintln(r.stdout, b.ReleaseNotes)
+			return err
+		}
+		return r.one(map[string]any{"number": b.Number, "version": b.Version, "releaseNotes": b.ReleaseNotes})
 	}
 }
 
